@@ -1,0 +1,184 @@
+import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
+import type { RedisClient } from '../redis/script-loader';
+import type { CancelResult, TaskState } from '../interfaces';
+
+type Arg = string | number;
+type Reply = unknown;
+/** The scripts of `scripts/`, as `defineScripts` adds them to the client. */
+interface ScriptCommands {
+  dqSubmit(...args: Arg[]): Promise<number[]>;
+  dqTake(...args: Arg[]): Promise<[number, number, string[], ...Arg[]]>;
+  dqFail(...args: Arg[]): Promise<number>;
+  dqRelease(...args: Arg[]): Promise<number>;
+  dqExtend(...args: Arg[]): Promise<string[]>;
+  dqCancel(...args: Arg[]): Promise<number>;
+  dqReschedule(...args: Arg[]): Promise<number>;
+  dqGet(...args: Arg[]): Promise<[TaskState, string | null, string | null, string | null]>;
+  dqDeadList(...args: Arg[]): Promise<Reply[]>;
+  dqDeadRedrive(...args: Arg[]): Promise<number>;
+  dqDeadDelete(...args: Arg[]): Promise<number>;
+}
+
+/** When a task is due: `delay` ms after Redis's now, or at absolute epoch ms `at`. */
+export type Due = { delay: number } | { at: number };
+
+/** A task to add: id, due time and its payload already serialised. */
+export interface NewTask {
+  id: string;
+  due: Due;
+  payload: string;
+}
+
+/** A reserved task as `take` returns it. */
+export interface Reservation {
+  id: string;
+  attempt: number;
+  token: number;
+  dueAt: number;
+  payload: string;
+}
+
+/** What `take` returns. */
+export interface TakeResult {
+  /** Redis time of the call (ms). */
+  now: number;
+  /** ms until the next waiting task is due; -1 when none or when the batch was full. */
+  nextDueIn: number;
+  /** Acks refused because the reservation had expired or moved on. */
+  refused: string[];
+  reserved: Reservation[];
+}
+
+/** Per-type tuning of `take`. */
+export interface TakeOptions {
+  count: number;
+  leaseMs: number;
+  maxAttempts: number;
+  keepDone: number;
+  recoverLimit: number;
+}
+
+/** Outcome of `fail`. */
+export type FailOutcome = 'stale' | 'retried' | 'dead' | 'dropped';
+const FAIL_OUTCOMES: FailOutcome[] = ['stale', 'retried', 'dead', 'dropped'];
+const CANCEL_RESULTS: CancelResult[] = ['not-found', 'cancelled', 'cancel-requested'];
+
+function dueArgs(due: Due): Arg[] {
+  return 'at' in due ? ['a', Math.floor(due.at)] : ['d', Math.floor(due.delay)];
+}
+
+/** Thin typed layer over the delay-queue scripts: one method per script, keys built per type. */
+export class DelayQueueStore {
+  private readonly keyCache = new Map<string, DelayQueueKeys>();
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly prefix: string,
+  ) {}
+
+  private get scripts(): ScriptCommands {
+    return this.client as unknown as ScriptCommands;
+  }
+
+  /** Key names of a type (cached). */
+  keys(type: string): DelayQueueKeys {
+    let keys = this.keyCache.get(type);
+    if (!keys) {
+      keys = delayQueueKeys(this.prefix, type);
+      this.keyCache.set(type, keys);
+    }
+    return keys;
+  }
+
+  /** Adds tasks (at most ~1000 per call); returns which ones were created. */
+  async submit(type: string, tasks: NewTask[]): Promise<boolean[]> {
+    const k = this.keys(type);
+    const args: Arg[] = [k.waiting, k.jobs, k.events];
+    for (const task of tasks) args.push(task.id, ...dueArgs(task.due), task.payload);
+    const reply = await this.scripts.dqSubmit(...args);
+    return reply.slice(1).map((flag) => flag === 1);
+  }
+
+  /** Acks finished tasks and reserves up to `count` due ones. */
+  async take(type: string, options: TakeOptions, acks: [string, number][]): Promise<TakeResult> {
+    const k = this.keys(type);
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done];
+    args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events);
+    for (const [id, token] of acks) args.push(id, token);
+    const [now, nextDueIn, refused, ...flat] = await this.scripts.dqTake(...args);
+    const reserved: Reservation[] = [];
+    for (let i = 0; i < flat.length; i += 5) {
+      reserved.push({
+        id: String(flat[i]),
+        attempt: Number(flat[i + 1]),
+        token: Number(flat[i + 2]),
+        dueAt: Number(flat[i + 3]),
+        payload: String(flat[i + 4]),
+      });
+    }
+    return { now: Number(now), nextDueIn: Number(nextDueIn), refused, reserved };
+  }
+
+  /** Retries (`retryDelayMs` >= 0) or buries (-1) a failed reservation. */
+  async fail(type: string, id: string, token: number, retryDelayMs: number, error: { name: string; message: string }): Promise<FailOutcome> {
+    const k = this.keys(type);
+    const code = await this.scripts.dqFail(k.waiting, k.active, k.jobs, k.dead, k.errors, id, token, retryDelayMs, error.name, error.message, k.events);
+    return FAIL_OUTCOMES[code];
+  }
+
+  /** Hands reservations back without counting the attempt. */
+  release(type: string, reservations: [string, number][]): Promise<number> {
+    const k = this.keys(type);
+    return this.scripts.dqRelease(k.waiting, k.active, k.jobs, k.events, ...reservations.flat());
+  }
+
+  /** Renews leases; returns the ids whose reservation is lost. */
+  extend(type: string, leaseMs: number, reservations: [string, number][]): Promise<string[]> {
+    const k = this.keys(type);
+    return this.scripts.dqExtend(k.active, k.jobs, leaseMs, ...reservations.flat());
+  }
+
+  async cancel(type: string, id: string): Promise<CancelResult> {
+    const k = this.keys(type);
+    return CANCEL_RESULTS[await this.scripts.dqCancel(k.waiting, k.active, k.jobs, k.errors, id, k.events)];
+  }
+
+  /** Returns the new due time, or null when the task is not waiting. */
+  async reschedule(type: string, id: string, due: Due): Promise<number | null> {
+    const k = this.keys(type);
+    const result = Number(await this.scripts.dqReschedule(k.waiting, k.jobs, id, ...dueArgs(due), k.events));
+    return result < 0 ? null : result;
+  }
+
+  async get(type: string, id: string): Promise<{ state: TaskState; record: string | null; error: string | null; score: number | null }> {
+    const k = this.keys(type);
+    const [state, record, error, score] = await this.scripts.dqGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, id);
+    return { state, record: record || null, error: error || null, score: score ? Number(score) : null };
+  }
+
+  async deadList(type: string, offset: number, limit: number): Promise<{ total: number; items: { id: string; diedAt: number; record: string | null; error: string | null }[] }> {
+    const k = this.keys(type);
+    const [total, ...flat] = await this.scripts.dqDeadList(k.dead, k.jobs, k.errors, offset, limit);
+    const items = [];
+    for (let i = 0; i < flat.length; i += 4) {
+      items.push({
+        id: String(flat[i]),
+        diedAt: Number(flat[i + 1]),
+        record: flat[i + 2] ? String(flat[i + 2]) : null,
+        error: flat[i + 3] ? String(flat[i + 3]) : null,
+      });
+    }
+    return { total: Number(total), items };
+  }
+
+  /** Re-drives the given dead ids, or the oldest `limit` when none are given. */
+  redrive(type: string, ids: string[], limit: number): Promise<number> {
+    const k = this.keys(type);
+    return this.scripts.dqDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.events, limit, ...ids);
+  }
+
+  deleteDead(type: string, ids: string[]): Promise<number> {
+    const k = this.keys(type);
+    return this.scripts.dqDeadDelete(k.dead, k.jobs, k.errors, ...ids);
+  }
+}

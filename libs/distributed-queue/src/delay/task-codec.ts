@@ -1,0 +1,61 @@
+import { InvalidPayloadError, PayloadTooLargeError } from '../errors';
+import type { BackoffOptions, TaskErrorInfo } from '../interfaces';
+
+/** Serialises a payload to JSON; throws `InvalidPayloadError` / `PayloadTooLargeError`. */
+export function encodePayload(payload: unknown, maxBytes: number): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(payload);
+  } catch (error) {
+    throw new InvalidPayloadError(`not serialisable to JSON (${(error as Error).message})`);
+  }
+  if (json === undefined) {
+    throw new InvalidPayloadError(`not serialisable to JSON (${payload === undefined ? 'undefined' : typeof payload})`);
+  }
+  const bytes = Buffer.byteLength(json);
+  if (bytes > maxBytes) throw new PayloadTooLargeError(bytes, maxBytes);
+  return json;
+}
+
+/** A stored record: `<attempts>:<token>:<due>:<flags>:<payload json>` (see scripts/includes/common.lua). */
+export interface DecodedRecord {
+  attempts: number;
+  token: number;
+  dueAt: number;
+  flags: string;
+  payload: string;
+}
+
+const RECORD = /^(\d+):(\d+):(\d+):([a-z]*):/;
+
+/** Splits a record; null when it is not one. */
+export function decodeRecord(record: string): DecodedRecord | null {
+  const match = RECORD.exec(record);
+  if (!match) return null;
+  return {
+    attempts: Number(match[1]),
+    token: Number(match[2]),
+    dueAt: Number(match[3]),
+    flags: match[4],
+    payload: record.slice(match[0].length),
+  };
+}
+
+/** Parses a stored error; a fallback when it is not JSON. */
+export function decodeError(json: string | null): TaskErrorInfo | undefined {
+  if (!json) return undefined;
+  try {
+    return JSON.parse(json) as TaskErrorInfo;
+  } catch {
+    return { name: 'Error', message: json, attempts: 0, failedAt: 0 };
+  }
+}
+
+/** Delay before retry number `retry` (1 = the first retry). */
+export function backoffDelay(backoff: Required<BackoffOptions>, retry: number, random = Math.random): number {
+  const base =
+    backoff.type === 'fixed'
+      ? backoff.delayMs
+      : Math.min(backoff.maxDelayMs, backoff.delayMs * 2 ** Math.min(retry - 1, 40));
+  return Math.round(base * (1 - backoff.jitter * random()));
+}

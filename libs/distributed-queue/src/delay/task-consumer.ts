@@ -1,0 +1,274 @@
+import type { LoggerService } from '@nestjs/common';
+import { CorruptTaskError, LeaseLostError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import type { ResolvedWorkerOptions, Task, TaskHandler } from '../interfaces';
+import { backoffDelay } from './task-codec';
+import type { DelayQueueStore, Reservation } from './delay-queue.store';
+
+interface RunningTask {
+  reservation: Reservation;
+  controller: AbortController;
+  timer?: NodeJS.Timeout;
+  settled: boolean;
+}
+
+/** How long to wait before talking to Redis again after an error. */
+const ERROR_BACKOFF_MS = 250;
+/** Expired reservations recovered per `take` call (bounds the script's work). */
+const RECOVER_LIMIT = 100;
+
+/**
+ * Runs the tasks of one type in this process: at most `concurrency` reserved at a time (the batch asked
+ * for is the number of free slots), acks batched into the next fetch, leases renewed while handlers run.
+ *
+ * It fetches when it may have work: after a full batch, on a timer to the next due time, on a wake-up
+ * message, and on the safety poll. No single signal is relied on.
+ */
+export class TaskConsumer {
+  private readonly running = new Map<string, RunningTask>();
+  private acks: [string, number][] = [];
+  /** failures being written: their slots stay taken until Redis has them. */
+  private settling = 0;
+  private mayHaveWork = true;
+  private fetching = false;
+  private pumpQueued = false;
+  private stopping = false;
+  private wakeTimer?: NodeJS.Timeout;
+  private wakeAt = Infinity;
+  private errorTimer?: NodeJS.Timeout;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    readonly type: string,
+    private readonly handler: TaskHandler,
+    readonly options: ResolvedWorkerOptions,
+    private readonly store: DelayQueueStore,
+    private readonly keepDone: number,
+    private readonly logger: LoggerService,
+  ) {}
+
+  /** Starts fetching. */
+  start(): void {
+    this.poll();
+  }
+
+  /** Safety poll and reconnect hook: look for due tasks now. */
+  poll(): void {
+    this.mayHaveWork = true;
+    this.schedulePump();
+  }
+
+  /** Handles a message of the type's events channel. */
+  onEvent(message: string): void {
+    if (message.startsWith('w:')) this.wakeIn(Number(message.slice(2)));
+    else if (message.startsWith('c:')) this.abortRunning(message.slice(2), new TaskCancelledError(message.slice(2)));
+  }
+
+  /** Renews the leases of running tasks; aborts those whose reservation was lost. */
+  async renewLeases(): Promise<void> {
+    const held = [...this.running.values()].filter((t) => !t.settled).map((t): [string, number] => [t.reservation.id, t.reservation.token]);
+    if (held.length === 0) return;
+    try {
+      const lost = await this.store.extend(this.type, this.options.visibilityTimeoutMs, held);
+      for (const id of lost) this.abortRunning(id, new LeaseLostError(id));
+    } catch (error) {
+      this.logger.warn?.(`[${this.type}] lease renewal failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** How often leases are renewed: a third of the visibility timeout. */
+  get renewEveryMs(): number {
+    return Math.max(50, Math.floor(this.options.visibilityTimeoutMs / 3));
+  }
+
+  /** Number of tasks this consumer holds (running or being settled). */
+  get busy(): number {
+    return this.running.size + this.settling;
+  }
+
+  /**
+   * Stops fetching, waits up to `timeoutMs` for running tasks, then aborts the rest and hands them back
+   * without counting an attempt.
+   */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.wakeTimer);
+    clearTimeout(this.errorTimer);
+    // NOTE: the scheduler's own intervals are cleared when shutdown begins; keep leases alive while waiting.
+    const keepAlive = setInterval(() => void this.renewLeases(), this.renewEveryMs);
+    await this.waitIdle(timeoutMs);
+    clearInterval(keepAlive);
+    const unfinished = [...this.running.values()].filter((t) => !t.settled);
+    for (const task of unfinished) this.settle(task);
+    for (const task of unfinished) task.controller.abort(new ShutdownError());
+    const held = unfinished.map((t): [string, number] => [t.reservation.id, t.reservation.token]);
+    try {
+      if (held.length > 0) await this.store.release(this.type, held);
+      await this.waitIdle(2000);
+      if (this.acks.length > 0) await this.flushAcks();
+    } catch (error) {
+      this.logger.warn?.(`[${this.type}] shutdown hand-back failed (leases will expire): ${(error as Error).message}`);
+    }
+  }
+
+  private wakeIn(ms: number): void {
+    if (this.stopping) return;
+    if (!(ms > 0)) {
+      this.poll();
+      return;
+    }
+    const at = performance.now() + ms;
+    if (at >= this.wakeAt) return;
+    clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeAt = Infinity;
+      this.poll();
+    }, ms);
+  }
+
+  private schedulePump(): void {
+    if (this.pumpQueued) return;
+    this.pumpQueued = true;
+    setImmediate(() => {
+      this.pumpQueued = false;
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.fetching || this.errorTimer) return;
+    const free = this.stopping ? 0 : this.options.concurrency - this.busy;
+    const want = this.mayHaveWork && free > 0 ? free : 0;
+    if (want === 0 && this.acks.length === 0) return;
+    const acks = this.acks;
+    this.acks = [];
+    this.fetching = true;
+    if (want > 0) this.mayHaveWork = false;
+    try {
+      const result = await this.store.take(this.type, this.takeOptions(want), acks);
+      if (result.refused.length > 0) {
+        this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
+      }
+      if (want > 0 && result.reserved.length >= want) this.mayHaveWork = true;
+      else if (want > 0 && result.nextDueIn >= 0) this.wakeIn(result.nextDueIn);
+      if (this.stopping && result.reserved.length > 0) {
+        await this.store.release(this.type, result.reserved.map((r): [string, number] => [r.id, r.token]));
+      } else {
+        for (const reservation of result.reserved) this.run(reservation);
+      }
+    } catch (error) {
+      this.acks = acks.concat(this.acks);
+      if (want > 0) this.mayHaveWork = true;
+      this.logger.warn?.(`[${this.type}] fetch failed, retrying: ${(error as Error).message}`);
+      this.errorTimer = setTimeout(() => {
+        this.errorTimer = undefined;
+        this.schedulePump();
+      }, ERROR_BACKOFF_MS);
+    } finally {
+      this.fetching = false;
+    }
+    if (this.acks.length > 0 || (this.mayHaveWork && this.options.concurrency > this.busy)) this.schedulePump();
+    this.notifyIdle();
+  }
+
+  private takeOptions(count: number) {
+    const { visibilityTimeoutMs: leaseMs, maxAttempts } = this.options;
+    return { count, leaseMs, maxAttempts, keepDone: this.keepDone, recoverLimit: RECOVER_LIMIT };
+  }
+
+  private async flushAcks(): Promise<void> {
+    const acks = this.acks;
+    this.acks = [];
+    await this.store.take(this.type, this.takeOptions(0), acks);
+  }
+
+  private run(reservation: Reservation): void {
+    const task: RunningTask = { reservation, controller: new AbortController(), settled: false };
+    this.running.set(reservation.id, task);
+    let payload: unknown;
+    try {
+      payload = JSON.parse(reservation.payload);
+    } catch (error) {
+      void this.finish(task, new CorruptTaskError(`payload is not valid JSON: ${(error as Error).message}`));
+      return;
+    }
+    const { timeoutMs } = this.options;
+    task.timer = setTimeout(() => void this.finish(task, new TaskTimeoutError(timeoutMs)), timeoutMs);
+    const view: Task = { id: reservation.id, type: this.type, payload, attempt: reservation.attempt, dueAt: reservation.dueAt };
+    Promise.resolve()
+      .then(() => this.handler.handle(view, task.controller.signal))
+      .then(
+        () => this.finish(task, null),
+        (error: unknown) => this.finish(task, error instanceof Error ? error : new Error(String(error))),
+      );
+  }
+
+  /** Marks a task settled: its handler's outcome no longer matters. Returns false when it was already. */
+  private settle(task: RunningTask): boolean {
+    if (task.settled) return false;
+    task.settled = true;
+    clearTimeout(task.timer);
+    this.running.delete(task.reservation.id);
+    return true;
+  }
+
+  private abortRunning(id: string, reason: Error): void {
+    const task = this.running.get(id);
+    if (!task || task.settled) return;
+    if (reason instanceof LeaseLostError) {
+      this.settle(task);
+      task.controller.abort(reason);
+      this.logger.warn?.(`[${this.type}] ${reason.message}`);
+      this.afterSlotFreed();
+      return;
+    }
+    void this.finish(task, reason);
+  }
+
+  private async finish(task: RunningTask, error: Error | null): Promise<void> {
+    if (!this.settle(task)) return;
+    const { id, token, attempt } = task.reservation;
+    if (!error) {
+      this.acks.push([id, token]);
+      this.afterSlotFreed();
+      return;
+    }
+    if (!task.controller.signal.aborted) task.controller.abort(error);
+    const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || attempt >= this.options.maxAttempts;
+    const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
+    this.settling++;
+    try {
+      const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message });
+      const level = outcome === 'dead' ? 'error' : 'warn';
+      this.logger[level]?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);
+    } catch (failError) {
+      this.logger.warn?.(`[${this.type}] could not record failure of ${id} (its lease will expire): ${(failError as Error).message}`);
+    } finally {
+      this.settling--;
+      this.afterSlotFreed();
+    }
+  }
+
+  private afterSlotFreed(): void {
+    this.schedulePump();
+    this.notifyIdle();
+  }
+
+  private notifyIdle(): void {
+    if (this.busy > 0 || this.fetching) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private waitIdle(timeoutMs: number): Promise<void> {
+    if (this.busy === 0 && !this.fetching) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}

@@ -1,0 +1,58 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, Reflector } from '@nestjs/core';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, TASK_WORKER_METADATA } from './distributed-queue.constants';
+import { DUPLICATE_WORKER, MISSING_HANDLE } from './distributed-queue.messages';
+import type { TaskWorkerMetadata } from './decorators';
+import { InvalidTaskWorkerError } from './errors';
+import type { ResolvedWorkerOptions, TaskHandler } from './interfaces';
+import { mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions } from './options/resolve-options';
+
+/** A discovered worker with its options resolved (decorator over `types[type]` over `defaults`). */
+export interface DiscoveredWorker {
+  type: string;
+  className: string;
+  handler: TaskHandler;
+  options: ResolvedWorkerOptions;
+}
+
+/** Finds `@TaskWorker` providers at module init and records them; starts nothing. */
+@Injectable()
+export class DistributedQueueExplorer implements OnModuleInit {
+  private readonly workers = new Map<string, DiscoveredWorker>();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly reflector: Reflector,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+  ) {}
+
+  onModuleInit(): void {
+    if (!this.options.workers) return;
+    for (const wrapper of this.discovery.getProviders()) {
+      const { instance, metatype } = wrapper;
+      if (!instance || !metatype || typeof metatype !== 'function') continue;
+      const meta = this.reflector.get<TaskWorkerMetadata | undefined>(TASK_WORKER_METADATA, metatype);
+      if (meta) this.record(meta, metatype.name, instance as TaskHandler);
+    }
+  }
+
+  private record({ type, options }: TaskWorkerMetadata, className: string, handler: TaskHandler): void {
+    const existing = this.workers.get(type);
+    if (existing && existing.handler !== handler) {
+      throw new InvalidTaskWorkerError(DUPLICATE_WORKER(type, existing.className, className));
+    }
+    if (typeof handler.handle !== 'function') throw new InvalidTaskWorkerError(MISSING_HANDLE(className, type));
+    validateWorkerOptions(options, `@TaskWorker('${type}')`);
+    const resolved = mergeWorkerOptions(this.options.defaults, this.options.types[type], options);
+    this.workers.set(type, { type, className, handler, options: resolved });
+  }
+
+  /** Workers found, by type. */
+  getWorkers(): DiscoveredWorker[] {
+    return [...this.workers.values()];
+  }
+
+  hasWorker(type: string): boolean {
+    return this.workers.has(type);
+  }
+}

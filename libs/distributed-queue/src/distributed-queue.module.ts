@@ -1,0 +1,53 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from './distributed-queue.constants';
+import { DistributedQueueExplorer } from './distributed-queue.explorer';
+import { ConfigurableDistributedQueueModule, DISTRIBUTED_QUEUE_MODULE_OPTIONS } from './distributed-queue.module-definition';
+import { DistributedQueueOrchestrator } from './distributed-queue.orchestrator';
+import { DelayQueueStore } from './delay/delay-queue.store';
+import { TaskSubmitService } from './delay/task-submit.service';
+import type { DistributedQueueModuleOptions } from './interfaces';
+import { resolveModuleOptions, type ResolvedModuleOptions } from './options/resolve-options';
+import { createRedisClient } from './redis/redis-connection';
+import type { RedisClient } from './redis/script-loader';
+
+/**
+ * A private, non-global ScheduleModule with decorator scanning switched off: it gives this module a
+ * SchedulerRegistry without registering the application's own @Cron/@Interval jobs a second time.
+ */
+const PrivateScheduleModule = {
+  ...ScheduleModule.forRoot({ cronJobs: false, intervals: false, timeouts: false }),
+  global: false,
+};
+
+/**
+ * Distributed queues on Redis. `DistributedQueueModule.forRoot({...})` or `forRootAsync({ useFactory,
+ * inject, imports })`; global by default (`isGlobal: false` to scope it). Discovers `@TaskWorker`
+ * providers and exports `TaskSubmitService`.
+ */
+@Module({
+  imports: [DiscoveryModule, PrivateScheduleModule],
+  providers: [
+    {
+      provide: DISTRIBUTED_QUEUE_RESOLVED_OPTIONS,
+      useFactory: (options: DistributedQueueModuleOptions) => resolveModuleOptions(options),
+      inject: [DISTRIBUTED_QUEUE_MODULE_OPTIONS],
+    },
+    {
+      provide: DISTRIBUTED_QUEUE_REDIS,
+      useFactory: (options: ResolvedModuleOptions) => createRedisClient(options.connection, 'commands', 'dq-commands'),
+      inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+    },
+    {
+      provide: DelayQueueStore,
+      useFactory: (client: RedisClient, options: ResolvedModuleOptions) => new DelayQueueStore(client, options.keyPrefix),
+      inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+    },
+    DistributedQueueExplorer,
+    DistributedQueueOrchestrator,
+    TaskSubmitService,
+  ],
+  exports: [TaskSubmitService],
+})
+export class DistributedQueueModule extends ConfigurableDistributedQueueModule {}

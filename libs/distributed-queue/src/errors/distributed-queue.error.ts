@@ -1,0 +1,98 @@
+/** Base class of every error this library throws. `name` is the subclass name. */
+export class DistributedQueueError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Module options are invalid. Thrown at start-up; the message names the option. */
+export class InvalidOptionsError extends DistributedQueueError {
+  constructor(
+    readonly option: string,
+    problem: string,
+  ) {
+    super(`Invalid distributed-queue option "${option}": ${problem}`);
+  }
+}
+
+/** A task type is empty, too long, or contains a character reserved for Redis hash tags. */
+export class InvalidTaskTypeError extends DistributedQueueError {
+  constructor(
+    readonly type: unknown,
+    problem: string,
+  ) {
+    super(`Invalid task type ${JSON.stringify(type)}: ${problem}`);
+  }
+}
+
+/** A task type that has no worker in this application and is not declared in the `types` option. */
+export class UnknownTaskTypeError extends DistributedQueueError {
+  constructor(readonly type: string) {
+    super(
+      `Unknown task type "${type}": no @TaskWorker handles it here and it is not declared in the "types" option ` +
+        `(declare it there to submit from a producer-only application, or set strictTypes: false)`,
+    );
+  }
+}
+
+/** Submit options are invalid (negative delay, both delay and runAt, a bad id...). */
+export class InvalidSubmitOptionsError extends DistributedQueueError {
+  constructor(
+    readonly option: string,
+    problem: string,
+  ) {
+    super(`Invalid submit option "${option}": ${problem}`);
+  }
+}
+
+/** The payload cannot be serialised to JSON or is larger than `maxPayloadBytes`. */
+export class InvalidPayloadError extends DistributedQueueError {
+  constructor(problem: string) {
+    super(`Invalid task payload: ${problem}`);
+  }
+}
+
+/** The serialised payload is larger than `maxPayloadBytes`. */
+export class PayloadTooLargeError extends InvalidPayloadError {
+  constructor(
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(`${bytes} bytes is larger than maxPayloadBytes (${limit})`);
+  }
+}
+
+/** Two providers declare a worker for the same task type, or a worker class lacks `handle()`. */
+export class InvalidTaskWorkerError extends DistributedQueueError {}
+
+/** A handler ran longer than its `timeoutMs`; the task is retried or dead-lettered. */
+export class TaskTimeoutError extends DistributedQueueError {
+  constructor(readonly timeoutMs: number) {
+    super(`Task timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** The task was cancelled while it was running. */
+export class TaskCancelledError extends DistributedQueueError {
+  constructor(readonly id: string) {
+    super(`Task ${id} was cancelled`);
+  }
+}
+
+/** The worker lost its reservation (lease expired); another worker may run the task. */
+export class LeaseLostError extends DistributedQueueError {
+  constructor(readonly id: string) {
+    super(`Reservation of task ${id} was lost (lease expired)`);
+  }
+}
+
+/** The application is shutting down; the task is handed back without counting an attempt. */
+export class ShutdownError extends DistributedQueueError {
+  constructor() {
+    super('Worker is shutting down');
+  }
+}
+
+/** A task record in Redis could not be decoded; the task is moved to dead letters with this reason. */
+export class CorruptTaskError extends DistributedQueueError {}

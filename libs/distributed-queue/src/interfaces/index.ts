@@ -1,0 +1,3 @@
+export * from './module-options.interface';
+export * from './task.interface';
+export * from './task-worker-options.interface';

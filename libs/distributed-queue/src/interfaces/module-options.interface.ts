@@ -1,0 +1,36 @@
+import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
+import type { TaskWorkerOptions } from './task-worker-options.interface';
+
+/** A Redis Cluster: seed nodes and ioredis cluster options. */
+export interface ClusterConnection {
+  cluster: ClusterNode[];
+  clusterOptions?: ClusterOptions;
+}
+
+/**
+ * Where Redis is: a URL (`redis://user:pass@host:6379/0`, `rediss://...`), ioredis options (host/port,
+ * or `sentinels` + `name` for Sentinel), or a cluster node list.
+ */
+export type RedisConnection = string | RedisOptions | ClusterConnection;
+
+/** Options of `DistributedQueueModule.forRoot`. */
+export interface DistributedQueueModuleOptions {
+  /** @default 'redis://127.0.0.1:6379' */
+  connection?: RedisConnection;
+  /** First part of every key; lets several applications share one Redis. @default 'dq' */
+  keyPrefix?: string;
+  /** false for producer-only applications: discover no workers, run nothing, only submit. @default true */
+  workers?: boolean;
+  /** On shutdown, in-flight tasks get this long to finish before they are handed back. @default 10000 */
+  shutdownTimeoutMs?: number;
+  /** Worker options for every type. */
+  defaults?: TaskWorkerOptions;
+  /** Per-type worker options; also declares types a producer-only application may submit. */
+  types?: Record<string, TaskWorkerOptions>;
+  /** Refuse to submit types that have no worker here and are not in `types`. @default true */
+  strictTypes?: boolean;
+  /** Largest serialised payload accepted. @default 1048576 (1 MiB) */
+  maxPayloadBytes?: number;
+  /** Finished task ids kept per type so that `getState` can answer 'done'; 0 keeps none. @default 1000 */
+  keepDone?: number;
+}

@@ -1,0 +1,35 @@
+/** Retry backoff. Delay of retry n (n = 1, 2, ...): fixed `delayMs`, or `delayMs * 2^(n-1)` capped at `maxDelayMs`. */
+export interface BackoffOptions {
+  /** @default 'exponential' */
+  type?: 'fixed' | 'exponential';
+  /** @default 1000 */
+  delayMs?: number;
+  /** Upper bound of an exponential delay. @default 3600000 (1 hour) */
+  maxDelayMs?: number;
+  /** Share of the delay that is random: 0.2 means the delay is drawn from [0.8 d, d]. @default 0.2 */
+  jitter?: number;
+}
+
+/** How tasks of one type are run. Set per worker, per type (`types`) or for all (`defaults`). */
+export interface TaskWorkerOptions {
+  /** Tasks of this type run at once in one application instance. @default 1 */
+  concurrency?: number;
+  /** A run longer than this fails with `TaskTimeoutError` (its signal aborts). @default 60000 */
+  timeoutMs?: number;
+  /** Runs in all, first included; then the task goes to dead letters. @default 3 (2 retries) */
+  maxAttempts?: number;
+  /** Delay between attempts. */
+  backoff?: BackoffOptions;
+  /**
+   * Lease of a reserved task. The worker renews it every third of this while the handler runs; when a
+   * worker dies, its tasks become ready again after at most this long. @default 30000
+   */
+  visibilityTimeoutMs?: number;
+  /** Safety poll: the worker looks for due tasks at least this often, whatever else happens. @default 1000 */
+  pollIntervalMs?: number;
+}
+
+/** Options with every default applied. */
+export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff'>> & {
+  backoff: Required<BackoffOptions>;
+};

@@ -1,0 +1,26 @@
+--[[
+  Cancels a task by id: a waiting task is removed; a running one is flagged so it is not retried, and its
+  worker is told to abort it.
+  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] errors
+  ARGV[1] id  ARGV[2] events channel
+  Returns: 1 cancelled, 2 cancel requested (running), 0 not found
+]]
+--- @include "includes/common"
+
+local waiting, active, jobs, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local id = ARGV[1]
+if redis.call('ZREM', waiting, id) == 1 then
+  redis.call('HDEL', jobs, id)
+  redis.call('HDEL', errors, id)
+  return 1
+end
+if redis.call('ZSCORE', active, id) then
+  local r = parseRecord(redis.call('HGET', jobs, id))
+  if r then
+    withFlag(r, 'c')
+    redis.call('HSET', jobs, id, encodeRecord(r))
+  end
+  redis.call('PUBLISH', ARGV[2], 'c:' .. id)
+  return 2
+end
+return 0

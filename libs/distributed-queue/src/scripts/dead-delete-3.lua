@@ -1,0 +1,15 @@
+--[[
+  Deletes dead letters for good.
+  KEYS[1] dead  KEYS[2] jobs  KEYS[3] errors
+  ARGV[1..] ids
+  Returns: number deleted
+]]
+local n = 0
+for _, id in ipairs(ARGV) do
+  if redis.call('ZREM', KEYS[1], id) == 1 then
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[3], id)
+    n = n + 1
+  end
+end
+return n

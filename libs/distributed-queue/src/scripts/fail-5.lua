@@ -1,0 +1,36 @@
+--[[
+  Records a failed attempt: retries the task after a delay, or buries it in dead letters.
+  Refused (returns 0) unless the reservation is still ours.
+  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors
+  ARGV[1] id  ARGV[2] token  ARGV[3] retry delay ms (-1 = bury)  ARGV[4] error name  ARGV[5] error message
+  ARGV[6] events channel
+  Returns: 0 stale, 1 retried, 2 buried, 3 dropped (cancel was requested)
+]]
+--- @include "includes/common"
+
+local waiting, active, jobs, dead, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, token, delay = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+if not redis.call('ZSCORE', active, id) then return 0 end
+local r = parseRecord(redis.call('HGET', jobs, id))
+if r == nil or r.token ~= token then return 0 end
+local now = nowMs()
+redis.call('ZREM', active, id)
+if hasFlag(r, 'c') then
+  redis.call('HDEL', jobs, id)
+  redis.call('HDEL', errors, id)
+  return 3
+end
+withFlag(r, 'e')
+local err = errorJson(ARGV[4], ARGV[5], r.attempts, now)
+if delay >= 0 then
+  local before = headScore(waiting)
+  r.due = now + delay
+  redis.call('HSET', jobs, id, encodeRecord(r))
+  redis.call('HSET', errors, id, err)
+  redis.call('ZADD', waiting, r.due, id)
+  wakeIfEarlier(ARGV[6], before, r.due, now)
+  return 1
+end
+redis.call('HSET', jobs, id, encodeRecord(r))
+bury(dead, errors, id, err, now)
+return 2

@@ -1,0 +1,31 @@
+--[[
+  Reads one task's state and record.
+  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done
+  ARGV[1] id
+  Returns: { state, record or false, last error json or false, score or false }
+]]
+--- @include "includes/common"
+
+local id = ARGV[1]
+local state, score = 'unknown', false
+local s = redis.call('ZSCORE', KEYS[1], id)
+if s then
+  state = 'ready'
+  if tonumber(s) > nowMs() then state = 'delayed' end
+  score = s
+else
+  s = redis.call('ZSCORE', KEYS[2], id)
+  if s then
+    state, score = 'running', s
+  else
+    s = redis.call('ZSCORE', KEYS[4], id)
+    if s then
+      state, score = 'dead', s
+    else
+      s = redis.call('ZSCORE', KEYS[6], id)
+      if s then state, score = 'done', s end
+    end
+  end
+end
+if state == 'unknown' or state == 'done' then return { state, false, false, score } end
+return { state, redis.call('HGET', KEYS[3], id) or false, redis.call('HGET', KEYS[5], id) or false, score }

@@ -1,0 +1,21 @@
+--[[
+  Moves a waiting (delayed or ready) task to a new due time.
+  KEYS[1] waiting  KEYS[2] jobs
+  ARGV[1] id  ARGV[2] mode ('d' delay ms, 'a' absolute ms)  ARGV[3] value  ARGV[4] events channel
+  Returns: the new due time, or -1 when the task is not waiting
+]]
+--- @include "includes/common"
+
+local waiting, jobs, id = KEYS[1], KEYS[2], ARGV[1]
+if not redis.call('ZSCORE', waiting, id) then return -1 end
+local r = parseRecord(redis.call('HGET', jobs, id))
+if r == nil then return -1 end
+local now = nowMs()
+local due = tonumber(ARGV[3])
+if ARGV[2] == 'd' then due = now + due end
+local before = headScore(waiting)
+r.due = due
+redis.call('HSET', jobs, id, encodeRecord(r))
+redis.call('ZADD', waiting, due, id)
+wakeIfEarlier(ARGV[4], before, due, now)
+return due

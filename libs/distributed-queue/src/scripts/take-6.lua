@@ -1,0 +1,131 @@
+--[[
+  The worker's one hot-path call: acknowledges finished tasks, recovers expired reservations, then
+  reserves up to `count` due tasks into the active set with a lease and a fresh token.
+  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done
+  ARGV[1] count to reserve (0 = ack only)
+  ARGV[2] lease ms
+  ARGV[3] max attempts (recovered tasks past it are buried)
+  ARGV[4] finished ids to keep in `done` (0 = none)
+  ARGV[5] max expired reservations to recover in this call
+  ARGV[6] events channel
+  ARGV[7..] pairs of id, token to acknowledge
+  Returns: { now, ms until the next due task (-1: none, or not asked), refused ack ids,
+             then per reserved task: id, attempt, token, due, payload }
+]]
+--- @include "includes/common"
+
+local waiting, active, jobs, dead, errors, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local keepDone, recoverLimit = tonumber(ARGV[4]), tonumber(ARGV[5])
+local now = nowMs()
+
+-- 1. Acknowledge: only while the reservation is still ours (in active, same token).
+local refused = {}
+if #ARGV >= 8 then
+  local ids, tokens = {}, {}
+  for i = 7, #ARGV, 2 do
+    ids[#ids + 1] = ARGV[i]
+    tokens[#tokens + 1] = tonumber(ARGV[i + 1])
+  end
+  local scores = redis.call('ZMSCORE', active, unpack(ids))
+  local recs = redis.call('HMGET', jobs, unpack(ids))
+  local ok, withError, doneArgs = {}, {}, {}
+  for i = 1, #ids do
+    local r = parseRecord(recs[i])
+    if scores[i] and r and r.token == tokens[i] then
+      ok[#ok + 1] = ids[i]
+      if hasFlag(r, 'e') then withError[#withError + 1] = ids[i] end
+      doneArgs[#doneArgs + 1] = now
+      doneArgs[#doneArgs + 1] = ids[i]
+    else
+      refused[#refused + 1] = ids[i]
+    end
+  end
+  if #ok > 0 then
+    redis.call('ZREM', active, unpack(ok))
+    redis.call('HDEL', jobs, unpack(ok))
+    if #withError > 0 then redis.call('HDEL', errors, unpack(withError)) end
+    if keepDone > 0 then
+      redis.call('ZADD', done, unpack(doneArgs))
+      redis.call('ZREMRANGEBYRANK', done, 0, -keepDone - 1)
+    end
+  end
+end
+
+if count <= 0 then return { now, -1, refused } end
+
+-- 2. Recover reservations whose lease expired (their worker died or stalled). The attempt was counted
+--    when it was reserved; past maxAttempts the task is buried instead of run again.
+local expired = redis.call('ZRANGEBYSCORE', active, '-inf', now, 'LIMIT', 0, recoverLimit)
+if #expired > 0 then
+  local before = headScore(waiting)
+  redis.call('ZREM', active, unpack(expired))
+  local recs = redis.call('HMGET', jobs, unpack(expired))
+  local back = {}
+  for i, id in ipairs(expired) do
+    local r = parseRecord(recs[i])
+    if r == nil then
+      bury(dead, errors, id, errorJson('CorruptTaskError', 'task record is missing or unreadable', 0, now), now)
+    elseif hasFlag(r, 'c') then
+      redis.call('HDEL', jobs, id)
+      redis.call('HDEL', errors, id)
+    elseif r.attempts >= maxAttempts then
+      withFlag(r, 'e')
+      redis.call('HSET', jobs, id, encodeRecord(r))
+      bury(dead, errors, id, errorJson('LeaseExpiredError',
+        'lease expired on attempt ' .. r.attempts .. ' (worker lost or stalled)', r.attempts, now), now)
+    else
+      back[#back + 1] = now
+      back[#back + 1] = id
+    end
+  end
+  if #back > 0 then
+    redis.call('ZADD', waiting, unpack(back))
+    wakeIfEarlier(ARGV[6], before, now, now)
+  end
+end
+
+-- 3. Reserve due tasks.
+local out = { now, -1, refused }
+local ids = redis.call('ZRANGEBYSCORE', waiting, '-inf', now, 'LIMIT', 0, count)
+if #ids > 0 then
+  redis.call('ZREM', waiting, unpack(ids))
+  local recs = redis.call('HMGET', jobs, unpack(ids))
+  local hset, zadd = {}, {}
+  local deadline = now + lease
+  for i, id in ipairs(ids) do
+    local r = parseRecord(recs[i])
+    if r == nil then
+      local reason = 'task record is unreadable'
+      if not recs[i] then reason = 'task record is missing' end
+      bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
+    else
+      r.attempts = r.attempts + 1
+      r.token = r.token + 1
+      hset[#hset + 1] = id
+      hset[#hset + 1] = encodeRecord(r)
+      zadd[#zadd + 1] = deadline
+      zadd[#zadd + 1] = id
+      out[#out + 1] = id
+      out[#out + 1] = r.attempts
+      out[#out + 1] = r.token
+      out[#out + 1] = r.due
+      out[#out + 1] = r.payload
+    end
+  end
+  if #zadd > 0 then
+    redis.call('HSET', jobs, unpack(hset))
+    redis.call('ZADD', active, unpack(zadd))
+  end
+end
+
+-- 4. Not full: tell the worker when to look again.
+if #ids < count then
+  local head = headScore(waiting)
+  if head ~= nil then
+    local delay = head - now
+    if delay < 0 then delay = 0 end
+    out[2] = delay
+  end
+end
+return out
