@@ -36,7 +36,7 @@ const PrivateScheduleModule = {
     },
     {
       provide: DISTRIBUTED_QUEUE_REDIS,
-      useFactory: (options: ResolvedModuleOptions) => createRedisClient(options.connection, 'commands', 'dq-commands'),
+      useFactory: (options: ResolvedModuleOptions) => createRedisClient(options.connection, 'commands', `dq:${options.keyPrefix}:commands`),
       inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
     },
     {

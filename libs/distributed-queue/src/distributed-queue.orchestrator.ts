@@ -39,7 +39,7 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     for (const { type, handler, options } of workers) {
       this.consumers.set(this.store.keys(type).events, new TaskConsumer(type, handler, options, this.store, this.options.keepDone, this.logger));
     }
-    this.subscriber = createRedisClient(this.options.connection, 'subscriber', 'dq-subscriber');
+    this.subscriber = createRedisClient(this.options.connection, 'subscriber', `dq:${this.options.keyPrefix}:subscriber`);
     this.subscriber.on('message', (channel: string, message: string) => this.consumers.get(channel)?.onEvent(message));
     this.subscriber.on('ready', this.onReconnect);
     this.redis.on('ready', this.onReconnect);

@@ -1,0 +1,49 @@
+/**
+ * Two projects:
+ *  - unit: libs/**\/*.spec.ts, no Redis.
+ *  - e2e:  test/**\/*.e2e-spec.ts; its globalSetup starts a standalone Redis and a 3-master cluster
+ *          (see test/support/global-setup.ts; DQ_TEST_TARGETS=single starts only the standalone one).
+ *
+ * globalSetup/globalTeardown are set on the e2e project on purpose: Jest 29 runs a project's global
+ * hooks only when at least one test of that project is selected, so `--selectProjects unit` (and
+ * `npm run test:unit`) never starts Redis.
+ */
+const transform = {
+  // The tsconfig object is merged over ./tsconfig.json (found from rootDir). isolatedModules: transpile
+  // each file on its own (fast, no type errors reported; run `npx tsc --noEmit` for type checking).
+  '^.+\\.ts$': ['ts-jest', { tsconfig: { isolatedModules: true } }],
+};
+
+const moduleNameMapper = {
+  '^@app/distributed-queue$': '<rootDir>/libs/distributed-queue/src',
+  '^@app/distributed-queue/(.*)$': '<rootDir>/libs/distributed-queue/src/$1',
+};
+
+const common = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  transform,
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleNameMapper,
+  modulePathIgnorePatterns: ['<rootDir>/dist/'],
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  maxWorkers: 2,
+  testTimeout: 60000,
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/libs/**/*.spec.ts'],
+    },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+    },
+  ],
+};

@@ -1,0 +1,82 @@
+import 'reflect-metadata';
+import { INestApplicationContext, Injectable, Module, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Cluster, Redis } from 'ioredis';
+import {
+  DistributedQueueModule, TaskSubmitService, TaskWorker, delayQueueKeys,
+  type DistributedQueueModuleOptions, type Task, type TaskHandler, type TaskWorkerOptions,
+} from '../../libs/distributed-queue/src';
+import type { RedisTarget } from './targets';
+
+export interface QueueApp {
+  app: INestApplicationContext;
+  submit: TaskSubmitService;
+  close(): Promise<void>;
+}
+
+/** Starts a Nest application context with the module and the given worker classes. */
+export async function startQueueApp(
+  options: DistributedQueueModuleOptions,
+  workers: Type<unknown>[] = [],
+): Promise<QueueApp> {
+  @Module({ imports: [DistributedQueueModule.forRoot(options)], providers: workers })
+  class TestAppModule {}
+  const app = await NestFactory.createApplicationContext(TestAppModule, { logger: ['error'] });
+  await app.init();
+  let closed = false;
+  return {
+    app,
+    submit: app.get(TaskSubmitService),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await app.close();
+    },
+  };
+}
+
+/** A plain ioredis client on the target, for inspecting keys. */
+export function connect(target: RedisTarget): Redis | Cluster {
+  const { connection } = target;
+  return typeof connection === 'string' ? new Redis(connection) : new Cluster(connection.cluster);
+}
+
+/** Keys of a type under a prefix (the library's own naming). */
+export const keysOf = delayQueueKeys;
+
+/** Milliseconds of the Redis clock. */
+export async function redisNow(client: Redis | Cluster): Promise<number> {
+  const [s, us] = await (client as Redis).time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+/** Makes a `@TaskWorker` class whose handler is `fn`. */
+export function workerClass<P = any>(
+  type: string,
+  options: TaskWorkerOptions,
+  fn: (task: Task<P>, signal: AbortSignal) => unknown,
+): Type<TaskHandler<P>> {
+  @TaskWorker(type, options)
+  @Injectable()
+  class TestWorker implements TaskHandler<P> {
+    handle(task: Task<P>, signal: AbortSignal): unknown {
+      return fn(task, signal);
+    }
+  }
+  return TestWorker;
+}
+
+/** Resolves when `signal` aborts; the handler of a task that never finishes on its own. */
+export function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+/** p50 / p99 / max of a list of numbers. */
+export function percentiles(values: number[]): { p50: number; p99: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] };
+}
