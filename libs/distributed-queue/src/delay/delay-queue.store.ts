@@ -42,7 +42,7 @@ export interface Reservation {
 export interface TakeResult {
   /** Redis time of the call (ms). */
   now: number;
-  /** ms until the next waiting task is due; -1 when none or when the batch was full. */
+  /** ms until the next waiting task is due: 0 = look again now (the batch was full), -1 = nothing waits. */
   nextDueIn: number;
   /** Acks refused because the reservation had expired or moved on. */
   refused: string[];

@@ -149,8 +149,8 @@ export class TaskConsumer {
       if (result.refused.length > 0) {
         this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
       }
-      if (want > 0 && result.reserved.length >= want) this.mayHaveWork = true;
-      else if (want > 0 && result.nextDueIn >= 0) this.wakeIn(result.nextDueIn);
+      if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
+      else if (want > 0 && result.nextDueIn > 0) this.wakeIn(result.nextDueIn);
       if (this.stopping && result.reserved.length > 0) {
         await this.store.release(this.type, result.reserved.map((r): [string, number] => [r.id, r.token]));
       } else {

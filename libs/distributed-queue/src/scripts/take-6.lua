@@ -9,7 +9,7 @@
   ARGV[5] max expired reservations to recover in this call
   ARGV[6] events channel
   ARGV[7..] pairs of id, token to acknowledge
-  Returns: { now, ms until the next due task (-1: none, or not asked), refused ack ids,
+  Returns: { now, ms until the next due task (-1: none or not asked, 0: look again now), refused ack ids,
              then per reserved task: id, attempt, token, due, payload }
 ]]
 --- @include "includes/common"
@@ -119,8 +119,11 @@ if #ids > 0 then
   end
 end
 
--- 4. Not full: tell the worker when to look again.
-if #ids < count then
+-- 4. Tell the worker when to look again: at once after a full batch (some may have been buried),
+--    else at the next due time.
+if #ids >= count then
+  out[2] = 0
+else
   local head = headScore(waiting)
   if head ~= nil then
     local delay = head - now
