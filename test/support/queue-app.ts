@@ -21,7 +21,7 @@ export async function startQueueApp(
 ): Promise<QueueApp> {
   @Module({ imports: [DistributedQueueModule.forRoot(options)], providers: workers })
   class TestAppModule {}
-  const app = await NestFactory.createApplicationContext(TestAppModule, { logger: ['error'] });
+  const app = await NestFactory.createApplicationContext(TestAppModule, { logger: ['error'], abortOnError: false });
   await app.init();
   let closed = false;
   return {
