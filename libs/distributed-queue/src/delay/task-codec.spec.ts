@@ -1,0 +1,31 @@
+import { InvalidPayloadError, PayloadTooLargeError } from '../errors';
+import { backoffDelay, decodeRecord, encodePayload } from './task-codec';
+
+describe('backoffDelay', () => {
+  const exp = { type: 'exponential' as const, delayMs: 100, maxDelayMs: 1000, jitter: 0 };
+  it('doubles per retry up to the cap', () => {
+    expect([1, 2, 3, 4, 5, 60].map((n) => backoffDelay(exp, n))).toEqual([100, 200, 400, 800, 1000, 1000]);
+  });
+  it('keeps a fixed delay', () => {
+    expect(backoffDelay({ ...exp, type: 'fixed' }, 7)).toBe(100);
+  });
+  it('draws jitter from [d (1 - jitter), d]', () => {
+    const jittered = { ...exp, jitter: 0.5 };
+    expect(backoffDelay(jittered, 1, () => 0)).toBe(100);
+    expect(backoffDelay(jittered, 1, () => 0.999999)).toBe(50);
+  });
+});
+
+describe('records and payloads', () => {
+  it('splits a record whose payload holds colons and newlines', () => {
+    expect(decodeRecord('2:5:1700000000000:ce:{"a":"x:y\\n"}')).toEqual({
+      attempts: 2, token: 5, dueAt: 1700000000000, flags: 'ce', payload: '{"a":"x:y\\n"}',
+    });
+    expect(decodeRecord('garbage')).toBeNull();
+  });
+  it('encodes JSON and enforces the size limit', () => {
+    expect(encodePayload({ a: 1 }, 100)).toBe('{"a":1}');
+    expect(() => encodePayload('é'.repeat(60), 100)).toThrow(PayloadTooLargeError);
+    expect(() => encodePayload(Symbol('s'), 100)).toThrow(InvalidPayloadError);
+  });
+});

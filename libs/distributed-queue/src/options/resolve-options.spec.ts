@@ -1,0 +1,48 @@
+import { InvalidOptionsError, InvalidTaskTypeError } from '../errors';
+import { assertTaskType, DEFAULT_WORKER_OPTIONS, mergeWorkerOptions, resolveModuleOptions } from './resolve-options';
+
+describe('resolveModuleOptions', () => {
+  it('applies the documented defaults', () => {
+    const resolved = resolveModuleOptions({});
+    expect(resolved).toMatchObject({
+      connection: 'redis://127.0.0.1:6379', keyPrefix: 'dq', workers: true, shutdownTimeoutMs: 10_000,
+      strictTypes: true, maxPayloadBytes: 1024 * 1024, keepDone: 1000,
+    });
+    expect(resolved.defaults).toEqual({
+      concurrency: 1, timeoutMs: 60_000, maxAttempts: 3, visibilityTimeoutMs: 30_000, pollIntervalMs: 1000,
+      backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 },
+    });
+  });
+
+  it.each([
+    [{ nope: 1 }, 'nope'],
+    [{ keyPrefix: 'a{b' }, 'keyPrefix'],
+    [{ keyPrefix: '' }, 'keyPrefix'],
+    [{ workers: 'yes' }, 'workers'],
+    [{ maxPayloadBytes: 0 }, 'maxPayloadBytes'],
+    [{ keepDone: 1.5 }, 'keepDone'],
+    [{ connection: { cluster: [] } }, 'connection.cluster'],
+    [{ defaults: { concurrency: 1001 } }, 'defaults.concurrency'],
+    [{ defaults: { backoff: { jitter: 2 } } }, 'defaults.backoff.jitter'],
+    [{ defaults: { backoff: { delay: 5 } } }, 'defaults.backoff.delay'],
+    [{ types: { 'a b': {} } }, 'types.a b'],
+    [{ types: { t: { pollIntervalMs: 1 } } }, 'types.t.pollIntervalMs'],
+  ])('rejects %j naming %s', (options, name) => {
+    expect(() => resolveModuleOptions(options as never)).toThrow(InvalidOptionsError);
+    expect(() => resolveModuleOptions(options as never)).toThrow(`"${name}"`);
+  });
+
+  it('merges layers field by field, backoff included', () => {
+    const merged = mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, { concurrency: 5, backoff: { delayMs: 10 } }, { concurrency: undefined, timeoutMs: 7 });
+    expect(merged).toMatchObject({ concurrency: 5, timeoutMs: 7, backoff: { type: 'exponential', delayMs: 10, jitter: 0.2 } });
+  });
+});
+
+describe('assertTaskType', () => {
+  it.each(['', 'a{b', 'a}b', 'a b', 'x'.repeat(201), 5])('rejects %j', (type) => {
+    expect(() => assertTaskType(type)).toThrow(InvalidTaskTypeError);
+  });
+  it('accepts dotted names', () => {
+    expect(() => assertTaskType('order.close')).not.toThrow();
+  });
+});

@@ -1,0 +1,14 @@
+import { loadScripts } from './script-loader';
+
+describe('loadScripts', () => {
+  const scripts = loadScripts();
+  it('names commands after files and counts keys from the file name', () => {
+    const take = scripts.find((s) => s.command === 'dqTake');
+    expect(take?.numberOfKeys).toBe(6);
+    expect(scripts.find((s) => s.command === 'dqDeadRedrive')?.numberOfKeys).toBe(4);
+  });
+  it('inlines every include', () => {
+    for (const script of scripts) expect(script.lua).not.toMatch(/@include/);
+    expect(scripts.find((s) => s.command === 'dqTake')?.lua).toContain('local function parseRecord');
+  });
+});
