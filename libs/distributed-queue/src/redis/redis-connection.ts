@@ -11,13 +11,15 @@ function isCluster(connection: RedisConnection): connection is ClusterConnection
  * clients only subscribe (ioredis resubscribes by itself after a reconnect).
  */
 export function createRedisClient(connection: RedisConnection, role: 'commands' | 'subscriber', name: string): RedisClient {
-  const common = { connectionName: name, enableAutoPipelining: role === 'commands', lazyConnect: false };
+  // NOTE: lazy, so that an application whose start-up fails before the first command leaves no socket open.
+  const common = { connectionName: name, enableAutoPipelining: role === 'commands', lazyConnect: true };
   let client: RedisClient;
   if (isCluster(connection)) {
     const { redisOptions, ...clusterOptions } = connection.clusterOptions ?? {};
     client = new Cluster(connection.cluster, {
       ...clusterOptions,
       enableAutoPipelining: common.enableAutoPipelining,
+      lazyConnect: true,
       redisOptions: { ...redisOptions, connectionName: name },
     });
   } else if (typeof connection === 'string') {
@@ -32,6 +34,10 @@ export function createRedisClient(connection: RedisConnection, role: 'commands' 
 /** Closes a client, waiting for replies in flight; falls back to disconnect when the server is gone. */
 export async function closeRedisClient(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
+  if (client.status === 'wait') {
+    client.disconnect();
+    return;
+  }
   try {
     await Promise.race([client.quit(), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   } catch {
