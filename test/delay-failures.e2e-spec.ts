@@ -2,25 +2,16 @@ import type { Cluster, Redis } from 'ioredis';
 import { TaskCancelledError, TaskTimeoutError, type Task } from '../libs/distributed-queue/src';
 import { DelayQueueStore } from '../libs/distributed-queue/src/delay/delay-queue.store';
 import { createRedisClient } from '../libs/distributed-queue/src/redis/redis-connection';
-import { connect, keysOf, startQueueApp, untilAborted, workerClass, type QueueApp } from './support/queue-app';
+import { keysOf, useQueueApps, untilAborted, workerClass } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failures on %s', (_name, target) => {
+  const { start, redis: client } = useQueueApps(target);
   let redis: Redis | Cluster;
-  const apps: QueueApp[] = [];
-  const start = async (...args: Parameters<typeof startQueueApp>) => {
-    const app = await startQueueApp(...args);
-    apps.push(app);
-    return app;
-  };
-  beforeAll(() => {
-    redis = connect(target);
+  beforeEach(() => {
+    redis = client();
   });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-  });
-  afterAll(() => redis.disconnect());
 
   it('retries with backoff up to maxAttempts, then dead-letters with the last error; re-drive and delete', async () => {
     const keyPrefix = uniquePrefix('retry');

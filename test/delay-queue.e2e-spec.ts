@@ -1,24 +1,15 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Task } from '../libs/distributed-queue/src';
-import { connect, keysOf, percentiles, startQueueApp, workerClass, type QueueApp } from './support/queue-app';
+import { keysOf, useQueueApps, percentiles, workerClass } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue on %s', (_name, target) => {
+  const { start, redis: client } = useQueueApps(target);
   let redis: Redis | Cluster;
-  const apps: QueueApp[] = [];
-  const start = async (...args: Parameters<typeof startQueueApp>) => {
-    const app = await startQueueApp(...args);
-    apps.push(app);
-    return app;
-  };
-  beforeAll(() => {
-    redis = connect(target);
+  beforeEach(() => {
+    redis = client();
   });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-  });
-  afterAll(() => redis.disconnect());
 
   it('runs every due task exactly once, never before its due time, with small lateness', async () => {
     const keyPrefix = uniquePrefix('ontime');

@@ -80,3 +80,33 @@ export function percentiles(values: number[]): { p50: number; p99: number; max: 
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return { p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] };
 }
+
+/**
+ * Jest hooks for a suite on one target: `start` opens apps that are closed after each test, `redis()` is
+ * an inspection client for the suite.
+ */
+export function useQueueApps(target: RedisTarget): {
+  start: typeof startQueueApp;
+  redis: () => Redis | Cluster;
+} {
+  let client: Redis | Cluster | undefined;
+  const apps: QueueApp[] = [];
+  beforeAll(() => {
+    client = connect(target);
+  });
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  afterAll(() => client?.disconnect());
+  return {
+    start: async (...args) => {
+      const app = await startQueueApp(...args);
+      apps.push(app);
+      return app;
+    },
+    redis: () => {
+      if (!client) throw new Error('useQueueApps: redis() is available inside tests only');
+      return client;
+    },
+  };
+}
