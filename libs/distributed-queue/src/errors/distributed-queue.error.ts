@@ -96,3 +96,27 @@ export class ShutdownError extends DistributedQueueError {
 
 /** A task record in Redis could not be decoded; the task is moved to dead letters with this reason. */
 export class CorruptTaskError extends DistributedQueueError {}
+
+/** The route queue's partition is full and its reject strategy is Exception. */
+export class PartitionFullError extends DistributedQueueError {
+  constructor(
+    readonly partition: number,
+    readonly limit: number,
+  ) {
+    super(`Route queue partition ${partition} is full (${limit} waiting tasks; rejectStrategy Exception)`);
+  }
+}
+
+/** The configured partition count is smaller than the one Redis holds: shrinking is not supported. */
+export class PartitionShrinkError extends DistributedQueueError {
+  constructor(
+    readonly qId: string,
+    readonly stored: number,
+    readonly wanted: number,
+  ) {
+    super(
+      `Route queue "${qId}" has ${stored} partitions; ${wanted} is fewer and shrinking is not supported ` +
+        `(tasks would have to move between partitions). Keep ${stored} or more.`,
+    );
+  }
+}

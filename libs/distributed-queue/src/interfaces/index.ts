@@ -1,3 +1,4 @@
 export * from './module-options.interface';
 export * from './task.interface';
 export * from './task-worker-options.interface';
+export * from './route-options.interface';

@@ -1,4 +1,5 @@
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
+import type { RouteQueueOptions } from './route-options.interface';
 import type { TaskWorkerOptions } from './task-worker-options.interface';
 
 /** A Redis Cluster: seed nodes and ioredis cluster options. */
@@ -33,4 +34,6 @@ export interface DistributedQueueModuleOptions {
   maxPayloadBytes?: number;
   /** Finished task ids kept per type so that `getState` can answer 'done'; 0 keeps none. @default 1000 */
   keepDone?: number;
+  /** The route (ordered) queue; required when a worker is `ordered` or ordered tasks are submitted. */
+  route?: RouteQueueOptions;
 }

@@ -12,6 +12,12 @@ export interface BackoffOptions {
 
 /** How tasks of one type are run. Set per worker, per type (`types`) or for all (`defaults`). */
 export interface TaskWorkerOptions {
+  /**
+   * Ordered type: tasks are submitted with `submitOrdered(type, key, ...)` and run through the route queue,
+   * one after another per key. `concurrency`, `visibilityTimeoutMs` and `pollIntervalMs` do not apply.
+   * @default false
+   */
+  ordered?: boolean;
   /** Tasks of this type run at once in one application instance. @default 1 */
   concurrency?: number;
   /** A run longer than this fails with `TaskTimeoutError` (its signal aborts). @default 60000 */

@@ -8,8 +8,10 @@ export interface Task<P = unknown> {
   readonly payload: P;
   /** 1 on the first run, 2 on the first retry, and so on. */
   readonly attempt: number;
-  /** When the task was due, in epoch milliseconds of the Redis clock. */
+  /** When the task was due, in epoch milliseconds of the Redis clock (ordered tasks: when submitted). */
   readonly dueAt: number;
+  /** The ordering key, for ordered tasks. */
+  readonly key?: string;
 }
 
 /** What a `@TaskWorker` class implements. */
@@ -92,4 +94,54 @@ export interface DeadTask<P = unknown> {
   /** The raw record when it could not be decoded. */
   raw?: string;
   error: TaskErrorInfo;
+}
+
+/** Options of one ordered task. */
+export interface OrderedSubmitOptions {
+  /** The task's id (not checked for uniqueness in the route queue). @default a random id */
+  id?: string;
+  /** Enter the partition after this many ms (through the delay queue). Not with `runAt`. */
+  delay?: number;
+  /** Enter the partition at this time. Not with `delay`. */
+  runAt?: number | Date;
+}
+
+/** What happened to an ordered task at submit. */
+export interface OrderedSubmitResult {
+  id: string;
+  /** Partition the key maps to. */
+  partition: number;
+  /**
+   * 'queued'; 'scheduled' (delayed: it enters the partition when due); 'discarded' (partition full,
+   * Discard: the new task was dropped); 'dropped-oldest' (queued, and the oldest waiting task was dropped).
+   */
+  outcome: 'queued' | 'scheduled' | 'discarded' | 'dropped-oldest';
+  /** The id of the task dropped by DiscardOldest. */
+  droppedId?: string;
+}
+
+/** A route queue dead letter. */
+export interface OrderedDeadTask {
+  partition: number;
+  id: string;
+  type: string;
+  key: string;
+  payload: unknown;
+  diedAt: number;
+  error: { name: string; message: string; attempts?: number };
+}
+
+/** Who owns what in the route queue. */
+export interface RouteStatus {
+  qId: string;
+  partitions: {
+    partition: number;
+    owner: string | null;
+    epoch: number;
+    state: string;
+    waiting: number;
+    inFlight: number;
+    dead: number;
+  }[];
+  machines: { id: string; lastHeartbeat: number }[];
 }

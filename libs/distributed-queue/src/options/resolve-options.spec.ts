@@ -9,7 +9,7 @@ describe('resolveModuleOptions', () => {
       strictTypes: true, maxPayloadBytes: 1024 * 1024, keepDone: 1000,
     });
     expect(resolved.defaults).toEqual({
-      concurrency: 1, timeoutMs: 60_000, maxAttempts: 3, visibilityTimeoutMs: 30_000, pollIntervalMs: 1000,
+      ordered: false, concurrency: 1, timeoutMs: 60_000, maxAttempts: 3, visibilityTimeoutMs: 30_000, pollIntervalMs: 1000,
       backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 },
     });
   });
@@ -27,9 +27,22 @@ describe('resolveModuleOptions', () => {
     [{ defaults: { backoff: { delay: 5 } } }, 'defaults.backoff.delay'],
     [{ types: { 'a b': {} } }, 'types.a b'],
     [{ types: { t: { pollIntervalMs: 1 } } }, 'types.t.pollIntervalMs'],
+    [{ route: {} }, 'route.qId'],
+    [{ route: { qId: 'q', partitions: 0 } }, 'route.partitions'],
+    [{ route: { qId: 'q', rejectStrategy: 'Drop' } }, 'route.rejectStrategy'],
+    [{ route: { qId: 'q', heartbeatMs: 1000, offlineMs: 1000 } }, 'route.offlineMs'],
+    [{ route: { qId: 'q', heartbeatMs: 500, offlineMs: 2000, idleMs: 1000 } }, 'route.idleMs'],
+    [{ route: { qId: 'q', num: 8 } }, 'route.num'],
   ])('rejects %j naming %s', (options, name) => {
     expect(() => resolveModuleOptions(options as never)).toThrow(InvalidOptionsError);
     expect(() => resolveModuleOptions(options as never)).toThrow(`"${name}"`);
+  });
+
+  it('applies the seed defaults to the route queue', () => {
+    expect(resolveModuleOptions({ route: { qId: 'q' } }).route).toMatchObject({
+      qId: 'q', partitions: 8, maxPartitionSize: 50_000, rejectStrategy: 'Discard', offlineMs: 150_000, idleMs: 300_000,
+      luaLog: false, machineId: expect.stringMatching(/:\d+$/),
+    });
   });
 
   it('merges layers field by field, backoff included', () => {

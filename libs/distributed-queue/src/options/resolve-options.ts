@@ -1,10 +1,15 @@
 import { InvalidOptionsError, InvalidTaskTypeError } from '../errors';
+import { hostname } from 'os';
 import type {
   DistributedQueueModuleOptions,
   RedisConnection,
   ResolvedWorkerOptions,
+  RouteQueueOptions,
   TaskWorkerOptions,
 } from '../interfaces';
+
+/** Route queue options with defaults applied. */
+export type ResolvedRouteOptions = Required<RouteQueueOptions>;
 
 /** Module options with defaults applied (per-type options are merged later, per type). */
 export interface ResolvedModuleOptions {
@@ -17,9 +22,11 @@ export interface ResolvedModuleOptions {
   strictTypes: boolean;
   maxPayloadBytes: number;
   keepDone: number;
+  route?: ResolvedRouteOptions;
 }
 
 export const DEFAULT_WORKER_OPTIONS: ResolvedWorkerOptions = {
+  ordered: false,
   concurrency: 1,
   timeoutMs: 60_000,
   maxAttempts: 3,
@@ -30,9 +37,9 @@ export const DEFAULT_WORKER_OPTIONS: ResolvedWorkerOptions = {
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone',
+  'maxPayloadBytes', 'keepDone', 'route',
 ];
-const WORKER_KEYS = ['concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
+const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
 
 /** Characters a type or prefix may not hold: braces would break the Redis Cluster hash tag. */
@@ -67,6 +74,7 @@ function checkBool(value: unknown, path: string): void {
 export function validateWorkerOptions(options: TaskWorkerOptions | undefined, path: string): void {
   checkKeys(options, WORKER_KEYS, path);
   if (!options) return;
+  checkBool(options.ordered, `${path}.ordered`);
   checkInt(options.concurrency, `${path}.concurrency`, 1, 1000);
   checkInt(options.timeoutMs, `${path}.timeoutMs`, 1);
   checkInt(options.maxAttempts, `${path}.maxAttempts`, 1, 1000);
@@ -121,6 +129,54 @@ function checkConnection(connection: unknown): void {
   }
 }
 
+const ROUTE_KEYS = [
+  'qId', 'partitions', 'maxPartitionSize', 'rejectStrategy', 'machineId', 'heartbeatMs', 'offlineMs', 'idleMs',
+  'rebalanceMs', 'batchSize', 'keyConcurrency', 'maxDeadLetters', 'luaLog',
+];
+
+function resolveRouteOptions(route: RouteQueueOptions | undefined): ResolvedRouteOptions | undefined {
+  if (route === undefined) return undefined;
+  checkKeys(route, ROUTE_KEYS, 'route');
+  if (typeof route.qId !== 'string' || route.qId.length === 0 || RESERVED.test(route.qId)) {
+    throw new InvalidOptionsError('route.qId', 'is required: a short string without braces or white space');
+  }
+  checkInt(route.partitions, 'route.partitions', 1, 4096);
+  checkInt(route.maxPartitionSize, 'route.maxPartitionSize', 1);
+  if (route.rejectStrategy !== undefined && !['Discard', 'DiscardOldest', 'Exception'].includes(route.rejectStrategy)) {
+    throw new InvalidOptionsError('route.rejectStrategy', "must be 'Discard', 'DiscardOldest' or 'Exception'");
+  }
+  if (route.machineId !== undefined && (typeof route.machineId !== 'string' || route.machineId.length === 0)) {
+    throw new InvalidOptionsError('route.machineId', 'must be a non-empty string');
+  }
+  for (const key of ['heartbeatMs', 'offlineMs', 'idleMs', 'rebalanceMs'] as const) checkInt(route[key], `route.${key}`, 50);
+  checkInt(route.batchSize, 'route.batchSize', 1, 1000);
+  checkInt(route.keyConcurrency, 'route.keyConcurrency', 1, 1000);
+  checkInt(route.maxDeadLetters, 'route.maxDeadLetters', 1);
+  checkBool(route.luaLog, 'route.luaLog');
+  const resolved: ResolvedRouteOptions = {
+    qId: route.qId,
+    partitions: route.partitions ?? 8,
+    maxPartitionSize: route.maxPartitionSize ?? 50_000,
+    rejectStrategy: route.rejectStrategy ?? 'Discard',
+    machineId: route.machineId ?? `${hostname()}:${process.pid}`,
+    heartbeatMs: route.heartbeatMs ?? 5000,
+    offlineMs: route.offlineMs ?? 150_000,
+    idleMs: route.idleMs ?? 300_000,
+    rebalanceMs: route.rebalanceMs ?? 10_000,
+    batchSize: route.batchSize ?? 100,
+    keyConcurrency: route.keyConcurrency ?? 32,
+    maxDeadLetters: route.maxDeadLetters ?? 10_000,
+    luaLog: route.luaLog ?? false,
+  };
+  if (resolved.offlineMs <= resolved.heartbeatMs) {
+    throw new InvalidOptionsError('route.offlineMs', `must be longer than route.heartbeatMs (${resolved.heartbeatMs})`);
+  }
+  if (resolved.idleMs < resolved.offlineMs) {
+    throw new InvalidOptionsError('route.idleMs', `must be at least route.offlineMs (${resolved.offlineMs}), or partitions are assigned twice`);
+  }
+  return resolved;
+}
+
 /** Applies defaults and validates; throws `InvalidOptionsError` naming the first bad option. */
 export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}): ResolvedModuleOptions {
   checkKeys(options, MODULE_KEYS, '');
@@ -157,5 +213,6 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     strictTypes: options.strictTypes ?? true,
     maxPayloadBytes: options.maxPayloadBytes ?? 1024 * 1024,
     keepDone: options.keepDone ?? 1000,
+    route: resolveRouteOptions(options.route),
   };
 }

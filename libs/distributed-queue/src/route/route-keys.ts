@@ -1,0 +1,62 @@
+/** Keys of one partition: all carry the partition's own hash tag `{<prefix>:<qId>:<p>}`. */
+export interface PartitionKeys {
+  /** LIST of waiting items `<seq>:<json>`, oldest first (the seed's q1, q2, ...). */
+  list: string;
+  /** HASH: owner, epoch, state, next, lease, revokeAt, n, seq, barrier, touched, replays. */
+  own: string;
+  /** HASH seq -> item: the batch its owner is running. */
+  inflight: string;
+  /** LIST of dead letters (JSON: item, diedAt, error). */
+  dead: string;
+}
+
+/**
+ * Keys of a route queue. Membership lives in the `{<prefix>:<qId>}` slot; each partition lives in its own
+ * slot with its ownership record, so partitions spread over a cluster and the pop script can check the
+ * owner atomically.
+ */
+export interface RouteKeys {
+  /** ZSET machine id -> last heartbeat ms (the seed's d2). */
+  machines: string;
+  /** HASH partition -> machine id: the scheduler's plan (the seed's d3; d4's counts derive from it). */
+  assign: string;
+  /** HASH: partitions (count), barriers (JSON, after a resize). */
+  meta: string;
+  /** STRING: the scheduler lock (machine id, with a lease). */
+  lock: string;
+  /** Pub/sub channel: `p:<n>` work arrived on an empty partition, `o:<n>` ownership changed. */
+  events: string;
+  partition(p: number): PartitionKeys;
+}
+
+/** Builds the keys of route queue `qId` under `prefix`. */
+export function routeKeys(prefix: string, qId: string): RouteKeys {
+  const base = `${prefix}:{${prefix}:${qId}}`;
+  const cache = new Map<number, PartitionKeys>();
+  return {
+    machines: `${base}:machines`,
+    assign: `${base}:assign`,
+    meta: `${base}:meta`,
+    lock: `${base}:lock`,
+    events: `${prefix}:route:${qId}`,
+    partition(p: number): PartitionKeys {
+      let keys = cache.get(p);
+      if (!keys) {
+        const pb = `${prefix}:{${prefix}:${qId}:${p}}`;
+        keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead` };
+        cache.set(p, keys);
+      }
+      return keys;
+    },
+  };
+}
+
+/** FNV-1a (32 bit) over the key's UTF-8 bytes: a stable spread of ordering keys over partitions. */
+export function partitionOf(key: string, partitions: number): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(key, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % partitions;
+}

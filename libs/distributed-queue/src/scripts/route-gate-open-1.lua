@@ -1,0 +1,7 @@
+--[[
+  Opens a partition's resize gate once every old partition drained past its barrier.
+  KEYS[1] own
+  Returns: 1
+]]
+redis.call('HSET', KEYS[1], 'barrier', -1)
+return 1

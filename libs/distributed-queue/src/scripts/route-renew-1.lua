@@ -1,0 +1,16 @@
+--[[
+  Heartbeat of one partition: its owner extends the lease (and on `claim`, when a process starts consuming,
+  takes a new epoch so that a previous incarnation with the same machine id is fenced off).
+  KEYS[1] own
+  ARGV[1] machine id  ARGV[2] lease ms  ARGV[3] claim (0/1)
+  Returns: { 1, epoch, state } when the caller owns it, else { 0, owner or '', epoch }
+]]
+--- @include "includes/route"
+
+local own = KEYS[1]
+local r = redis.call('HMGET', own, 'owner', 'epoch', 'state')
+if r[1] ~= ARGV[1] then return { 0, r[1] or '', tonumber(r[2] or 0) } end
+local epoch = tonumber(r[2] or 0)
+if ARGV[3] == '1' then epoch = redis.call('HINCRBY', own, 'epoch', 1) end
+redis.call('HSET', own, 'lease', fmt(nowMs() + tonumber(ARGV[2])))
+return { 1, epoch, r[3] or 'active' }
