@@ -2,6 +2,8 @@
 export const TASK_WORKER_METADATA = 'distributed-queue:task-worker';
 /** Injection token of the shared Redis client for commands. */
 export const DISTRIBUTED_QUEUE_REDIS = Symbol('DISTRIBUTED_QUEUE_REDIS');
+/** Injection token of the route queue store (null without the `route` option). */
+export const ROUTE_STORE = Symbol('ROUTE_STORE');
 /** Injection token of the resolved module options. */
 export const DISTRIBUTED_QUEUE_RESOLVED_OPTIONS = Symbol('DISTRIBUTED_QUEUE_RESOLVED_OPTIONS');
 
@@ -9,3 +11,9 @@ export const DISTRIBUTED_QUEUE_RESOLVED_OPTIONS = Symbol('DISTRIBUTED_QUEUE_RESO
 export const pollIntervalName = (type: string): string => `distributed-queue:poll:${type}`;
 /** Name under which a type's lease renewal is registered in the SchedulerRegistry. */
 export const leaseIntervalName = (type: string): string => `distributed-queue:lease:${type}`;
+/** Name under which the route queue's heartbeat is registered in the SchedulerRegistry. */
+export const routeHeartbeatName = (qId: string): string => `distributed-queue:route-heartbeat:${qId}`;
+/** Name under which the route queue's scheduler round is registered in the SchedulerRegistry. */
+export const routeRebalanceName = (qId: string): string => `distributed-queue:route-rebalance:${qId}`;
+/** The internal delay-queue type that holds delayed ordered tasks until they are due. */
+export const routeDelayType = (qId: string): string => `__route__.${qId}`;

@@ -3,7 +3,7 @@ import { DiscoveryService, Reflector } from '@nestjs/core';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, TASK_WORKER_METADATA } from './distributed-queue.constants';
 import { DUPLICATE_WORKER, MISSING_HANDLE } from './distributed-queue.messages';
 import type { TaskWorkerMetadata } from './decorators';
-import { InvalidTaskWorkerError } from './errors';
+import { InvalidOptionsError, InvalidTaskWorkerError } from './errors';
 import type { ResolvedWorkerOptions, TaskHandler } from './interfaces';
 import { mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions } from './options/resolve-options';
 
@@ -44,6 +44,9 @@ export class DistributedQueueExplorer implements OnModuleInit {
     if (typeof handler.handle !== 'function') throw new InvalidTaskWorkerError(MISSING_HANDLE(className, type));
     validateWorkerOptions(options, `@TaskWorker('${type}')`);
     const resolved = mergeWorkerOptions(this.options.defaults, this.options.types[type], options);
+    if (resolved.ordered && !this.options.route) {
+      throw new InvalidOptionsError('route', `is required: ${className} is an ordered @TaskWorker('${type}')`);
+    }
     this.workers.set(type, { type, className, handler, options: resolved });
   }
 
@@ -54,5 +57,10 @@ export class DistributedQueueExplorer implements OnModuleInit {
 
   hasWorker(type: string): boolean {
     return this.workers.has(type);
+  }
+
+  /** Whether `type` is ordered: by its worker here, else by the `types` option. */
+  isOrdered(type: string): boolean {
+    return this.workers.get(type)?.options.ordered ?? this.options.types[type]?.ordered ?? false;
   }
 }

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE } from './distributed-queue.constants';
+import { RouteOrchestrator } from './route/route.orchestrator';
+import { RouteStore } from './route/route.store';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';
 import { ConfigurableDistributedQueueModule, DISTRIBUTED_QUEUE_MODULE_OPTIONS } from './distributed-queue.module-definition';
 import { DistributedQueueOrchestrator } from './distributed-queue.orchestrator';
@@ -44,10 +46,17 @@ const PrivateScheduleModule = {
       useFactory: (client: RedisClient, options: ResolvedModuleOptions) => new DelayQueueStore(client, options.keyPrefix),
       inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
     },
+    {
+      provide: ROUTE_STORE,
+      useFactory: (client: RedisClient, options: ResolvedModuleOptions) =>
+        options.route ? new RouteStore(client, options.keyPrefix, options.route) : null,
+      inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+    },
     DistributedQueueExplorer,
     DistributedQueueOrchestrator,
+    RouteOrchestrator,
     TaskSubmitService,
   ],
-  exports: [TaskSubmitService],
+  exports: [TaskSubmitService, RouteOrchestrator],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule {}

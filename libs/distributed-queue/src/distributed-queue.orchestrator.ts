@@ -3,8 +3,11 @@ import {
 } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import {
-  DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, leaseIntervalName, pollIntervalName,
+  DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, leaseIntervalName, pollIntervalName, routeDelayType,
 } from './distributed-queue.constants';
+import { TaskSubmitService } from './delay/task-submit.service';
+import type { Task } from './interfaces';
+import { mergeWorkerOptions } from './options/resolve-options';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';
 import { WORKERS_STARTED } from './distributed-queue.messages';
 import { DelayQueueStore } from './delay/delay-queue.store';
@@ -29,12 +32,21 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     private readonly explorer: DistributedQueueExplorer,
     private readonly store: DelayQueueStore,
     private readonly scheduler: SchedulerRegistry,
+    private readonly submitService: TaskSubmitService,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const workers = this.explorer.getWorkers();
+    const all = this.explorer.getWorkers();
+    const workers = all.filter((w) => !w.options.ordered);
+    const route = this.options.route;
+    if (route && all.some((w) => w.options.ordered)) {
+      // Delayed ordered tasks wait in the delay queue and enter their partition when due.
+      const handler = { handle: (task: Task<{ key: string; item: string }>) => this.submitService.enqueueDueOrdered(task.id, task.payload) };
+      const options = mergeWorkerOptions(this.options.defaults, { concurrency: 10 });
+      workers.push({ type: routeDelayType(route.qId), className: 'RouteDelayMover', handler, options });
+    }
     if (workers.length === 0) return;
     for (const { type, handler, options } of workers) {
       this.consumers.set(this.store.keys(type).events, new TaskConsumer(type, handler, options, this.store, this.options.keepDone, this.logger));

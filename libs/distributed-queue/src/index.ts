@@ -6,3 +6,6 @@ export * from './decorators';
 export * from './errors';
 export * from './interfaces';
 export { delayQueueKeys, type DelayQueueKeys } from './redis/queue-keys';
+export { routeHeartbeatName, routeRebalanceName } from './distributed-queue.constants';
+export { RouteOrchestrator } from './route/route.orchestrator';
+export { partitionOf, routeKeys, type RouteKeys, type PartitionKeys } from './route/route-keys';

@@ -1,11 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'crypto';
-import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { InvalidSubmitOptionsError, UnknownTaskTypeError } from '../errors';
 import type {
-  CancelResult, DeadTask, SubmitItem, SubmitOptions, SubmitResult, TaskInfo, TaskState,
+  CancelResult, DeadTask, OrderedDeadTask, OrderedSubmitOptions, OrderedSubmitResult, RouteStatus, SubmitItem,
+  SubmitOptions, SubmitResult, TaskInfo, TaskState,
 } from '../interfaces';
+import { encodeRouteItem, RouteProducer } from '../route/route-producer';
+import { readOrderedDead, readRouteStatus } from '../route/route-status';
+import type { RouteStore } from '../route/route.store';
 import { assertTaskType, type ResolvedModuleOptions } from '../options/resolve-options';
 import { DelayQueueStore, type Due, type NewTask } from './delay-queue.store';
 import { decodeError, decodeRecord, encodePayload } from './task-codec';
@@ -29,11 +33,71 @@ function parseJson(json: string): unknown {
 /** Submits, cancels, reschedules and inspects tasks; manages dead letters. Injectable anywhere. */
 @Injectable()
 export class TaskSubmitService {
+  private readonly producer?: RouteProducer;
+
   constructor(
     private readonly store: DelayQueueStore,
     private readonly explorer: DistributedQueueExplorer,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
-  ) {}
+    @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
+  ) {
+    if (routeStore) this.producer = new RouteProducer(routeStore);
+  }
+
+  /**
+   * Submits an ordered task: all tasks of one `key` run one after another in submission order, different
+   * keys in parallel. With `delay`/`runAt` it waits in the delay queue and enters its partition when due.
+   * The result tells what the partition did (`queued`, `discarded`, `dropped-oldest`; `scheduled` if delayed).
+   * @throws PartitionFullError (rejectStrategy Exception), InvalidSubmitOptionsError, UnknownTaskTypeError, InvalidPayloadError
+   */
+  async submitOrdered<P>(type: string, key: string, payload: P, options: OrderedSubmitOptions = {}): Promise<OrderedSubmitResult> {
+    const producer = this.orderedProducer(type);
+    if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
+      throw new InvalidSubmitOptionsError('key', `must be a non-empty string of at most 1024 characters, got ${JSON.stringify(key)}`);
+    }
+    for (const name of Object.keys(options)) {
+      if (!['id', 'delay', 'runAt'].includes(name)) throw new InvalidSubmitOptionsError(name, 'unknown option (known: id, delay, runAt)');
+    }
+    const id = options.id === undefined ? newId() : this.checkId(options.id);
+    const due = this.toDue(options);
+    const item = encodeRouteItem(id, type, key, encodePayload(payload, this.options.maxPayloadBytes), Date.now());
+    if ('at' in due || due.delay > 0) {
+      const { qId } = this.routeStore!.options;
+      await this.store.submit(routeDelayType(qId), [{ id, due, payload: JSON.stringify({ key, item }) }]);
+      return { id, partition: -1, outcome: 'scheduled' };
+    }
+    return producer.push(key, id, item);
+  }
+
+  /** @internal Moves a due delayed ordered task into its partition. */
+  async enqueueDueOrdered(id: string, { key, item }: { key: string; item: string }): Promise<void> {
+    if (!this.producer) throw new InvalidSubmitOptionsError('key', 'the route queue is not configured (module option "route")');
+    const result = await this.producer.push(key, id, item);
+    if (result.outcome === 'discarded') throw new Error(`partition ${result.partition} is full: delayed ordered task ${id} discarded`);
+  }
+
+  /** The route queue's partitions (owner, epoch, waiting, in flight, dead) and live machines. */
+  getRouteStatus(): Promise<RouteStatus> {
+    if (!this.routeStore) throw new InvalidSubmitOptionsError('route', 'the route queue is not configured (module option "route")');
+    return readRouteStatus(this.routeStore);
+  }
+
+  /** Dead letters of the route queue (at most `limit` per partition, oldest first). @default limit 100 */
+  listOrderedDead(limit = 100): Promise<OrderedDeadTask[]> {
+    if (!this.routeStore) throw new InvalidSubmitOptionsError('route', 'the route queue is not configured (module option "route")');
+    return readOrderedDead(this.routeStore, limit);
+  }
+
+  private orderedProducer(type: string): RouteProducer {
+    assertTaskType(type);
+    if (!this.producer) throw new InvalidSubmitOptionsError('key', 'ordered tasks need the route queue (module option "route")');
+    const known = this.explorer.hasWorker(type) || type in this.options.types;
+    if (known && !this.explorer.isOrdered(type)) {
+      throw new InvalidSubmitOptionsError('key', `type "${type}" is not ordered: use submit(), or mark it { ordered: true }`);
+    }
+    if (!known && this.options.strictTypes) throw new UnknownTaskTypeError(type);
+    return this.producer;
+  }
 
   /**
    * Submits one task and returns its id. When a task with the given id exists (delayed, ready, running or
@@ -135,6 +199,9 @@ export class TaskSubmitService {
     assertTaskType(type);
     if (this.options.strictTypes && !this.explorer.hasWorker(type) && !(type in this.options.types)) {
       throw new UnknownTaskTypeError(type);
+    }
+    if (this.explorer.isOrdered(type)) {
+      throw new InvalidSubmitOptionsError('key', `type "${type}" is ordered: use submitOrdered(type, key, payload)`);
     }
   }
 

@@ -1,0 +1,240 @@
+import type { LoggerService } from '@nestjs/common';
+import { CorruptTaskError, LeaseLostError, ShutdownError, TaskTimeoutError } from '../errors';
+import type { ResolvedWorkerOptions, TaskHandler } from '../interfaces';
+import { backoffDelay } from '../delay/task-codec';
+import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store';
+import { tryOpenGate } from './route-topology';
+
+/** An ordered worker: its handler and options. */
+export interface OrderedWorker {
+  handler: TaskHandler;
+  options: ResolvedWorkerOptions;
+}
+
+/** What a runner needs from its machine. */
+export interface RunnerContext {
+  store: RouteStore;
+  me: string;
+  workers: Map<string, OrderedWorker>;
+  logger: LoggerService;
+  /** True while this machine's claim on the partition is fresh enough to start new work. */
+  leaseFresh(partition: number): boolean;
+  /** Called when the loop ended (lost, released or stopped). */
+  onEnd(runner: PartitionRunner): void;
+}
+
+const IDLE_MS = 1000;
+const RETRY_MS = 200;
+
+const errorJson = (error: Error, attempts: number) => JSON.stringify({ name: error.name, message: error.message, attempts });
+
+/**
+ * Consumes one owned partition: takes a batch (replaying what a previous owner left in flight first), runs
+ * the keys of the batch in parallel and each key's tasks in order, acks as they finish, and hands the
+ * partition over cooperatively when asked. Every Redis write is fenced by (machine, epoch).
+ */
+export class PartitionRunner {
+  private stopping = false;
+  private ended = false;
+  private revoking = false;
+  private readonly sleepers = new Set<() => void>();
+  private readonly controllers = new Set<AbortController>();
+  private acks: number[] = [];
+  private dead: [number, string][] = [];
+  private flushing?: Promise<void>;
+  readonly done: Promise<void>;
+
+  constructor(
+    readonly partition: number,
+    readonly epoch: number,
+    private readonly ctx: RunnerContext,
+  ) {
+    this.done = this.loop().finally(() => {
+      this.ended = true;
+      ctx.onEnd(this);
+    });
+  }
+
+  /** Work arrived or ownership changed: look now. */
+  notify(): void {
+    for (const wake of [...this.sleepers]) wake();
+  }
+
+  /** The scheduler asked for the partition: finish the batch, then release it. */
+  revoke(): void {
+    this.revoking = true;
+    this.notify();
+  }
+
+  /** Ownership is gone (fenced): abort at once; the new owner replays what was in flight. */
+  lost(): void {
+    if (this.ended) return;
+    this.stopping = true;
+    for (const c of this.controllers) c.abort(new LeaseLostError(`partition ${this.partition}`));
+    this.notify();
+  }
+
+  /** Graceful stop: no new batch; the running one gets `timeoutMs`, then is aborted and left for the next owner. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    this.notify();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.done, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+    for (const c of this.controllers) c.abort(new ShutdownError());
+    await this.done;
+  }
+
+  /** Waits `ms` or until notified. */
+  private idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.sleepers.add(done);
+    });
+  }
+
+  private async loop(): Promise<void> {
+    const { store, me } = this.ctx;
+    const maxReplays = Math.max(...[...this.ctx.workers.values()].map((w) => w.options.maxAttempts), 1);
+    while (!this.stopping) {
+      if (!this.ctx.leaseFresh(this.partition)) {
+        await this.idle(RETRY_MS);
+        continue;
+      }
+      let taken;
+      try {
+        taken = await store.take(this.partition, me, this.epoch, maxReplays);
+      } catch (error) {
+        this.ctx.logger.warn?.(`[route p${this.partition}] take failed: ${(error as Error).message}`);
+        await this.idle(RETRY_MS);
+        continue;
+      }
+      switch (taken.status) {
+        case 'lost':
+          return;
+        case 'revoking':
+          if (await store.release(this.partition, me, this.epoch).catch(() => false)) return;
+          await this.idle(RETRY_MS);
+          break;
+        case 'gated':
+          if (!(await tryOpenGate(store, this.partition).catch(() => false))) await this.idle(RETRY_MS);
+          break;
+        case 'expired':
+          await this.idle(RETRY_MS);
+          break;
+        case 'empty':
+          if (!this.revoking) await this.idle(IDLE_MS);
+          break;
+        case 'ok':
+          await this.runBatch(taken.items, taken.replays);
+          break;
+      }
+    }
+  }
+
+  private async runBatch(raw: string[], replays: number): Promise<void> {
+    const chains = new Map<string, RouteItem[]>();
+    for (const entry of raw) {
+      const item = decodeRouteItem(entry);
+      if (!item) {
+        const seq = Number(/^(\d+):/.exec(entry)?.[1] ?? -1);
+        this.dead.push([seq, errorJson(new CorruptTaskError('ordered task record is unreadable'), 0)]);
+        continue;
+      }
+      const chain = chains.get(item.key);
+      if (chain) chain.push(item);
+      else chains.set(item.key, [item]);
+    }
+    const queue = [...chains.values()];
+    const lanes = Math.min(queue.length, this.ctx.store.options.keyConcurrency);
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        for (let chain = queue.shift(); chain; chain = queue.shift()) await this.runChain(chain, replays);
+      }),
+    );
+    // NOTE: everything finished must be acked before the next take, or the take would replay it.
+    while (!this.stopping || this.acks.length + this.dead.length > 0) {
+      try {
+        await this.flush();
+        return;
+      } catch (error) {
+        if (this.ended) return;
+        this.ctx.logger.warn?.(`[route p${this.partition}] ack failed, retrying: ${(error as Error).message}`);
+        await this.idle(RETRY_MS);
+      }
+    }
+  }
+
+  /** Runs one key's tasks in order; stops the key at a task that could not finish (lost or shutdown). */
+  private async runChain(chain: RouteItem[], replays: number): Promise<void> {
+    for (const item of chain) {
+      while (!this.stopping && !this.ctx.leaseFresh(this.partition)) await this.idle(RETRY_MS);
+      if (this.stopping) return;
+      const outcome = await this.runItem(item, replays);
+      if (outcome === 'aborted') return;
+      if (outcome === 'done') this.acks.push(item.seq);
+      else this.dead.push([item.seq, outcome]);
+      void this.flush().catch(() => undefined);
+    }
+  }
+
+  /** Runs a task with its retries; returns 'done', 'aborted' or the error json of a task to bury. */
+  private async runItem(item: RouteItem, replays: number): Promise<string> {
+    const worker = this.ctx.workers.get(item.type);
+    if (!worker) return errorJson(new Error(`no ordered @TaskWorker for type "${item.type}" on ${this.ctx.me}`), 0);
+    const { maxAttempts, timeoutMs, backoff } = worker.options;
+    for (let attempt = 1; ; attempt++) {
+      const controller = new AbortController();
+      this.controllers.add(controller);
+      const timer = setTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);
+      try {
+        const task = { id: item.id, type: item.type, key: item.key, payload: item.payload, attempt: attempt + replays, dueAt: item.at };
+        await Promise.race([
+          Promise.resolve().then(() => worker.handler.handle(task, controller.signal)),
+          new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
+        ]);
+        return 'done';
+      } catch (error) {
+        if (this.stopping) return 'aborted';
+        const failure = error instanceof Error ? error : new Error(String(error));
+        this.ctx.logger.warn?.(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt} failed: ${failure.message}`);
+        if (attempt >= maxAttempts) return errorJson(failure, attempt);
+        const until = performance.now() + backoffDelay(backoff, attempt);
+        while (!this.stopping && performance.now() < until) await this.idle(until - performance.now());
+        if (this.stopping) return 'aborted';
+      } finally {
+        clearTimeout(timer);
+        this.controllers.delete(controller);
+      }
+    }
+  }
+
+  /** Sends finished and buried seqs (one call in flight at a time). Fenced: a refusal means the partition is lost. */
+  private flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => (this.acks.length + this.dead.length > 0 ? this.flush() : undefined));
+    if (this.acks.length + this.dead.length === 0) return Promise.resolve();
+    const acks = this.acks;
+    const dead = this.dead;
+    this.acks = [];
+    this.dead = [];
+    this.flushing = this.ctx.store
+      .ack(this.partition, this.ctx.me, this.epoch, acks, dead)
+      .then(
+        (ok) => {
+          if (!ok) this.lost();
+        },
+        (error: unknown) => {
+          this.acks.unshift(...acks);
+          this.dead.unshift(...dead);
+          throw error;
+        },
+      )
+      .finally(() => (this.flushing = undefined));
+    return this.flushing;
+  }
+}

@@ -1,0 +1,173 @@
+import type { LoggerService } from '@nestjs/common';
+import { planAssignment } from './assignment';
+import { PartitionRunner, type OrderedWorker, type RunnerContext } from './partition-runner';
+import type { RouteStore } from './route.store';
+import { ensureTopology } from './route-topology';
+
+type PlainClient = {
+  hset(key: string, ...args: (string | number)[]): Promise<number>;
+  hdel(key: string, ...fields: (string | number)[]): Promise<number>;
+  hget(key: string, field: string): Promise<string | null>;
+  zrem(key: string, member: string): Promise<number>;
+  get(key: string): Promise<string | null>;
+  del(key: string): Promise<number>;
+  publish(channel: string, message: string): Promise<number>;
+};
+
+/**
+ * This application instance as a member of the route queue (seed 000's machine): registers and
+ * heartbeats, renews the leases of its partitions and runs one `PartitionRunner` per owned partition;
+ * when it holds the scheduler lock it evicts silent machines and (re)assigns partitions.
+ */
+export class RouteMachine {
+  private readonly runners = new Map<number, PartitionRunner>();
+  private readonly renewedAt = new Map<number, number>();
+  private beating?: Promise<void>;
+  private beatAgain = false;
+  private planning = false;
+  private stopped = false;
+  private readonly ctx: RunnerContext;
+
+  constructor(
+    private readonly store: RouteStore,
+    workers: Map<string, OrderedWorker>,
+    private readonly logger: LoggerService,
+  ) {
+    const { heartbeatMs, offlineMs } = store.options;
+    // NOTE: a claim is fresh while no eviction can have happened: the scheduler evicts after offlineMs without
+    // a heartbeat; one heartbeat period of margin covers the time the renewal took to arrive.
+    const freshFor = offlineMs - heartbeatMs;
+    this.ctx = {
+      store,
+      me: store.options.machineId,
+      workers,
+      logger,
+      leaseFresh: (p) => performance.now() - (this.renewedAt.get(p) ?? -Infinity) < freshFor,
+      onEnd: (runner) => {
+        if (this.runners.get(runner.partition) === runner) this.runners.delete(runner.partition);
+        if (!this.stopped) this.requestHeartbeat();
+      },
+    };
+  }
+
+  get id(): string {
+    return this.ctx.me;
+  }
+
+  /** Partitions this machine runs now. */
+  get owned(): number[] {
+    return [...this.runners.keys()].sort((a, b) => a - b);
+  }
+
+  /** Joins: registers, then takes part in scheduling at once. */
+  async start(): Promise<void> {
+    await ensureTopology(this.store, this.store.options.partitions);
+    await this.heartbeat();
+    await this.rebalance();
+  }
+
+  /** A message of the queue's events channel. */
+  onEvent(message: string): void {
+    if (this.stopped) return;
+    const [kind, arg] = message.split(':');
+    if (kind === 'p') this.runners.get(Number(arg))?.notify();
+    else if (kind === 'o') this.requestHeartbeat();
+    else if (kind === 'r') void this.rebalance();
+  }
+
+  /** Runs a heartbeat now, or right after the one in progress. */
+  requestHeartbeat(): void {
+    if (this.beating) this.beatAgain = true;
+    else void this.heartbeat();
+  }
+
+  /** Heartbeat (seed 000): record this machine; renew, start, hand over or drop its partitions. */
+  heartbeat(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.beating) return this.beating;
+    this.beating = this.beat()
+      .catch((error: Error) => this.logger.warn?.(`[route] heartbeat failed: ${error.message}`))
+      .finally(() => {
+        this.beating = undefined;
+        if (this.beatAgain) {
+          this.beatAgain = false;
+          void this.heartbeat();
+        }
+      });
+    return this.beating;
+  }
+
+  private async beat(): Promise<void> {
+    const sentAt = performance.now();
+    const planned = await this.store.heartbeat(this.ctx.me);
+    const check = new Set([...planned, ...this.runners.keys()]);
+    await Promise.all(
+      [...check].map(async (p) => {
+        const running = this.runners.get(p);
+        const claim = await this.store.renew(p, this.ctx.me, !running);
+        if (this.stopped) return;
+        if (!claim.owned) {
+          running?.lost();
+          return;
+        }
+        this.renewedAt.set(p, sentAt);
+        if (running && running.epoch !== claim.epoch) running.lost();
+        if (!running || running.epoch !== claim.epoch) {
+          const runner = new PartitionRunner(p, claim.epoch, this.ctx);
+          this.runners.set(p, runner);
+        }
+        if (claim.state === 'revoking') this.runners.get(p)?.revoke();
+      }),
+    );
+  }
+
+  /** Scheduler round (one machine at a time): evict, plan ⌊N/M⌋..⌈N/M⌉ per machine, move partitions. */
+  async rebalance(): Promise<void> {
+    if (this.planning || this.stopped) return;
+    this.planning = true;
+    try {
+      const { rebalanceMs, offlineMs } = this.store.options;
+      if (!(await this.store.lock(this.ctx.me, Math.min(3 * rebalanceMs, offlineMs)))) return;
+      const { live } = await this.store.evict();
+      live.sort();
+      const n = await this.store.partitionCount();
+      const client = this.store.redis as unknown as PlainClient;
+      const owners = await Promise.all(
+        Array.from({ length: n }, async (_, p) => (await client.hget(this.store.keys.partition(p).own, 'owner')) || undefined),
+      );
+      const plan = planAssignment(n, live, owners);
+      const fields = plan.flatMap((m, p) => (m ? [p, m] : []));
+      if (fields.length > 0) await client.hset(this.store.keys.assign, ...fields);
+      const unplanned = plan.flatMap((m, p) => (m ? [] : [p]));
+      if (unplanned.length > 0) await client.hdel(this.store.keys.assign, ...unplanned);
+      const alive = new Set(live);
+      await Promise.all(
+        plan.map((m, p) => (m ? this.store.assign(p, m, owners[p] !== undefined && alive.has(owners[p]!)) : undefined)),
+      );
+    } catch (error) {
+      this.logger.warn?.(`[route] rebalance failed: ${(error as Error).message}`);
+    } finally {
+      this.planning = false;
+    }
+  }
+
+  /**
+   * Leaves: stops the runners (running batches get `timeoutMs`), gives the partitions up and deregisters,
+   * so that the other machines take over at once instead of after the offline threshold.
+   */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopped = true;
+    await this.beating?.catch(() => undefined);
+    const runners = [...this.runners.values()];
+    await Promise.all(runners.map((r) => r.stop(timeoutMs)));
+    const client = this.store.redis as unknown as PlainClient;
+    try {
+      await Promise.all(runners.map((r) => this.store.leave(r.partition, this.ctx.me, r.epoch)));
+      await client.zrem(this.store.keys.machines, this.ctx.me);
+      if ((await client.get(this.store.keys.lock)) === this.ctx.me) await client.del(this.store.keys.lock);
+      await client.publish(this.store.keys.events, 'r');
+    } catch (error) {
+      this.logger.warn?.(`[route] leaving failed (the others take over after the offline threshold): ${(error as Error).message}`);
+    }
+  }
+}

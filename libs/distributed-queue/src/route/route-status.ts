@@ -1,0 +1,44 @@
+import type { OrderedDeadTask, RouteStatus } from '../interfaces';
+import { decodeRouteItem, type RouteStore } from './route.store';
+
+type ReadClient = {
+  zrange(key: string, start: number, stop: number, withScores: 'WITHSCORES'): Promise<string[]>;
+  hgetall(key: string): Promise<Record<string, string>>;
+  llen(key: string): Promise<number>;
+  hlen(key: string): Promise<number>;
+  lrange(key: string, start: number, stop: number): Promise<string[]>;
+};
+
+/** Who owns which partition, how much waits, and which machines are alive. */
+export async function readRouteStatus(store: RouteStore): Promise<RouteStatus> {
+  const client = store.redis as unknown as ReadClient;
+  const n = await store.partitionCount();
+  const partitions = await Promise.all(
+    Array.from({ length: n }, async (_, partition) => {
+      const k = store.keys.partition(partition);
+      const [own, waiting, inFlight, dead] = await Promise.all([client.hgetall(k.own), client.llen(k.list), client.hlen(k.inflight), client.llen(k.dead)]);
+      return { partition, owner: own.owner || null, epoch: Number(own.epoch ?? 0), state: own.state ?? 'active', waiting, inFlight, dead };
+    }),
+  );
+  const flat = await client.zrange(store.keys.machines, 0, -1, 'WITHSCORES');
+  const machines = [];
+  for (let i = 0; i < flat.length; i += 2) machines.push({ id: flat[i], lastHeartbeat: Number(flat[i + 1]) });
+  return { qId: store.options.qId, partitions, machines };
+}
+
+/** Dead letters of the route queue, per partition oldest first, at most `limit` per partition. */
+export async function readOrderedDead(store: RouteStore, limit: number): Promise<OrderedDeadTask[]> {
+  const client = store.redis as unknown as ReadClient;
+  const n = await store.partitionCount();
+  const lists = await Promise.all(Array.from({ length: n }, (_, p) => client.lrange(store.keys.partition(p).dead, 0, limit - 1)));
+  return lists.flatMap((entries, partition) =>
+    entries.map((entry) => {
+      const { item, diedAt, error } = JSON.parse(entry) as { item: string; diedAt: number; error: OrderedDeadTask['error'] };
+      const decoded = decodeRouteItem(item);
+      return {
+        partition, diedAt, error,
+        id: decoded?.id ?? '', type: decoded?.type ?? '', key: decoded?.key ?? '', payload: decoded?.payload ?? item,
+      };
+    }),
+  );
+}

@@ -1,0 +1,42 @@
+import { PartitionShrinkError } from '../errors';
+import type { RouteStore } from './route.store';
+
+type MetaClient = { hset(key: string, field: string, value: string): Promise<number>; hget(key: string, field: string): Promise<string | null> };
+
+/**
+ * Makes Redis hold `partitions` partitions: records the count on a new queue; on growth, sets resize
+ * barriers so that a key whose partition changed cannot overtake its own older tasks; refuses to shrink.
+ */
+export async function ensureTopology(store: RouteStore, partitions: number): Promise<void> {
+  let stored: number;
+  try {
+    [stored] = await store.topology(partitions);
+  } catch (error) {
+    const match = /SHRINK (\d+)/.exec((error as Error).message);
+    if (match) throw new PartitionShrinkError(store.options.qId, Number(match[1]), partitions);
+    throw error;
+  }
+  const existed = stored > 0;
+  const barriers: number[] = [];
+  for (let p = 0; p < partitions; p++) barriers.push(await store.initPartition(p, partitions, existed));
+  const meta = store.redis as unknown as MetaClient;
+  if (stored > 0 && stored < partitions) await meta.hset(store.keys.meta, 'barriers', JSON.stringify(barriers));
+}
+
+/**
+ * True when every partition drained what it held before the last resize, so gated items may run; opens
+ * the partition's gate then.
+ */
+export async function tryOpenGate(store: RouteStore, partition: number): Promise<boolean> {
+  const meta = store.redis as unknown as MetaClient;
+  const raw = await meta.hget(store.keys.meta, 'barriers');
+  if (!raw) return false;
+  const barriers = JSON.parse(raw) as number[];
+  for (let q = 0; q < barriers.length; q++) {
+    if (barriers[q] < 0) continue;
+    const pending = await store.progress(q);
+    if (pending >= 0 && pending <= barriers[q]) return false;
+  }
+  await store.openGate(partition);
+  return true;
+}

@@ -1,0 +1,67 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeHeartbeatName, routeRebalanceName } from '../distributed-queue.constants';
+import { DistributedQueueExplorer } from '../distributed-queue.explorer';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import { createRedisClient, closeRedisClient } from '../redis/redis-connection';
+import type { RedisClient } from '../redis/script-loader';
+import type { OrderedWorker } from './partition-runner';
+import { RouteMachine } from './route-machine';
+import { ensureTopology } from './route-topology';
+import type { RouteStore } from './route.store';
+
+/**
+ * Runs the route queue's membership: makes sure the partitions exist (every application, producers too),
+ * and where ordered workers exist joins as a machine with heartbeat and rebalance registered in the
+ * SchedulerRegistry; leaves before shutdown.
+ */
+@Injectable()
+export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('DistributedQueue');
+  private machine?: RouteMachine;
+  private subscriber?: RedisClient;
+
+  constructor(
+    private readonly explorer: DistributedQueueExplorer,
+    private readonly scheduler: SchedulerRegistry,
+    @Inject(ROUTE_STORE) private readonly store: RouteStore | null,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+  ) {}
+
+  /** This application's machine, when it runs ordered workers. */
+  get routeMachine(): RouteMachine | undefined {
+    return this.machine;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.store) return;
+    const workers = new Map<string, OrderedWorker>(
+      this.explorer.getWorkers().filter((w) => w.options.ordered).map((w) => [w.type, { handler: w.handler, options: w.options }]),
+    );
+    if (workers.size === 0) {
+      await ensureTopology(this.store, this.store.options.partitions);
+      return;
+    }
+    const machine = new RouteMachine(this.store, workers, this.logger);
+    this.machine = machine;
+    this.subscriber = createRedisClient(this.options.connection, 'subscriber', `dq:${this.options.keyPrefix}:route-subscriber`);
+    this.subscriber.on('message', (_channel: string, message: string) => machine.onEvent(message));
+    this.subscriber.on('ready', () => machine.requestHeartbeat());
+    this.subscriber.on('error', (error: Error) => this.logger.debug(`route subscriber: ${error.message}`));
+    await this.subscriber.subscribe(this.store.keys.events);
+    await machine.start();
+    const { heartbeatMs, rebalanceMs, qId } = this.store.options;
+    this.scheduler.addInterval(routeHeartbeatName(qId), setInterval(() => void machine.heartbeat(), heartbeatMs));
+    this.scheduler.addInterval(routeRebalanceName(qId), setInterval(() => void machine.rebalance(), rebalanceMs));
+    this.logger.log(`Route queue "${qId}": machine ${machine.id} joined for ${[...workers.keys()].join(', ')}`);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.machine || !this.store) return;
+    for (const name of [routeHeartbeatName(this.store.options.qId), routeRebalanceName(this.store.options.qId)]) {
+      if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
+    }
+    await this.machine.stop(this.options.shutdownTimeoutMs);
+    if (this.subscriber) await closeRedisClient(this.subscriber);
+  }
+}

@@ -1,0 +1,166 @@
+import type { RedisClient } from '../redis/script-loader';
+import type { ResolvedRouteOptions } from '../options/resolve-options';
+import { routeKeys, type RouteKeys } from './route-keys';
+
+type Arg = string | number;
+interface RouteScripts {
+  dqRoutePush(...args: Arg[]): Promise<string[]>;
+  dqRouteTake(...args: Arg[]): Promise<[string, number, ...string[]]>;
+  dqRouteAck(...args: Arg[]): Promise<number>;
+  dqRouteRenew(...args: Arg[]): Promise<[number, number | string, number | string]>;
+  dqRouteAssign(...args: Arg[]): Promise<'kept' | 'moved' | 'revoking'>;
+  dqRouteRelease(...args: Arg[]): Promise<number>;
+  dqRouteHeartbeat(...args: Arg[]): Promise<number[]>;
+  dqRouteEvict(...args: Arg[]): Promise<[number, string[], string[]]>;
+  dqRouteTopology(...args: Arg[]): Promise<[number, number]>;
+  dqRoutePartitionInit(...args: Arg[]): Promise<number>;
+  dqRouteProgress(...args: Arg[]): Promise<number>;
+  dqRouteGateOpen(...args: Arg[]): Promise<number>;
+  dqRouteLeave(...args: Arg[]): Promise<number>;
+}
+
+/** An item as stored: `<seq>:<json>` with json = { id, type, key, payload, at }. */
+export interface RouteItem {
+  seq: number;
+  id: string;
+  type: string;
+  key: string;
+  payload: unknown;
+  /** Submit time (ms, Redis clock of the producer's call... the producer's own clock). */
+  at: number;
+}
+
+export type TakeStatus = 'ok' | 'empty' | 'lost' | 'expired' | 'revoking' | 'gated';
+
+/** Decodes a stored item; null when it is corrupt. */
+export function decodeRouteItem(raw: string): RouteItem | null {
+  const match = /^(\d+):/.exec(raw);
+  if (!match) return null;
+  try {
+    const body = JSON.parse(raw.slice(match[0].length)) as Omit<RouteItem, 'seq'>;
+    if (typeof body.id !== 'string' || typeof body.type !== 'string' || typeof body.key !== 'string') return null;
+    return { seq: Number(match[1]), ...body };
+  } catch {
+    return null;
+  }
+}
+
+/** Typed calls of the route queue scripts for one qId. */
+export class RouteStore {
+  readonly keys: RouteKeys;
+  private readonly log: string;
+
+  constructor(
+    private readonly client: RedisClient,
+    prefix: string,
+    readonly options: ResolvedRouteOptions,
+  ) {
+    this.keys = routeKeys(prefix, options.qId);
+    this.log = options.luaLog ? '1' : '0';
+  }
+
+  private get s(): RouteScripts {
+    return this.client as unknown as RouteScripts;
+  }
+
+  /** Appends encoded items to a partition. */
+  push(partition: number, n: number, items: string[]): Promise<string[]> {
+    const k = this.keys.partition(partition);
+    const { maxPartitionSize, rejectStrategy } = this.options;
+    return this.s.dqRoutePush(k.list, k.own, n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, ...items);
+  }
+
+  async take(partition: number, me: string, epoch: number, maxReplays: number): Promise<{ status: TakeStatus; replays: number; items: string[] }> {
+    const k = this.keys.partition(partition);
+    const [status, replays, ...items] = await this.s.dqRouteTake(k.list, k.own, k.inflight, k.dead, me, epoch, this.options.batchSize, maxReplays, this.log);
+    return { status: status as TakeStatus, replays: Number(replays), items };
+  }
+
+  /** Acks seqs and buries failed ones; false when fenced (not the owner any more). */
+  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][]): Promise<boolean> {
+    const k = this.keys.partition(partition);
+    const args: Arg[] = [k.own, k.inflight, k.dead, me, epoch, this.options.maxDeadLetters, acked.length, ...acked];
+    for (const [seq, error] of dead) args.push(seq, error);
+    return (await this.s.dqRouteAck(...args)) === 1;
+  }
+
+  async renew(partition: number, me: string, claim: boolean): Promise<{ owned: boolean; epoch: number; state: string; owner: string }> {
+    const k = this.keys.partition(partition);
+    const [owned, a, b] = await this.s.dqRouteRenew(k.own, me, this.options.idleMs, claim ? 1 : 0);
+    return owned === 1
+      ? { owned: true, epoch: Number(a), state: String(b), owner: me }
+      : { owned: false, epoch: Number(b), state: '', owner: String(a) };
+  }
+
+  assign(partition: number, desired: string, ownerAlive: boolean): Promise<'kept' | 'moved' | 'revoking'> {
+    const k = this.keys.partition(partition);
+    const { idleMs, offlineMs } = this.options;
+    return this.s.dqRouteAssign(k.own, desired, ownerAlive ? 1 : 0, idleMs, offlineMs, this.keys.events, partition, this.log);
+  }
+
+  async release(partition: number, me: string, epoch: number): Promise<boolean> {
+    const k = this.keys.partition(partition);
+    return (await this.s.dqRouteRelease(k.own, me, epoch, this.options.idleMs, this.keys.events, partition)) === 1;
+  }
+
+  /** Records this machine as alive; returns the partitions the plan gives it. */
+  async heartbeat(me: string): Promise<number[]> {
+    const [, ...partitions] = await this.s.dqRouteHeartbeat(this.keys.machines, this.keys.assign, me);
+    return partitions.map(Number);
+  }
+
+  /** Evicts silent machines; returns live machines and the current plan. */
+  async evict(): Promise<{ live: string[]; plan: Map<number, string> }> {
+    const [, live, flat] = await this.s.dqRouteEvict(this.keys.machines, this.keys.assign, this.options.offlineMs, this.log);
+    const plan = new Map<number, string>();
+    for (let i = 0; i < flat.length; i += 2) plan.set(Number(flat[i]), flat[i + 1]);
+    return { live, plan };
+  }
+
+  /** Takes the scheduler lock (or renews it when held); true when this machine holds it. */
+  async lock(me: string, ttlMs: number): Promise<boolean> {
+    const client = this.client as unknown as {
+      set(...args: Arg[]): Promise<string | null>;
+      get(key: string): Promise<string | null>;
+      pexpire(key: string, ms: number): Promise<number>;
+    };
+    if ((await client.set(this.keys.lock, me, 'PX', ttlMs, 'NX')) === 'OK') return true;
+    if ((await client.get(this.keys.lock)) !== me) return false;
+    await client.pexpire(this.keys.lock, ttlMs);
+    return true;
+  }
+
+  topology(partitions: number): Promise<[number, number]> {
+    return this.s.dqRouteTopology(this.keys.meta, partitions);
+  }
+
+  /** Sets a partition's count; returns its barrier (-1 = none). `existed`: the queue had partitions before. */
+  initPartition(partition: number, n: number, existed: boolean): Promise<number> {
+    return this.s.dqRoutePartitionInit(this.keys.partition(partition).own, n, existed ? 1 : 0);
+  }
+
+  /** Gives a partition up on shutdown. */
+  async leave(partition: number, me: string, epoch: number): Promise<boolean> {
+    return (await this.s.dqRouteLeave(this.keys.partition(partition).own, me, epoch, this.keys.events, partition)) === 1;
+  }
+
+  /** The partition count recorded in Redis (0 before the first start). */
+  async partitionCount(): Promise<number> {
+    return Number((await (this.client as unknown as { hget(k: string, f: string): Promise<string | null> }).hget(this.keys.meta, 'partitions')) ?? 0);
+  }
+
+  /** Smallest seq still waiting or in flight in a partition (-1: drained). */
+  progress(partition: number): Promise<number> {
+    const k = this.keys.partition(partition);
+    return this.s.dqRouteProgress(k.list, k.inflight).then(Number);
+  }
+
+  openGate(partition: number): Promise<number> {
+    return this.s.dqRouteGateOpen(this.keys.partition(partition).own);
+  }
+
+  /** The plain client, for reads that need no script. */
+  get redis(): RedisClient {
+    return this.client;
+  }
+}

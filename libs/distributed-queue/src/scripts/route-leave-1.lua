@@ -1,0 +1,14 @@
+--[[
+  A machine shutting down gives a partition up at once (its in-flight items stay for the next owner).
+  KEYS[1] own
+  ARGV[1] machine id  ARGV[2] epoch  ARGV[3] events channel  ARGV[4] partition number
+  Returns: 1 given up, 0 not ours
+]]
+--- @include "includes/route"
+
+local own = KEYS[1]
+if not isOwner(own, ARGV[1], ARGV[2]) then return 0 end
+redis.call('HINCRBY', own, 'epoch', 1)
+redis.call('HSET', own, 'owner', '', 'state', 'active', 'next', '', 'lease', 0)
+redis.call('PUBLISH', ARGV[3], 'o:' .. ARGV[4])
+return 1
