@@ -12,6 +12,11 @@ export interface Task<P = unknown> {
   readonly dueAt: number;
   /** The ordering key, for ordered tasks. */
   readonly key?: string;
+  /**
+   * Ordered tasks: the partition and its ownership epoch. The epoch grows every time the partition changes
+   * owner; store it with your side effects to refuse writes from a stale owner (a fencing token).
+   */
+  readonly fence?: { partition: number; epoch: number };
 }
 
 /** What a `@TaskWorker` class implements. */

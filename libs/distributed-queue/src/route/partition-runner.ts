@@ -193,7 +193,8 @@ export class PartitionRunner {
       this.controllers.add(controller);
       const timer = setTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);
       try {
-        const task = { id: item.id, type: item.type, key: item.key, payload: item.payload, attempt: attempt + replays, dueAt: item.at };
+        const fence = { partition: this.partition, epoch: this.epoch };
+        const task = { id: item.id, type: item.type, key: item.key, payload: item.payload, attempt: attempt + replays, dueAt: item.at, fence };
         await Promise.race([
           Promise.resolve().then(() => worker.handler.handle(task, controller.signal)),
           new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
