@@ -110,7 +110,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue under 
           }
         }
         expect(killed).toBeGreaterThanOrEqual(round === 0 ? 2 : 1);
-        const id = (await waitFor(() => app.submit.submit('ck', { round }).catch(() => null), { timeoutMs: 5000 })) as string;
+        const id = await waitFor(() => app.submit.submit('ck', { round }).catch(() => null), { timeoutMs: 5000 });
         await waitFor(() => ran.includes(id), { timeoutMs: 5000, message: `task submitted after CLIENT KILL round ${round} ran` });
       }
     } finally {

@@ -25,7 +25,7 @@ function describe(value: unknown): string {
  * Exceptions thrown by `fn` count as "not yet". Each attempt is itself bounded by the
  * remaining budget, so a hanging `fn` cannot make waitFor hang.
  */
-export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitForOptions = {}): Promise<T> {
+export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitForOptions = {}): Promise<NonNullable<T>> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const intervalMs = opts.intervalMs ?? 20;
   const deadline = Date.now() + timeoutMs;
@@ -46,7 +46,7 @@ export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitForOptions 
       if (result === timedOut) {
         last = { error: new Error(`attempt still pending after ${Math.max(remaining, 1)}ms`) };
       } else {
-        if (result) return result as T;
+        if (result) return result as NonNullable<T>;
         last = { value: result as T };
       }
     } catch (error) {

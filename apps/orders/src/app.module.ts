@@ -1,11 +1,13 @@
 import { DynamicModule, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DistributedQueueModule } from '../../../libs/distributed-queue/src';
 import { APP_CONFIG, AppConfig, AppConfigModule, AppOptions } from './app.config';
+import { LedgerModule } from './ledger/ledger.module';
 import { OrdersModule } from './orders/orders.module';
 
 /**
  * The orders sample: `AppModule.register({ redisUrl })`. The queue module is configured with
- * `forRootAsync`, its options built from the injected app config.
+ * `forRootAsync`, its options built from the injected app config: the delay queue (orders) and the route
+ * queue (`route`, ordered tasks: the ledger).
  */
 @Module({})
 export class AppModule implements OnApplicationShutdown {
@@ -20,16 +22,17 @@ export class AppModule implements OnApplicationShutdown {
         DistributedQueueModule.forRootAsync({
           imports: [config],
           inject: [APP_CONFIG],
-          useFactory: ({ redisUrl, keyPrefix }: AppConfig) => ({ connection: redisUrl, keyPrefix }),
+          useFactory: ({ redisUrl, keyPrefix, route }: AppConfig) => ({ connection: redisUrl, keyPrefix, route: { ...route } }),
         }),
         OrdersModule,
+        LedgerModule,
       ],
     };
   }
 
   /**
-   * Nest runs the root module's hooks last (imported and global modules first), so the queue's and the
-   * orders' Redis connections are closed by the time this runs.
+   * Nest runs the root module's hooks last (imported and global modules first), so the queue's, the
+   * orders' and the ledger's Redis connections are closed by the time this runs.
    */
   async onApplicationShutdown(signal?: string): Promise<void> {
     await this.config.onShutdown?.();

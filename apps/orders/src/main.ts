@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'net';
+import { hostname } from 'os';
+import { APP_CONFIG, AppConfig } from './app.config';
 import { AppModule } from './app.module';
 import { intFromEnv, StartupError } from './env';
 import { MAX_CLOSE_AFTER_MS } from './orders/create-order.input';
@@ -8,8 +10,8 @@ import { resolveRedis } from './redis-bootstrap';
 
 const logger = new Logger('OrdersApp');
 
-function printUsage(base: string, closeAfterMs: number): void {
-  logger.log(`Orders sample listening on ${base} (unpaid orders close after ${closeAfterMs} ms)`);
+function printUsage(base: string, closeAfterMs: number, machineId: string): void {
+  logger.log(`Orders sample listening on ${base} (unpaid orders close after ${closeAfterMs} ms; route queue machine ${machineId})`);
   console.log(
     [
       '',
@@ -18,6 +20,10 @@ function printUsage(base: string, closeAfterMs: number): void {
       `  curl -s -X POST ${base}/orders -H 'content-type: application/json' -d '{"item":"pen","amount":2,"closeAfterMs":5000}'`,
       `  curl -s -X POST ${base}/orders/<id>/pay`,
       `  curl -s ${base}/orders/<id>`,
+      `  curl -s -X POST ${base}/accounts/alice/events -H 'content-type: application/json' -d '{"type":"deposit","amount":100}'`,
+      `  curl -s -X POST ${base}/accounts/alice/events -H 'content-type: application/json' -d '{"type":"withdraw","amount":30}'`,
+      `  curl -s ${base}/accounts/alice`,
+      `  curl -s ${base}/route/status`,
       'Stop with Ctrl-C.',
       '',
     ].join('\n'),
@@ -27,10 +33,12 @@ function printUsage(base: string, closeAfterMs: number): void {
 async function bootstrap(): Promise<void> {
   const port = intFromEnv('PORT', 3000, 0, 65535);
   const closeAfterMs = intFromEnv('ORDER_CLOSE_AFTER_MS', 30_000, 0, MAX_CLOSE_AFTER_MS);
+  // One machine id per copy sharing a Redis; tied to the port (not the pid) so a restarted copy resumes its partitions.
+  const machineId = process.env.MACHINE_ID?.trim() || (port === 0 ? undefined : `${hostname()}:${port}`);
   const redis = await resolveRedis(logger);
   try {
     // abortOnError: false makes start-up errors reject (instead of process.abort()), so the local Redis is stopped.
-    const app = await NestFactory.create(AppModule.register({ redisUrl: redis.url, closeAfterMs, onShutdown: redis.stop }), {
+    const app = await NestFactory.create(AppModule.register({ redisUrl: redis.url, closeAfterMs, route: { machineId }, onShutdown: redis.stop }), {
       abortOnError: false,
     });
     app.enableShutdownHooks(); // SIGINT/SIGTERM: workers finish, connections close, then onShutdown stops a local Redis
@@ -41,7 +49,7 @@ async function bootstrap(): Promise<void> {
       throw error;
     }
     const { port: actual } = app.getHttpServer().address() as AddressInfo;
-    printUsage(`http://localhost:${actual}`, closeAfterMs);
+    printUsage(`http://localhost:${actual}`, closeAfterMs, app.get<typeof APP_CONFIG, AppConfig>(APP_CONFIG).route.machineId);
   } catch (error) {
     await redis.stop();
     throw error;

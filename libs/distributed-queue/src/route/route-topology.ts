@@ -8,19 +8,20 @@ type MetaClient = { hset(key: string, field: string, value: string): Promise<num
  * barriers so that a key whose partition changed cannot overtake its own older tasks; refuses to shrink.
  */
 export async function ensureTopology(store: RouteStore, partitions: number): Promise<void> {
-  let stored: number;
+  let previous: number;
   try {
-    [stored] = await store.topology(partitions);
+    [, previous] = await store.topology(partitions);
   } catch (error) {
     const match = /SHRINK (\d+)/.exec((error as Error).message);
     if (match) throw new PartitionShrinkError(store.options.qId, Number(match[1]), partitions);
     throw error;
   }
-  const existed = stored > 0;
+  // NOTE: every decision below derives from what Redis holds, so instances starting together agree.
+  const grown = previous > 0;
   const barriers: number[] = [];
-  for (let p = 0; p < partitions; p++) barriers.push(await store.initPartition(p, partitions, existed));
+  for (let p = 0; p < partitions; p++) barriers.push(await store.initPartition(p, partitions, grown));
   const meta = store.redis as unknown as MetaClient;
-  if (stored > 0 && stored < partitions) await meta.hset(store.keys.meta, 'barriers', JSON.stringify(barriers));
+  if (grown) await meta.hset(store.keys.meta, 'barriers', JSON.stringify(barriers));
 }
 
 /**

@@ -134,9 +134,9 @@ export class RouteStore {
     return this.s.dqRouteTopology(this.keys.meta, partitions);
   }
 
-  /** Sets a partition's count; returns its barrier (-1 = none). `existed`: the queue had partitions before. */
-  initPartition(partition: number, n: number, existed: boolean): Promise<number> {
-    return this.s.dqRoutePartitionInit(this.keys.partition(partition).own, n, existed ? 1 : 0);
+  /** Sets a partition's count; returns its barrier (-1 = none). `grown`: the queue grew from a smaller count. */
+  initPartition(partition: number, n: number, grown: boolean): Promise<number> {
+    return this.s.dqRoutePartitionInit(this.keys.partition(partition).own, n, grown ? 1 : 0);
   }
 
   /** Gives a partition up on shutdown. */
