@@ -22,7 +22,12 @@ export async function startQueueApp(
   @Module({ imports: [DistributedQueueModule.forRoot(options)], providers: workers })
   class TestAppModule {}
   const app = await NestFactory.createApplicationContext(TestAppModule, { logger: ['error'], abortOnError: false });
-  await app.init();
+  try {
+    await app.init();
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   let closed = false;
   return {
     app,

@@ -1,6 +1,8 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeHeartbeatName, routeRebalanceName } from '../distributed-queue.constants';
+import {
+  DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeHeartbeatName, routeRebalanceName,
+} from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { createRedisClient, closeRedisClient } from '../redis/redis-connection';
@@ -26,6 +28,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
     private readonly scheduler: SchedulerRegistry,
     @Inject(ROUTE_STORE) private readonly store: RouteStore | null,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
   ) {}
 
   /** This application's machine, when it runs ordered workers. */
@@ -34,6 +37,16 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    try {
+      await this.join();
+    } catch (error) {
+      // NOTE: Nest cannot close an application whose bootstrap failed: close our connections ourselves.
+      await Promise.all([this.subscriber && closeRedisClient(this.subscriber), closeRedisClient(this.redis)]);
+      throw error;
+    }
+  }
+
+  private async join(): Promise<void> {
     if (!this.store) return;
     const workers = new Map<string, OrderedWorker>(
       this.explorer.getWorkers().filter((w) => w.options.ordered).map((w) => [w.type, { handler: w.handler, options: w.options }]),
