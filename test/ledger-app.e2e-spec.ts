@@ -148,7 +148,7 @@ function replay(events: { type: EventType; amount: number }[]): { balance: numbe
       expect(got.lastEvents.map((e: any) => [e.type, e.amount])).toEqual(events.map((e) => [e.type, e.amount]));
       expect(got.lastEvents.map((e: any) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
       for (const e of got.lastEvents) expect(e.machine).toBe(machineId);
-      expect(await redis.hget(`${keyPrefix}:account:${account}`, 'balance')).toBe(String(Math.round(expected.balance * 100)));
+      expect(await redis.hget(`${keyPrefix}:account:{${account}}`, 'balance')).toBe(String(Math.round(expected.balance * 100)));
     }
     // Sanity of the fixture: both accounts a and c see rejections, so the order was really exercised.
     expect(replay(plan.get('acc-a')!).results).toContain('rejected');
@@ -203,6 +203,6 @@ function replay(events: { type: EventType; amount: number }[]): { balance: numbe
     expect(badId.status).toBe(400);
     expect((await call('GET', '/accounts/has%20space')).status).toBe(400);
     expect((await call('GET', '/accounts/acc-bad')).status).toBe(404);
-    expect(await redis.exists(`${keyPrefix}:account:acc-bad`)).toBe(0);
+    expect(await redis.exists(`${keyPrefix}:account:{acc-bad}`)).toBe(0);
   });
 });

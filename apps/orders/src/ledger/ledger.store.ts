@@ -67,9 +67,9 @@ interface StoredEntry {
 }
 
 /**
- * Accounts in Redis, on a connection of their own: the hash `<keyPrefix>:account:<id>`, its event log
+ * Accounts in Redis, on a connection of their own: the hash `<keyPrefix>:account:{<id>}` (one slot per account), its event log
  * `...:events` and its seen event ids `...:seen`. The three keys of an account are used together in one
- * script, so this needs a standalone Redis (like the orders store), not a cluster.
+ * script; the hash tag keeps them in one cluster slot.
  */
 @Injectable()
 export class LedgerStore implements OnApplicationShutdown {
@@ -89,7 +89,7 @@ export class LedgerStore implements OnApplicationShutdown {
   }
 
   key(accountId: string): string {
-    return `${this.config.keyPrefix}:account:${accountId}`;
+    return `${this.config.keyPrefix}:account:{${accountId}}`;
   }
 
   /** Applies an event once (see APPLY_LUA). */
