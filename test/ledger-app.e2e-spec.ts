@@ -6,15 +6,12 @@ import { partitionOf } from '../libs/distributed-queue/src';
 import { AppModule } from '../apps/orders/src/app.module';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
+import { httpCall, type Reply } from './support/http';
 
 /** The ledger example of the orders sample (apps/orders/src/ledger): ordered tasks over HTTP, standalone Redis. */
 const single = getTargets().find((t) => t.name === 'single');
 const redisUrl = typeof single?.connection === 'string' ? single.connection : undefined;
 
-interface Reply {
-  status: number;
-  body: any;
-}
 
 type EventType = 'deposit' | 'withdraw';
 
@@ -39,16 +36,7 @@ function replay(events: { type: EventType; amount: number }[]): { balance: numbe
   let base: string;
   let redis: Redis;
 
-  async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Reply> {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(5000),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  }
+  const call = (method: 'GET' | 'POST', path: string, body?: unknown): Promise<Reply> => httpCall(base, method, path, body);
 
   async function postEvent(account: string, body: Record<string, unknown>): Promise<any> {
     const reply = await call('POST', `/accounts/${account}/events`, body);

@@ -5,15 +5,12 @@ import type { AddressInfo } from 'net';
 import { AppModule } from '../apps/orders/src/app.module';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
+import { httpCall, type Reply } from './support/http';
 
 /** The orders sample app (apps/orders) over HTTP, against the standalone test Redis. */
 const single = getTargets().find((t) => t.name === 'single');
 const redisUrl = typeof single?.connection === 'string' ? single.connection : undefined;
 
-interface Reply {
-  status: number;
-  body: any;
-}
 
 (redisUrl ? describe : describe.skip)('orders sample app', () => {
   const keyPrefix = uniquePrefix('orders-app');
@@ -21,16 +18,7 @@ interface Reply {
   let base: string;
   let redis: Redis;
 
-  async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Reply> {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(5000),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  }
+  const call = (method: 'GET' | 'POST', path: string, body?: unknown): Promise<Reply> => httpCall(base, method, path, body);
 
   async function createOrder(body: Record<string, unknown>): Promise<any> {
     const reply = await call('POST', '/orders', body);

@@ -1,45 +1,17 @@
-import { killAllChildren, type ChildHandle } from './support/child';
-import { connect, startQueueApp, type QueueApp } from './support/queue-app';
-import { checkLog, readLog, routeTestOptions, startMachine, submitLoad } from './support/route';
-import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
+import { connect, type QueueApp } from './support/queue-app';
+import { checkLog, readLog, submitLoad, useRouteMachines } from './support/route';
+import { getTargets, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
 type Status = Awaited<ReturnType<QueueApp['submit']['getRouteStatus']>>;
 const owned = (status: Status, machine: string) => status.partitions.filter((p) => p.owner === machine).map((p) => p.partition);
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('route queue machines on %s', (_name, target: RedisTarget) => {
-  let producer: QueueApp | undefined;
-  afterEach(async () => {
-    await producer?.close();
-    producer = undefined;
-    await killAllChildren();
-  });
-
-  async function setup(label: string, machines: string[], slowMs = '3') {
-    const prefix = uniquePrefix(label);
-    const qId = `q-${label}`;
-    producer = await startQueueApp({
-      connection: target.connection, keyPrefix: prefix, workers: false,
-      types: { ledger: { ordered: true } }, route: routeTestOptions(qId, 'producer'),
-    });
-    const children = new Map<string, ChildHandle>();
-    const start = (m: string) => {
-      const child = startMachine(target, prefix, qId, m, { DQ_SLOW_MS: slowMs });
-      children.set(m, child);
-      return child.waitForMessage((msg) => msg.type === 'ready', 30_000);
-    };
-    await Promise.all(machines.map(start));
-    const submit = producer.submit;
-    await waitFor(async () => {
-      const s = await submit.getRouteStatus();
-      return machines.every((m) => owned(s, m).length >= Math.floor(8 / machines.length));
-    }, { timeoutMs: 10_000, message: 'partitions balanced' });
-    return { prefix, qId, children, start, submit };
-  }
+  const setup = useRouteMachines(target);
 
   it('a paused owner (SIGSTOP past its eviction, then SIGCONT) processes nothing it no longer owns', async () => {
     // Slow tasks and a backlog: the owner is paused in the middle of a batch with tasks still to start.
-    const { prefix, children, submit } = await setup('pause', ['m1', 'm2'], '40');
+    const { prefix, children, submit } = await setup('pause', ['m1', 'm2'], { DQ_SLOW_MS: '40' });
     const keys = Array.from({ length: 64 }, (_, i) => `p-${i}`);
     const client = connect(target);
     try {
@@ -77,7 +49,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue machin
   });
 
   it('a machine restarted with the same identity resumes its partitions', async () => {
-    const { prefix, children, start, submit } = await setup('restart', ['m1', 'm2']);
+    const { prefix, children, start, submit } = await setup('restart', ['m1', 'm2'], { DQ_SLOW_MS: '3' });
     const keys = Array.from({ length: 100 }, (_, i) => `r-${i}`);
     const client = connect(target);
     try {

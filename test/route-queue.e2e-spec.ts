@@ -1,42 +1,14 @@
-import { killAllChildren, type ChildHandle } from './support/child';
-import { startQueueApp, type QueueApp } from './support/queue-app';
-import { checkLog, readLog, routeTestOptions, startMachine, submitLoad } from './support/route';
-import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
+import type { QueueApp } from './support/queue-app';
+import { balanced, checkLog, readLog, startMachine, submitLoad, useRouteMachines } from './support/route';
+import { getTargets, type RedisTarget } from './support/targets';
 import { connect } from './support/queue-app';
 import { waitFor } from './support/wait';
 
-type Status = Awaited<ReturnType<QueueApp['submit']['getRouteStatus']>>;
-
-const ownersOf = (status: Status) => status.partitions.map((p) => p.owner);
-const balanced = (status: Status, machines: string[]) => {
-  const counts = machines.map((m) => status.partitions.filter((p) => p.owner === m && p.state === 'active').length);
-  const n = status.partitions.length;
-  return counts.every((c) => c >= Math.floor(n / machines.length) && c <= Math.ceil(n / machines.length));
-};
+const ownersOf = (status: Awaited<ReturnType<QueueApp['submit']['getRouteStatus']>>) => status.partitions.map((p) => p.owner);
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('route queue on %s', (_name, target: RedisTarget) => {
   const redis = () => connect(target);
-  let producer: QueueApp | undefined;
-  afterEach(async () => {
-    await producer?.close();
-    producer = undefined;
-    await killAllChildren();
-  });
-
-  async function setup(label: string, machines: string[], env: Record<string, string> = {}) {
-    const prefix = uniquePrefix(label);
-    const qId = `q-${label}`;
-    producer = await startQueueApp({
-      connection: target.connection, keyPrefix: prefix, workers: false,
-      types: { ledger: { ordered: true } }, route: routeTestOptions(qId, 'producer'),
-    });
-    const children = new Map<string, ChildHandle>();
-    for (const m of machines) children.set(m, startMachine(target, prefix, qId, m, env));
-    await Promise.all([...children.values()].map((c) => c.waitForMessage((msg) => msg.type === 'ready', 30_000)));
-    const submit = producer.submit;
-    await waitFor(async () => balanced(await submit.getRouteStatus(), machines), { timeoutMs: 10_000, message: 'partitions balanced' });
-    return { prefix, qId, children, submit };
-  }
+  const setup = useRouteMachines(target);
 
   it('keeps per-key order across 3 machines with thousands of keys, all in parallel; nothing lost', async () => {
     const { prefix, submit } = await setup('order', ['m1', 'm2', 'm3']);

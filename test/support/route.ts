@@ -1,7 +1,9 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { RouteQueueOptions, TaskSubmitService } from '../../libs/distributed-queue/src';
-import { spawnChild, type ChildHandle } from './child';
-import type { RedisTarget } from './targets';
+import { killAllChildren, spawnChild, type ChildHandle } from './child';
+import { startQueueApp, type QueueApp } from './queue-app';
+import { uniquePrefix, type RedisTarget } from './targets';
+import { waitFor } from './wait';
 
 /** Fast membership settings the route tests use: heartbeat 500 ms, offline 2 s. */
 export function routeTestOptions(qId: string, machineId: string, partitions = 8): RouteQueueOptions {
@@ -78,4 +80,46 @@ export async function submitLoad(submit: TaskSubmitService, keys: string[], perK
     await Promise.all(keys.map((k) => submit.submitOrdered('ledger', k, { n })));
     if (paceMs > 0) await new Promise((resolve) => setTimeout(resolve, paceMs));
   }
+}
+
+type RouteStatus = Awaited<ReturnType<TaskSubmitService['getRouteStatus']>>;
+
+/** True when every machine holds ⌊N/M⌋..⌈N/M⌉ active partitions. */
+export function balanced(status: RouteStatus, machines: string[]): boolean {
+  const n = status.partitions.length;
+  return machines.every((m) => {
+    const c = status.partitions.filter((p) => p.owner === m && p.state === 'active').length;
+    return c >= Math.floor(n / machines.length) && c <= Math.ceil(n / machines.length);
+  });
+}
+
+/**
+ * Jest hooks for route suites: `setup` starts a producer app and machine processes and waits until the
+ * partitions are balanced; everything is stopped after each test.
+ */
+export function useRouteMachines(target: RedisTarget) {
+  let producer: QueueApp | undefined;
+  afterEach(async () => {
+    await producer?.close();
+    producer = undefined;
+    await killAllChildren();
+  });
+  return async function setup(label: string, machines: string[], env: Record<string, string> = {}) {
+    const prefix = uniquePrefix(label);
+    const qId = `q-${label}`;
+    producer = await startQueueApp({
+      connection: target.connection, keyPrefix: prefix, workers: false,
+      types: { ledger: { ordered: true } }, route: routeTestOptions(qId, 'producer'),
+    });
+    const children = new Map<string, ChildHandle>();
+    const start = (m: string) => {
+      const child = startMachine(target, prefix, qId, m, env);
+      children.set(m, child);
+      return child.waitForMessage((msg) => msg.type === 'ready', 30_000);
+    };
+    await Promise.all(machines.map(start));
+    const submit = producer.submit;
+    await waitFor(async () => balanced(await submit.getRouteStatus(), machines), { timeoutMs: 10_000, message: 'partitions balanced' });
+    return { prefix, qId, children, start, submit };
+  };
 }
