@@ -1,0 +1,158 @@
+import { Queue, Worker } from 'bullmq';
+import type { Row } from './report';
+import { percentiles, until } from './stats';
+import { spawnChild, type ChildHandle } from '../test/support/child';
+import { startQueueApp } from '../test/support/queue-app';
+import type { Context } from './workloads';
+
+/** Order bookkeeping: a task starts for the first time only after every earlier task of its key started. */
+class OrderLog {
+  private readonly seen = new Map<string, Set<number>>();
+  starts = 0;
+  violations = 0;
+  readonly lastStart = new Map<number, { at: number; machine: string }>();
+
+  record(key: string, n: number): void {
+    this.starts++;
+    let set = this.seen.get(key);
+    if (!set) this.seen.set(key, (set = new Set()));
+    if (!set.has(n) && n !== set.size) this.violations++;
+    set.add(n);
+  }
+
+  distinct(): number {
+    let total = 0;
+    for (const set of this.seen.values()) total += set.size;
+    return total;
+  }
+}
+
+function shape(quick: boolean) {
+  return quick ? { keys: 100, perKey: 20 } : { keys: 500, perKey: 40 };
+}
+
+async function startMachines(ctx: Context, url: string, prefix: string, names: string[], log: OrderLog): Promise<Map<string, ChildHandle>> {
+  const children = new Map<string, ChildHandle>();
+  for (const machine of names) {
+    const child = spawnChild('bench/route-worker.ts', { BENCH_URL: url, BENCH_PREFIX: prefix, BENCH_QID: 'bench', BENCH_MACHINE: machine });
+    children.set(machine, child);
+  }
+  await Promise.all([...children.values()].map((c) => c.waitForMessage((m) => m.type === 'ready', 60_000)));
+  void ctx;
+  // Collect the starts each machine reports.
+  const consumed = new Map<string, number>();
+  const poll = setInterval(() => {
+    for (const [machine, child] of children) {
+      const from = consumed.get(machine) ?? 0;
+      for (let i = from; i < child.messages.length; i++) {
+        const m = child.messages[i];
+        if (m.type !== 'starts') continue;
+        for (const line of m.items as string[]) {
+          const [key, n, partition, at] = line.split('|');
+          log.record(key, Number(n));
+          log.lastStart.set(Number(partition), { at: Number(at), machine });
+        }
+      }
+      consumed.set(machine, child.messages.length);
+    }
+  }, 10);
+  (children as unknown as { poll: NodeJS.Timeout }).poll = poll;
+  return children;
+}
+
+async function submitOrdered(submit: (key: string, n: number) => Promise<unknown>, keys: number, perKey: number): Promise<void> {
+  for (let n = 0; n < perKey; n++) await Promise.all(Array.from({ length: keys }, (_, k) => submit(`key-${k}`, n)));
+}
+
+/** 3. Ordered: keys × tasks in order per key; this library with 2 processes vs BullMQ at concurrency 1 and 50. */
+export async function ordered(ctx: Context, url: string): Promise<Row[]> {
+  const { keys, perKey } = shape(ctx.quick);
+  const total = keys * perKey;
+  const rows: Row[] = [];
+  await ctx.redis.flushall();
+  {
+    const log = new OrderLog();
+    const children = await startMachines(ctx, url, 'bench', ['w1', 'w2'], log);
+    const producer = await startQueueApp({ connection: url, keyPrefix: 'bench', workers: false, types: { ordered: { ordered: true } }, route: { qId: 'bench', partitions: 8 } });
+    const t0 = performance.now();
+    await submitOrdered((key, n) => producer.submit.submitOrdered('ordered', key, { n }), keys, perKey);
+    await until(() => log.distinct() >= total, 120_000, 10);
+    const seconds = (performance.now() - t0) / 1000;
+    clearInterval((children as unknown as { poll: NodeJS.Timeout }).poll);
+    for (const child of children.values()) child.kill('SIGKILL');
+    await producer.close();
+    rows.push({
+      workload: `3. ordered ${keys} keys × ${perKey}`,
+      system: 'this library (route queue, 2 processes)',
+      figures: { 'tasks/s': Math.round(total / seconds), 'order violations': log.violations, missing: total - log.distinct(), duplicates: log.starts - log.distinct() },
+      key: { name: 'tasks/s', value: total / seconds },
+    });
+  }
+  for (const concurrency of [1, 50]) {
+    await ctx.redis.flushall();
+    const { hostname, port } = new URL(url);
+    const connection = { host: hostname, port: Number(port) };
+    const queue = new Queue('ordered', { connection });
+    const log = new OrderLog();
+    const worker = new Worker('ordered', async (job) => {
+      log.record(job.data.key, job.data.n);
+      if (job.data.n % 2 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    }, { connection, concurrency });
+    await worker.waitUntilReady();
+    const t0 = performance.now();
+    await submitOrdered((key, n) => queue.add('ordered', { key, n }, { removeOnComplete: { count: 1000 } }), keys, perKey);
+    await until(() => log.distinct() >= total, 600_000, 10);
+    const seconds = (performance.now() - t0) / 1000;
+    await worker.close();
+    await queue.close();
+    rows.push({
+      workload: `3. ordered ${keys} keys × ${perKey}`,
+      system: `bullmq concurrency ${concurrency}`,
+      figures: { 'tasks/s': Math.round(total / seconds), 'order violations': log.violations, missing: total - log.distinct() },
+      key: concurrency === 1 ? { name: 'tasks/s', value: total / seconds } : undefined,
+    });
+  }
+  return rows;
+}
+
+/** 5. Failover: 3 route-queue processes under load, one SIGKILLed: time until its partitions process again. */
+export async function failover(ctx: Context, url: string): Promise<Row[]> {
+  const { keys, perKey } = shape(ctx.quick);
+  const total = keys * perKey;
+  await ctx.redis.flushall();
+  const log = new OrderLog();
+  const children = await startMachines(ctx, url, 'bench', ['w1', 'w2', 'w3'], log);
+  const producer = await startQueueApp({ connection: url, keyPrefix: 'bench', workers: false, types: { ordered: { ordered: true } }, route: { qId: 'bench', partitions: 8 } });
+  await until(() => false, 1500);
+  const load = (async () => {
+    for (let n = 0; n < perKey; n++) {
+      await Promise.all(Array.from({ length: keys }, (_, k) => producer.submit.submitOrdered('ordered', `key-${k}`, { n })));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  await until(() => log.distinct() >= total / 4, 60_000, 5);
+  const status = await producer.submit.getRouteStatus();
+  const victim = status.partitions.filter((p) => p.owner === 'w2').map((p) => p.partition);
+  children.get('w2')!.kill('SIGKILL');
+  const killedAt = Date.now();
+  const back = await until(() => victim.every((p) => (log.lastStart.get(p)?.at ?? 0) > killedAt), 30_000, 5);
+  const recovery = Date.now() - killedAt;
+  await load;
+  await until(() => log.distinct() >= total, 60_000, 10);
+  clearInterval((children as unknown as { poll: NodeJS.Timeout }).poll);
+  for (const child of children.values()) child.kill('SIGKILL');
+  await producer.close();
+  void percentiles;
+  return [
+    {
+      workload: '5. failover (heartbeat 0.5 s, offline 2 s, period 0.5 s)',
+      system: 'this library (route queue, 3 processes)',
+      figures: {
+        'partitions processing again after ms': back ? recovery : `not within 30 s`,
+        lost: total - log.distinct(),
+        'order violations': log.violations,
+      },
+    },
+    { workload: '5. failover (heartbeat 0.5 s, offline 2 s, period 0.5 s)', system: 'bullmq', figures: { 'n/a': 'no partitions or per-key order outside BullMQ Pro' } },
+  ];
+}

@@ -1,0 +1,48 @@
+import { writeFileSync } from 'fs';
+import { cpus } from 'os';
+import { join } from 'path';
+
+/** One row of the table: a workload measured on one system. */
+export interface Row {
+  workload: string;
+  system: string;
+  /** Named figures, printed in order. */
+  figures: Record<string, string | number>;
+  /** The figure compared across systems (higher is better unless `lowerIsBetter`). */
+  key?: { name: string; value: number; lowerIsBetter?: boolean };
+}
+
+function ratio(rows: Row[], row: Row): string {
+  if (!row.key) return '';
+  const bull = rows.find((r) => r.workload === row.workload && r.system.startsWith('bullmq') && r.key?.name === row.key!.name);
+  if (!bull || bull === row || !bull.key || !Number.isFinite(bull.key.value) || bull.key.value === 0) return '';
+  const value = row.key.lowerIsBetter ? bull.key.value / row.key.value : row.key.value / bull.key.value;
+  return `${value.toFixed(2)}× ${row.key.name}`;
+}
+
+/** The table as Markdown. */
+export function renderTable(rows: Row[]): string {
+  const lines = ['| workload | system | figures | vs BullMQ |', '| --- | --- | --- | --- |'];
+  for (const row of rows) {
+    const figures = Object.entries(row.figures).map(([k, v]) => `${k} ${v}`).join(', ');
+    lines.push(`| ${row.workload} | ${row.system} | ${figures} | ${ratio(rows, row)} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Writes docs/benchmarks.md with the machine and the date. */
+export function writeReport(rows: Row[], meta: { redis: string; quick: boolean; seconds: number }): string {
+  const text = [
+    '# Benchmarks',
+    '',
+    `Run ${new Date().toISOString()} with \`npm run bench${meta.quick ? ' -- --quick' : ''}\` in ${meta.seconds} s on ${cpus().length} cores ` +
+      `(${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, Redis ${meta.redis} (a redis-server the benchmark starts ` +
+      'on a free port, stock settings but no RDB snapshots). Both systems run the same tasks with ~100-byte payloads in the same run. ' +
+      'Ratios: this library over BullMQ (for latency and memory: BullMQ over this library), so above 1 is better.',
+    '',
+    renderTable(rows),
+    '',
+  ].join('\n');
+  if (!meta.quick) writeFileSync(join(__dirname, '..', 'docs', 'benchmarks.md'), text);
+  return text;
+}

@@ -1,0 +1,52 @@
+/**
+ * `npm run bench [-- --quick]`: every workload on this library and on BullMQ in one run, against a
+ * redis-server started here on a free port; prints one table and writes docs/benchmarks.md.
+ */
+import 'reflect-metadata';
+import { Redis } from 'ioredis';
+import { startRedisServer } from '../test/support/redis-server';
+import { renderTable, writeReport, type Row } from './report';
+import { bullmq, ours } from './systems';
+import { delayed, immediate, memory, scale, type Context } from './workloads';
+import { failover, ordered } from './ordered';
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const only = process.argv.find((a) => a.startsWith('--only='))?.slice(7).split(',');
+  const started = Date.now();
+  const server = await startRedisServer({ extraArgs: ['--save', ''] });
+  const redis = new Redis(server.url);
+  const ctx: Context = {
+    redis,
+    quick,
+    make: { ours: () => ours(server.url, `bench${Date.now()}`), bullmq: () => bullmq(server.url, `bench${Date.now()}`) },
+  };
+  const rows: Row[] = [];
+  const workloads: [string, () => Promise<Row[]>][] = [
+    ['immediate', () => immediate(ctx)],
+    ['delayed', () => delayed(ctx)],
+    ['ordered', () => ordered(ctx, server.url)],
+    ['memory', () => memory(ctx)],
+    ['failover', () => failover(ctx, server.url)],
+    ['scale', () => scale(ctx)],
+  ];
+  try {
+    for (const [name, run] of workloads) {
+      if (only && !only.includes(name)) continue;
+      process.stderr.write(`running ${name}...\n`);
+      rows.push(...(await run()));
+    }
+    const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? '?';
+    writeReport(rows, { redis: version, quick: quick || !!only, seconds: Math.round((Date.now() - started) / 1000) });
+    console.log(renderTable(rows));
+  } finally {
+    redis.disconnect();
+    await server.remove();
+  }
+  process.exit(0);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,80 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Task } from '../libs/distributed-queue/src';
+import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
+
+/** A task start as a benchmark sees it: when it started and when it was due (epoch ms). */
+export interface Start {
+  id: string;
+  dueAt: number;
+  at: number;
+}
+
+/** The same operations on both systems. */
+export interface System {
+  name: string;
+  /** Adds tasks (delay ms each) as fast as the system allows; resolves when all are stored. */
+  submit(items: { payload: unknown; delay: number }[]): Promise<void>;
+  /** Starts a worker at `concurrency`; `onStart` runs at each handler start. */
+  work(concurrency: number, onStart: (start: Start) => void | Promise<void>): Promise<void>;
+  close(): Promise<void>;
+}
+
+const CHUNK = 1000;
+
+async function inChunks<T>(items: T[], parallel: number, fn: (chunk: T[]) => Promise<unknown>): Promise<void> {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) chunks.push(items.slice(i, i + CHUNK));
+  let next = 0;
+  await Promise.all(Array.from({ length: parallel }, async () => {
+    while (next < chunks.length) await fn(chunks[next++]);
+  }));
+}
+
+/** This library, through its Nest module as an application uses it. */
+export function ours(url: string, prefix: string): System {
+  const apps: QueueApp[] = [];
+  let producer: QueueApp | undefined;
+  return {
+    name: 'this library',
+    async submit(items) {
+      producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} } });
+      apps.push(producer);
+      await inChunks(items, 4, (chunk) => producer!.submit.submitMany('bench', chunk.map((i) => ({ payload: i.payload, delay: i.delay }))));
+    },
+    async work(concurrency, onStart) {
+      const W = workerClass('bench', { concurrency }, (task: Task) => onStart({ id: task.id, dueAt: task.dueAt, at: Date.now() }));
+      apps.push(await startQueueApp({ connection: url, keyPrefix: prefix }, [W]));
+    },
+    async close() {
+      await Promise.all(apps.map((a) => a.close()));
+    },
+  };
+}
+
+/** BullMQ with its defaults, completed jobs trimmed to the last 1000 like this library's keepDone. */
+export function bullmq(url: string, name: string): System {
+  const { hostname, port } = new URL(url);
+  const connection = { host: hostname, port: Number(port) };
+  const queue = new Queue(name, { connection });
+  let worker: Worker | undefined;
+  return {
+    name: 'bullmq',
+    async submit(items) {
+      await inChunks(items, 4, (chunk) =>
+        queue.addBulk(chunk.map((i) => ({ name: 'bench', data: i.payload, opts: { delay: i.delay || undefined, removeOnComplete: { count: 1000 } } }))),
+      );
+    },
+    async work(concurrency, onStart) {
+      worker = new Worker(
+        name,
+        async (job: Job) => onStart({ id: String(job.id), dueAt: job.timestamp + (job.opts.delay ?? 0), at: Date.now() }),
+        { connection, concurrency },
+      );
+      await worker.waitUntilReady();
+    },
+    async close() {
+      await worker?.close();
+      await queue.close();
+    },
+  };
+}

@@ -1,0 +1,149 @@
+import type { Redis } from 'ioredis';
+import type { Row } from './report';
+import { nodeCpu, payload, percentiles, sampleServer, until } from './stats';
+import type { Start, System } from './systems';
+
+export interface Context {
+  redis: Redis;
+  quick: boolean;
+  make: { ours: () => System; bullmq: () => System };
+}
+
+async function each(ctx: Context, fn: (system: System) => Promise<Row>): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const make of [ctx.make.ours, ctx.make.bullmq]) {
+    await ctx.redis.flushall();
+    const system = make();
+    try {
+      rows.push(await fn(system));
+    } finally {
+      await system.close();
+    }
+  }
+  return rows;
+}
+
+/** 1. Immediate: bulk submit, then one worker at concurrency 50 with a no-op handler. */
+export function immediate(ctx: Context): Promise<Row[]> {
+  const n = ctx.quick ? 10_000 : 50_000;
+  return each(ctx, async (system) => {
+    const items = Array.from({ length: n }, (_, i) => ({ payload: payload(i), delay: 0 }));
+    const before = await sampleServer(ctx.redis);
+    const cpu0 = nodeCpu();
+    const t0 = performance.now();
+    await system.submit(items);
+    const submitted = performance.now();
+    let done = 0;
+    await system.work(50, () => {
+      done++;
+    });
+    await until(() => done >= n, 120_000);
+    const t1 = performance.now();
+    const after = await sampleServer(ctx.redis);
+    return {
+      workload: `1. immediate ${n}`,
+      system: system.name,
+      figures: {
+        'submit/s': Math.round(n / ((submitted - t0) / 1000)),
+        'process/s': Math.round(n / ((t1 - submitted) / 1000)),
+        'cmds/task': ((after.calls - before.calls) / n).toFixed(1),
+        'node CPU s': (nodeCpu() - cpu0).toFixed(1),
+        'redis CPU s': (after.cpu - before.cpu).toFixed(1),
+      },
+      key: { name: 'process/s', value: n / ((t1 - submitted) / 1000) },
+    };
+  });
+}
+
+function lateness(starts: Start[], n: number, submittedAt: number) {
+  const distinct = new Set(starts.map((s) => s.id)).size;
+  const late = starts.map((s) => s.at - s.dueAt);
+  const after = starts.filter((s) => s.dueAt > submittedAt).map((s) => s.at - s.dueAt);
+  return {
+    all: percentiles(late),
+    after: percentiles(after),
+    early: late.filter((l) => l < 0).length,
+    missing: n - distinct,
+    duplicated: starts.length - distinct,
+  };
+}
+
+/** 2. Delayed: tasks due uniformly over the next seconds; lateness of handler start against due time. */
+export function delayed(ctx: Context): Promise<Row[]> {
+  const n = ctx.quick ? 5000 : 20_000;
+  const spreadMs = ctx.quick ? 3000 : 10_000;
+  return each(ctx, async (system) => {
+    const starts: Start[] = [];
+    await system.work(50, (s) => {
+      starts.push(s);
+    });
+    const items = Array.from({ length: n }, (_, i) => ({ payload: payload(i), delay: Math.floor((i / n) * spreadMs) }));
+    await system.submit(items);
+    const submittedAt = Date.now();
+    await until(() => starts.length >= n, spreadMs + 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const r = lateness(starts, n, submittedAt);
+    return {
+      workload: `2. delayed ${n} over ${spreadMs / 1000} s`,
+      system: system.name,
+      figures: {
+        'late p50/p99/max ms (all)': `${r.all.p50}/${r.all.p99}/${r.all.max}`,
+        'late p50/p99/max ms (due after submit)': `${r.after.p50}/${r.after.p99}/${r.after.max}`,
+        early: r.early,
+        missing: r.missing,
+        duplicated: r.duplicated,
+      },
+      key: { name: 'p99 lateness (all)', value: r.all.p99, lowerIsBetter: true },
+    };
+  });
+}
+
+/** 4. Memory: Redis bytes per pending delayed task. */
+export function memory(ctx: Context): Promise<Row[]> {
+  const n = ctx.quick ? 20_000 : 100_000;
+  return each(ctx, async (system) => {
+    const before = await sampleServer(ctx.redis);
+    await system.submit(Array.from({ length: n }, (_, i) => ({ payload: payload(i), delay: 3_600_000 })));
+    const after = await sampleServer(ctx.redis);
+    const perTask = (after.memory - before.memory) / n;
+    return {
+      workload: `4. memory, ${n} pending delayed`,
+      system: system.name,
+      figures: { 'bytes/task': Math.round(perTask) },
+      key: { name: 'bytes/task', value: perTask, lowerIsBetter: true },
+    };
+  });
+}
+
+/** 6. Scale: many pending delayed tasks; submit rate, memory, lateness of tasks due meanwhile. */
+export function scale(ctx: Context): Promise<Row[]> {
+  const n = ctx.quick ? 100_000 : 1_000_000;
+  const probes = 2000;
+  return each(ctx, async (system) => {
+    const before = await sampleServer(ctx.redis);
+    const t0 = performance.now();
+    await system.submit(Array.from({ length: n }, (_, i) => ({ payload: payload(i), delay: 3_600_000 + i })));
+    const seconds = (performance.now() - t0) / 1000;
+    const after = await sampleServer(ctx.redis);
+    const starts: Start[] = [];
+    await system.work(50, (s) => {
+      starts.push(s);
+    });
+    await system.submit(Array.from({ length: probes }, (_, i) => ({ payload: payload(i), delay: 500 + Math.floor((i / probes) * 3000) })));
+    const submittedAt = Date.now();
+    await until(() => starts.length >= probes, 60_000);
+    const r = lateness(starts, probes, submittedAt);
+    return {
+      workload: `6. scale: ${n} pending + ${probes} due over 3 s`,
+      system: system.name,
+      figures: {
+        'submit/s': Math.round(n / seconds),
+        'bytes/task': Math.round((after.memory - before.memory) / n),
+        'late p50/p99/max ms': `${r.all.p50}/${r.all.p99}/${r.all.max}`,
+        early: r.early,
+        missing: r.missing,
+      },
+      key: { name: 'submit/s', value: n / seconds },
+    };
+  });
+}
