@@ -113,8 +113,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
       ran.push(task.id);
     });
     const app = await start({ connection: target.connection, keyPrefix }, [W]);
-    await redis.hset(keys.jobs, 'bad-header', 'garbage');
-    await redis.hset(keys.jobs, 'bad-json', '0:0:0::{not json');
+    await redis.hset(keys.jobs, 'bad-header', '~garbage');
+    await redis.hset(keys.jobs, 'bad-json', '{not json');
     await redis.zadd(keys.waiting, 0, 'bad-header', 0, 'bad-json', 0, 'missing');
     await app.submit.submit('corrupt', { ok: true }, { id: 'good' });
     await waitFor(() => ran.includes('good'), { timeoutMs: 3000 });
@@ -122,7 +122,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
     const dead = await app.submit.listDead('corrupt');
     const byId = Object.fromEntries(dead.tasks.map((t) => [t.id, t]));
     expect(byId['bad-header'].error).toMatchObject({ name: 'CorruptTaskError', message: expect.stringContaining('unreadable') });
-    expect(byId['bad-header'].raw).toBe('garbage');
+    expect(byId['bad-header'].raw).toBe('~garbage');
     expect(byId['missing'].error.message).toContain('missing');
     expect(byId['bad-json'].error).toMatchObject({ name: 'CorruptTaskError', message: expect.stringContaining('JSON') });
     expect(ran).toEqual(['good']);

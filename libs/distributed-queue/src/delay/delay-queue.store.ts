@@ -6,7 +6,7 @@ type Arg = string | number;
 type Reply = unknown;
 /** The scripts of `scripts/`, as `defineScripts` adds them to the client. */
 interface ScriptCommands {
-  dqSubmit(...args: Arg[]): Promise<number[]>;
+  dqSubmit(...args: Arg[]): Promise<[number, ...(string | number)[]]>;
   dqTake(...args: Arg[]): Promise<[number, number, string[], ...Arg[]]>;
   dqFail(...args: Arg[]): Promise<number>;
   dqRelease(...args: Arg[]): Promise<number>;
@@ -22,7 +22,7 @@ interface ScriptCommands {
 /** When a task is due: `delay` ms after Redis's now, or at absolute epoch ms `at`. */
 export type Due = { delay: number } | { at: number };
 
-/** A task to add: id, due time and its payload already serialised. */
+/** A task to add: id ('' = generated), due time and its payload already serialised. */
 export interface NewTask {
   id: string;
   due: Due;
@@ -90,13 +90,15 @@ export class DelayQueueStore {
     return keys;
   }
 
-  /** Adds tasks (at most ~1000 per call); returns which ones were created. */
-  async submit(type: string, tasks: NewTask[]): Promise<boolean[]> {
+  /** Adds tasks (at most ~1000 per call); returns each one's id and whether it was created. */
+  async submit(type: string, tasks: NewTask[]): Promise<{ id: string; created: boolean }[]> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.jobs, k.events];
+    const args: Arg[] = [k.waiting, k.jobs, k.seq, k.events];
     for (const task of tasks) args.push(task.id, ...dueArgs(task.due), task.payload);
-    const reply = await this.scripts.dqSubmit(...args);
-    return reply.slice(1).map((flag) => flag === 1);
+    const [, ...flat] = await this.scripts.dqSubmit(...args);
+    const out = [];
+    for (let i = 0; i < flat.length; i += 2) out.push({ id: String(flat[i]), created: flat[i + 1] === 1 });
+    return out;
   }
 
   /** Acks finished tasks and reserves up to `count` due ones. */

@@ -17,7 +17,10 @@ export function encodePayload(payload: unknown, maxBytes: number): string {
   return json;
 }
 
-/** A stored record: `<attempts>:<token>:<due>:<flags>:<payload json>` (see scripts/includes/common.lua). */
+/**
+ * A stored record: the bare payload JSON until the task first runs, then
+ * `~<attempts>:<token>:<due>:<flags>:<payload json>` (see scripts/includes/common.lua).
+ */
 export interface DecodedRecord {
   attempts: number;
   token: number;
@@ -26,10 +29,11 @@ export interface DecodedRecord {
   payload: string;
 }
 
-const RECORD = /^(\d+):(\d+):(\d+):([a-z]*):/;
+const RECORD = /^~(\d+):(\d+):(\d+):([a-z]*):/;
 
-/** Splits a record; null when it is not one. */
-export function decodeRecord(record: string): DecodedRecord | null {
+/** Splits a record; null when it is not one. `dueAt` is the score, for a bare record. */
+export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
+  if (!record.startsWith('~')) return { attempts: 0, token: 0, dueAt, flags: '', payload: record };
   const match = RECORD.exec(record);
   if (!match) return null;
   return {

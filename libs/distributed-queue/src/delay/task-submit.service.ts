@@ -119,9 +119,7 @@ export class TaskSubmitService {
     const tasks = items.map((item, index) => this.toNewTask(item, index));
     const results: SubmitResult[] = [];
     for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
-      const chunk = tasks.slice(i, i + SUBMIT_CHUNK);
-      const created = await this.store.submit(type, chunk);
-      chunk.forEach((task, j) => results.push({ id: task.id, created: created[j] }));
+      results.push(...(await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK))));
     }
     return results;
   }
@@ -149,9 +147,9 @@ export class TaskSubmitService {
   /** The task's state with its record (attempts, due time, payload, last error). */
   async getTask<P = unknown>(type: string, id: string): Promise<TaskInfo<P>> {
     assertTaskType(type);
-    const { state, record, error } = await this.store.get(type, this.checkId(id));
+    const { state, record, error, score } = await this.store.get(type, this.checkId(id));
     const info: TaskInfo<P> = { id, type, state };
-    const decoded = record ? decodeRecord(record) : null;
+    const decoded = record ? decodeRecord(record, score ?? 0) : null;
     if (decoded) {
       info.attempts = decoded.attempts;
       info.dueAt = decoded.dueAt;
@@ -213,7 +211,7 @@ export class TaskSubmitService {
       if (!SUBMIT_KEYS.includes(key)) throw new InvalidSubmitOptionsError(key, `unknown option (known: ${SUBMIT_KEYS.join(', ')})`);
     }
     return {
-      id: item.id === undefined ? newId() : this.checkId(item.id),
+      id: item.id === undefined ? '' : this.checkId(item.id, true),
       due: this.toDue(item),
       payload: encodePayload(item.payload, this.options.maxPayloadBytes),
     };
@@ -237,10 +235,12 @@ export class TaskSubmitService {
     return { delay: ms };
   }
 
-  private checkId(id: unknown): string {
+  /** `fresh`: an id for a new delayed task, where `#...` is reserved for generated ids. */
+  private checkId(id: unknown, fresh = false): string {
     if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
       throw new InvalidSubmitOptionsError('id', `must be a non-empty string of at most 256 characters, got ${JSON.stringify(id)}`);
     }
+    if (fresh && id.startsWith('#')) throw new InvalidSubmitOptionsError('id', `ids starting with "#" are generated ones, got ${JSON.stringify(id)}`);
     return id;
   }
 }

@@ -7,8 +7,10 @@ export interface DelayQueueKeys {
   waiting: string;
   /** ZSET id -> lease deadline (ms): reserved (running) tasks. */
   active: string;
-  /** HASH id -> record `<attempts>:<token>:<due>:<flags>:<payload json>`. */
+  /** HASH id -> record: the bare payload JSON until the task first runs, then `~<attempts>:<token>:<due>:<flags>:<payload json>`. */
   jobs: string;
+  /** STRING counter of generated ids (`#<base 36>`). */
+  seq: string;
   /** ZSET id -> time of death (ms): dead letters. */
   dead: string;
   /** HASH id -> last error (JSON) of retried and dead tasks. */
@@ -26,6 +28,7 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     waiting: `${base}:waiting`,
     active: `${base}:active`,
     jobs: `${base}:jobs`,
+    seq: `${base}:seq`,
     dead: `${base}:dead`,
     errors: `${base}:errors`,
     done: `${base}:done`,

@@ -8,14 +8,18 @@
 
 local waiting, jobs, id = KEYS[1], KEYS[2], ARGV[1]
 if not redis.call('ZSCORE', waiting, id) then return -1 end
-local r = parseRecord(redis.call('HGET', jobs, id))
+local rec = redis.call('HGET', jobs, id)
+local r = parseRecord(rec)
 if r == nil then return -1 end
 local now = nowMs()
 local due = tonumber(ARGV[3])
 if ARGV[2] == 'd' then due = now + due end
 local before = headScore(waiting)
-r.due = due
-redis.call('HSET', jobs, id, encodeRecord(r))
+if string.byte(rec, 1) == 126 then
+  -- a bare record has no due time of its own: its score is enough
+  r.due = due
+  redis.call('HSET', jobs, id, encodeRecord(r))
+end
 redis.call('ZADD', waiting, due, id)
 wakeIfEarlier(ARGV[4], before, due, now)
 return due

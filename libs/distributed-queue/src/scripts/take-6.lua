@@ -87,14 +87,19 @@ end
 
 -- 3. Reserve due tasks.
 local out = { now, -1, refused }
-local ids = redis.call('ZRANGEBYSCORE', waiting, '-inf', now, 'LIMIT', 0, count)
+local scored = redis.call('ZRANGEBYSCORE', waiting, '-inf', now, 'WITHSCORES', 'LIMIT', 0, count)
+local ids, dues = {}, {}
+for i = 1, #scored, 2 do
+  ids[#ids + 1] = scored[i]
+  dues[#dues + 1] = scored[i + 1]
+end
 if #ids > 0 then
   redis.call('ZREM', waiting, unpack(ids))
   local recs = redis.call('HMGET', jobs, unpack(ids))
   local hset, zadd = {}, {}
   local deadline = now + lease
   for i, id in ipairs(ids) do
-    local r = parseRecord(recs[i])
+    local r = parseRecord(recs[i], dues[i])
     if r == nil then
       local reason = 'task record is unreadable'
       if not recs[i] then reason = 'task record is missing' end

@@ -1,5 +1,6 @@
 -- Shared helpers of the delay queue scripts.
--- A task record is "<attempts>:<token>:<due ms>:<flags>:<payload json>".
+-- A task record is "~<attempts>:<token>:<due ms>:<flags>:<payload json>", or the bare payload json for a
+-- task that never ran (attempts 0, token 0, no flags, due = its score in waiting): saves memory per task.
 -- flags: 'c' = cancel requested while running, 'e' = an error is stored in the errors hash.
 
 local function nowMs()
@@ -7,16 +8,31 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
-local function parseRecord(rec)
-  if type(rec) ~= 'string' then return nil end
-  local _, e, a, tok, due, fl = string.find(rec, '^(%d+):(%d+):(%d+):(%a*):')
+-- `due` fills in the due time of a bare record (its score).
+local function parseRecord(rec, due)
+  if type(rec) ~= 'string' or rec == '' then return nil end
+  if string.byte(rec, 1) ~= 126 then
+    return { attempts = 0, token = 0, due = tonumber(due or 0), flags = '', payload = rec }
+  end
+  local _, e, a, tok, d, fl = string.find(rec, '^~(%d+):(%d+):(%d+):(%a*):')
   if not e then return nil end
-  return { attempts = tonumber(a), token = tonumber(tok), due = tonumber(due), flags = fl,
+  return { attempts = tonumber(a), token = tonumber(tok), due = tonumber(d), flags = fl,
            payload = string.sub(rec, e + 1) }
 end
 
 local function encodeRecord(r)
-  return string.format('%.0f:%.0f:%.0f:%s:', r.attempts, r.token, r.due, r.flags) .. r.payload
+  return string.format('~%.0f:%.0f:%.0f:%s:', r.attempts, r.token, r.due, r.flags) .. r.payload
+end
+
+-- Base-36 text of a positive integer: short generated task ids.
+local function base36(n)
+  local digits, out = '0123456789abcdefghijklmnopqrstuvwxyz', ''
+  repeat
+    local d = n % 36
+    out = string.sub(digits, d + 1, d + 1) .. out
+    n = math.floor(n / 36)
+  until n == 0
+  return out
 end
 
 local function hasFlag(r, f)
