@@ -49,7 +49,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue machin
   });
 
   it('a machine restarted with the same identity resumes its partitions', async () => {
-    const { prefix, children, start, submit } = await setup('restart', ['m1', 'm2'], { DQ_SLOW_MS: '3' });
+    // NOTE: a long offline threshold, so that the restart (a new process) comes back before any eviction.
+    const { prefix, children, start, submit } = await setup('restart', ['m1', 'm2'], { DQ_SLOW_MS: '3', DQ_OFFLINE_MS: '15000' });
     const keys = Array.from({ length: 100 }, (_, i) => `r-${i}`);
     const client = connect(target);
     try {

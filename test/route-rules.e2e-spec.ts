@@ -59,6 +59,26 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
     expect(status.partitions[0].waiting).toBe(3);
   });
 
+  it('submits many ordered tasks in bulk, keeping each key in order; Exception marks the overflow rejected', async () => {
+    const prefix = uniquePrefix('bulk');
+    const runs: string[] = [];
+    const producer = await producerOf(prefix, 'q', { partitions: 2, maxPartitionSize: 1000, rejectStrategy: 'Exception' });
+    const items = Array.from({ length: 60 }, (_, i) => ({ key: `k${i % 3}`, payload: { n: Math.floor(i / 3) } }));
+    const results = await producer.submit.submitOrderedMany('ledger', items);
+    expect(results.every((r) => r.outcome === 'queued')).toBe(true);
+    const W = workerClass('ledger', { ordered: true }, (task: Task<{ n: number }>) => {
+      runs.push(`${task.key}:${task.payload.n}`);
+    });
+    await start({ connection: target.connection, keyPrefix: prefix, route: routeTestOptions('q', 'm1', 2) }, [W]);
+    await waitFor(() => runs.length === 60, { timeoutMs: 5000 });
+    for (const k of ['k0', 'k1', 'k2']) {
+      expect(runs.filter((r) => r.startsWith(`${k}:`))).toEqual(Array.from({ length: 20 }, (_, n) => `${k}:${n}`));
+    }
+    const tight = await producerOf(uniquePrefix('bulk-full'), 'q2', { partitions: 1, maxPartitionSize: 2, rejectStrategy: 'Exception' });
+    const outcomes = await tight.submit.submitOrderedMany('ledger', [1, 2, 3].map((n) => ({ key: 'k', payload: { n } })));
+    expect(outcomes.map((r) => r.outcome)).toEqual(['queued', 'queued', 'rejected']);
+  });
+
   it('reject strategy Exception throws PartitionFullError', async () => {
     const app = await producerOf(uniquePrefix('reject-exc'), 'q', { partitions: 1, maxPartitionSize: 2, rejectStrategy: 'Exception' });
     await app.submit.submitOrdered('ledger', 'k', {});

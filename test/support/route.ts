@@ -6,8 +6,8 @@ import { uniquePrefix, type RedisTarget } from './targets';
 import { waitFor } from './wait';
 
 /** Fast membership settings the route tests use: heartbeat 500 ms, offline 2 s. */
-export function routeTestOptions(qId: string, machineId: string, partitions = 8): RouteQueueOptions {
-  return { qId, machineId, partitions, heartbeatMs: 500, offlineMs: 2000, idleMs: 2000, rebalanceMs: 500, batchSize: 50 };
+export function routeTestOptions(qId: string, machineId: string, partitions = 8, offlineMs = 2000): RouteQueueOptions {
+  return { qId, machineId, partitions, heartbeatMs: 500, offlineMs, idleMs: offlineMs, rebalanceMs: 500, batchSize: 50 };
 }
 
 /** Starts test/fixtures/route-app.ts as machine `machine`. */

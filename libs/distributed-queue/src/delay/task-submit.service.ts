@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import { InvalidSubmitOptionsError, UnknownTaskTypeError } from '../errors';
+import { InvalidSubmitOptionsError, PartitionFullError, UnknownTaskTypeError } from '../errors';
 import type {
-  CancelResult, DeadTask, OrderedDeadTask, OrderedSubmitOptions, OrderedSubmitResult, RouteStatus, SubmitItem,
+  CancelResult, DeadTask, OrderedDeadTask, OrderedSubmitItem, OrderedSubmitOptions, OrderedSubmitResult, RouteStatus, SubmitItem,
   SubmitOptions, SubmitResult, TaskInfo, TaskState,
 } from '../interfaces';
 import { encodeRouteItem, RouteProducer } from '../route/route-producer';
@@ -51,22 +51,44 @@ export class TaskSubmitService {
    * @throws PartitionFullError (rejectStrategy Exception), InvalidSubmitOptionsError, UnknownTaskTypeError, InvalidPayloadError
    */
   async submitOrdered<P>(type: string, key: string, payload: P, options: OrderedSubmitOptions = {}): Promise<OrderedSubmitResult> {
+    const [result] = await this.submitOrderedMany(type, [{ ...options, key, payload }]);
+    if (result.outcome === 'rejected') throw new PartitionFullError(result.partition, this.routeStore!.options.maxPartitionSize);
+    return result;
+  }
+
+  /**
+   * Submits many ordered tasks of one type with one script call per partition; tasks of one key keep the
+   * order of `items`. Every item is validated before anything is written.
+   */
+  async submitOrderedMany<P>(type: string, items: OrderedSubmitItem<P>[]): Promise<OrderedSubmitResult[]> {
     const producer = this.orderedProducer(type);
-    if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
-      throw new InvalidSubmitOptionsError('key', `must be a non-empty string of at most 1024 characters, got ${JSON.stringify(key)}`);
+    const at = Date.now();
+    const entries = items.map((item, index) => {
+      for (const name of Object.keys(item)) {
+        if (!['key', 'payload', 'id', 'delay', 'runAt'].includes(name)) {
+          throw new InvalidSubmitOptionsError(name, 'unknown option (known: key, payload, id, delay, runAt)');
+        }
+      }
+      const { key } = item;
+      if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
+        throw new InvalidSubmitOptionsError('key', `items[${index}]: must be a non-empty string of at most 1024 characters, got ${JSON.stringify(key)}`);
+      }
+      const id = item.id === undefined ? newId() : this.checkId(item.id);
+      const due = this.toDue(item);
+      const entry = { key, id, item: encodeRouteItem(id, type, key, encodePayload(item.payload, this.options.maxPayloadBytes), at) };
+      return { index, entry, due, delayed: 'at' in due || due.delay > 0 };
+    });
+    const results: OrderedSubmitResult[] = new Array(entries.length);
+    const now = entries.filter((e) => !e.delayed);
+    const pushed = await producer.pushMany(now.map((e) => e.entry));
+    now.forEach((e, i) => (results[e.index] = pushed[i]));
+    const later = entries.filter((e) => e.delayed);
+    if (later.length > 0) {
+      const delayType = routeDelayType(this.routeStore!.options.qId);
+      await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })));
+      later.forEach((e) => (results[e.index] = { id: e.entry.id, partition: -1, outcome: 'scheduled' }));
     }
-    for (const name of Object.keys(options)) {
-      if (!['id', 'delay', 'runAt'].includes(name)) throw new InvalidSubmitOptionsError(name, 'unknown option (known: id, delay, runAt)');
-    }
-    const id = options.id === undefined ? newId() : this.checkId(options.id);
-    const due = this.toDue(options);
-    const item = encodeRouteItem(id, type, key, encodePayload(payload, this.options.maxPayloadBytes), Date.now());
-    if ('at' in due || due.delay > 0) {
-      const { qId } = this.routeStore!.options;
-      await this.store.submit(routeDelayType(qId), [{ id, due, payload: JSON.stringify({ key, item }) }]);
-      return { id, partition: -1, outcome: 'scheduled' };
-    }
-    return producer.push(key, id, item);
+    return results;
   }
 
   /** @internal Moves a due delayed ordered task into its partition. */

@@ -112,6 +112,12 @@ export interface OrderedSubmitOptions {
   runAt?: number | Date;
 }
 
+/** One item of `submitOrderedMany`. */
+export interface OrderedSubmitItem<P = unknown> extends OrderedSubmitOptions {
+  key: string;
+  payload: P;
+}
+
 /** What happened to an ordered task at submit. */
 export interface OrderedSubmitResult {
   id: string;
@@ -119,9 +125,10 @@ export interface OrderedSubmitResult {
   partition: number;
   /**
    * 'queued'; 'scheduled' (delayed: it enters the partition when due); 'discarded' (partition full,
-   * Discard: the new task was dropped); 'dropped-oldest' (queued, and the oldest waiting task was dropped).
+   * Discard: the new task was dropped); 'dropped-oldest' (queued, and the oldest waiting task was dropped);
+   * 'rejected' (partition full, Exception: only from `submitOrderedMany`, `submitOrdered` throws).
    */
-  outcome: 'queued' | 'scheduled' | 'discarded' | 'dropped-oldest';
+  outcome: 'queued' | 'scheduled' | 'discarded' | 'dropped-oldest' | 'rejected';
   /** The id of the task dropped by DiscardOldest. */
   droppedId?: string;
 }

@@ -38,6 +38,8 @@ export class PartitionRunner {
   private ended = false;
   private revoking = false;
   private readonly sleepers = new Set<() => void>();
+  /** Set by notify(): work may have arrived since the last take. */
+  private kicked = false;
   private readonly controllers = new Set<AbortController>();
   private acks: number[] = [];
   private dead: [number, string][] = [];
@@ -57,6 +59,7 @@ export class PartitionRunner {
 
   /** Work arrived or ownership changed: look now. */
   notify(): void {
+    this.kicked = true;
     for (const wake of [...this.sleepers]) wake();
   }
 
@@ -107,6 +110,7 @@ export class PartitionRunner {
         continue;
       }
       let taken;
+      this.kicked = false;
       try {
         taken = await store.take(this.partition, me, this.epoch, maxReplays);
       } catch (error) {
@@ -128,7 +132,8 @@ export class PartitionRunner {
           await this.idle(RETRY_MS);
           break;
         case 'empty':
-          if (!this.revoking) await this.idle(IDLE_MS);
+          // NOTE: a push that published while the take was in flight must not be slept through.
+          if (!this.revoking && !this.kicked) await this.idle(IDLE_MS);
           break;
         case 'ok':
           await this.runBatch(taken.items, taken.replays);

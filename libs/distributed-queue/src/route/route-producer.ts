@@ -11,32 +11,70 @@ export function encodeRouteItem(id: string, type: string, key: string, payloadJs
   return `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"key":${JSON.stringify(key)},"at":${at},"payload":${payloadJson}}`;
 }
 
+/** An ordered task ready to push. */
+export interface RouteEntry {
+  key: string;
+  id: string;
+  item: string;
+}
+
+function outcomeOf(id: string, partition: number, result: string | undefined): OrderedSubmitResult {
+  if (result === undefined || result === 'FULL') return { id, partition, outcome: 'rejected' };
+  if (result === 'd') return { id, partition, outcome: 'discarded' };
+  if (result.startsWith('o:')) {
+    const dropped = JSON.parse(result.slice(2)) as { id: string };
+    return { id, partition, outcome: 'dropped-oldest', droppedId: dropped.id };
+  }
+  return { id, partition, outcome: 'queued' };
+}
+
 /** Pushes ordered tasks to the partition of their key, following the partition count Redis holds. */
 export class RouteProducer {
   private partitions?: number;
 
   constructor(private readonly store: RouteStore) {}
 
+  /** Pushes one task; `PartitionFullError` when the partition is full under the Exception strategy. */
   async push(key: string, id: string, item: string): Promise<OrderedSubmitResult> {
-    for (let attempt = 0; attempt < STALE_RETRIES; attempt++) {
+    const [result] = await this.pushMany([{ key, id, item }]);
+    if (result.outcome === 'rejected') throw new PartitionFullError(result.partition, this.store.options.maxPartitionSize);
+    return result;
+  }
+
+  /**
+   * Pushes many tasks with one script call per partition (order kept within each key). Under the
+   * Exception strategy the tasks after a full point come back 'rejected'.
+   */
+  async pushMany(entries: RouteEntry[]): Promise<OrderedSubmitResult[]> {
+    const results: OrderedSubmitResult[] = new Array(entries.length);
+    let todo = entries.map((_, i) => i);
+    for (let attempt = 0; attempt < STALE_RETRIES && todo.length > 0; attempt++) {
       const n = (this.partitions ??= await this.store.partitionCount());
       if (n === 0) throw new Error(`Route queue "${this.store.options.qId}" is not initialised yet`);
-      const partition = partitionOf(key, n);
-      const [result, stored] = await this.store.push(partition, n, [item]);
-      if (result === 'STALE') {
+      const groups = new Map<number, number[]>();
+      for (const i of todo) {
+        const p = partitionOf(entries[i].key, n);
+        groups.set(p, [...(groups.get(p) ?? []), i]);
+      }
+      const stale: number[] = [];
+      await Promise.all(
+        [...groups].map(async ([partition, indexes]) => {
+          const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item));
+          if (replies[0] === 'STALE') {
+            stale.push(...indexes);
+            return;
+          }
+          indexes.forEach((i, j) => (results[i] = outcomeOf(entries[i].id, partition, replies[j])));
+        }),
+      );
+      if (stale.length > 0) {
+        // NOTE: a resize is in progress: re-read the count; retry in the original order.
         this.partitions = undefined;
-        if (Number(stored) !== n && stored !== '') continue;
         await new Promise((resolve) => setTimeout(resolve, 25));
-        continue;
       }
-      if (result === 'FULL') throw new PartitionFullError(partition, this.store.options.maxPartitionSize);
-      if (result === 'd') return { id, partition, outcome: 'discarded' };
-      if (result.startsWith('o:')) {
-        const dropped = JSON.parse(result.slice(2)) as { id: string };
-        return { id, partition, outcome: 'dropped-oldest', droppedId: dropped.id };
-      }
-      return { id, partition, outcome: 'queued' };
+      todo = stale.sort((a, b) => a - b);
     }
-    throw new Error(`Route queue "${this.store.options.qId}": partition count kept changing while submitting`);
+    if (todo.length > 0) throw new Error(`Route queue "${this.store.options.qId}": partition count kept changing while submitting`);
+    return results;
   }
 }
