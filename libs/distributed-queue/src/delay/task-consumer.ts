@@ -2,17 +2,25 @@ import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, LeaseLostError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { ResolvedWorkerOptions, Task, TaskHandler } from '../interfaces';
 import { backoffDelay } from './task-codec';
-import type { DelayQueueStore, Reservation } from './delay-queue.store';
+import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
 
 interface RunningTask {
   reservation: Reservation;
   controller: AbortController;
-  timer?: NodeJS.Timeout;
+  batch: Batch;
   settled: boolean;
+}
+
+/** Tasks reserved together start together: one timeout timer serves them all. */
+interface Batch {
+  tasks: Set<RunningTask>;
+  timer?: NodeJS.Timeout;
 }
 
 /** How long to wait before talking to Redis again after an error. */
 const ERROR_BACKOFF_MS = 250;
+/** take calls in flight at once: a second one hides the round trip of the first. */
+const MAX_FETCHES = 2;
 /** Expired reservations recovered per `take` call (bounds the script's work). */
 const RECOVER_LIMIT = 100;
 
@@ -29,7 +37,9 @@ export class TaskConsumer {
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
   private mayHaveWork = true;
-  private fetching = false;
+  /** take calls in flight, and the slots they asked for. */
+  private fetches = 0;
+  private requested = 0;
   private pumpQueued = false;
   private stopping = false;
   private wakeTimer?: NodeJS.Timeout;
@@ -136,39 +146,51 @@ export class TaskConsumer {
   }
 
   private async pump(): Promise<void> {
-    if (this.fetching || this.errorTimer) return;
-    const free = this.stopping ? 0 : this.options.concurrency - this.busy;
-    const want = this.mayHaveWork && free > 0 ? free : 0;
-    if (want === 0 && this.acks.length === 0) return;
+    if (this.fetches >= MAX_FETCHES || this.errorTimer) return;
+    // NOTE: slots asked for by a take in flight are taken already: never reserve past concurrency.
+    const free = this.stopping ? 0 : this.options.concurrency - this.busy - this.requested;
+    // NOTE: each take asks for at most half the slots, so that two takes alternate: Redis runs one while
+    // this process starts the tasks of the other.
+    const half = Math.ceil(this.options.concurrency / 2);
+    let want = this.mayHaveWork && free > 0 ? Math.min(free, half) : 0;
+    if (this.fetches > 0 && want < half) want = 0;
+    if (want === 0 && (this.acks.length === 0 || this.fetches > 0)) return;
     const acks = this.acks;
     this.acks = [];
-    this.fetching = true;
+    this.fetches++;
+    this.requested += want;
     if (want > 0) this.mayHaveWork = false;
+    let result: TakeResult | undefined;
     try {
-      const result = await this.store.take(this.type, this.takeOptions(want), acks);
-      if (result.refused.length > 0) {
-        this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
-      }
-      if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
-      else if (want > 0 && result.nextDueIn > 0) this.wakeIn(result.nextDueIn);
-      if (this.stopping && result.reserved.length > 0) {
-        await this.store.release(this.type, result.reserved.map((r): [string, number] => [r.id, r.token]));
-      } else {
-        for (const reservation of result.reserved) this.run(reservation);
-      }
+      result = await this.store.take(this.type, this.takeOptions(want), acks);
     } catch (error) {
       this.acks = acks.concat(this.acks);
       if (want > 0) this.mayHaveWork = true;
       this.logger.warn?.(`[${this.type}] fetch failed, retrying: ${(error as Error).message}`);
-      this.errorTimer = setTimeout(() => {
+      this.errorTimer ??= setTimeout(() => {
         this.errorTimer = undefined;
         this.schedulePump();
       }, ERROR_BACKOFF_MS);
     } finally {
-      this.fetching = false;
+      this.fetches--;
+      this.requested -= want;
     }
-    if (this.acks.length > 0 || (this.mayHaveWork && this.options.concurrency > this.busy)) this.schedulePump();
+    if (result) await this.accept(result, want);
+    if (this.acks.length > 0 || (this.mayHaveWork && this.options.concurrency > this.busy + this.requested)) this.schedulePump();
     this.notifyIdle();
+  }
+
+  private async accept(result: TakeResult, want: number): Promise<void> {
+    if (result.refused.length > 0) {
+      this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
+    }
+    if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
+    else if (want > 0 && result.nextDueIn > 0) this.wakeIn(result.nextDueIn);
+    if (this.stopping && result.reserved.length > 0) {
+      await this.store.release(this.type, result.reserved.map((r): [string, number] => [r.id, r.token])).catch(() => undefined);
+    } else {
+      this.runBatch(result.reserved);
+    }
   }
 
   private takeOptions(count: number) {
@@ -182,8 +204,19 @@ export class TaskConsumer {
     await this.store.take(this.type, this.takeOptions(0), acks);
   }
 
-  private run(reservation: Reservation): void {
-    const task: RunningTask = { reservation, controller: new AbortController(), settled: false };
+  private runBatch(reservations: Reservation[]): void {
+    if (reservations.length === 0) return;
+    const batch: Batch = { tasks: new Set() };
+    const { timeoutMs } = this.options;
+    batch.timer = setTimeout(() => {
+      for (const task of [...batch.tasks]) void this.finish(task, new TaskTimeoutError(timeoutMs));
+    }, timeoutMs);
+    for (const reservation of reservations) this.run(reservation, batch);
+  }
+
+  private run(reservation: Reservation, batch: Batch): void {
+    const task: RunningTask = { reservation, controller: new AbortController(), batch, settled: false };
+    batch.tasks.add(task);
     this.running.set(reservation.id, task);
     let payload: unknown;
     try {
@@ -192,22 +225,29 @@ export class TaskConsumer {
       void this.finish(task, new CorruptTaskError(`payload is not valid JSON: ${(error as Error).message}`));
       return;
     }
-    const { timeoutMs } = this.options;
-    task.timer = setTimeout(() => void this.finish(task, new TaskTimeoutError(timeoutMs)), timeoutMs);
     const view: Task = { id: reservation.id, type: this.type, payload, attempt: reservation.attempt, dueAt: reservation.dueAt };
-    Promise.resolve()
-      .then(() => this.handler.handle(view, task.controller.signal))
-      .then(
-        () => this.finish(task, null),
-        (error: unknown) => this.finish(task, error instanceof Error ? error : new Error(String(error))),
-      );
+    const failed = (error: unknown) => void this.finish(task, error instanceof Error ? error : new Error(String(error)));
+    let outcome: unknown;
+    try {
+      outcome = this.handler.handle(view, task.controller.signal);
+    } catch (error) {
+      failed(error);
+      return;
+    }
+    // NOTE: a handler that returns no promise is done: no promise round for it (the hot path of no-op work).
+    if (outcome && typeof (outcome as PromiseLike<unknown>).then === 'function') {
+      (outcome as PromiseLike<unknown>).then(() => void this.finish(task, null), failed);
+    } else {
+      void this.finish(task, null);
+    }
   }
 
   /** Marks a task settled: its handler's outcome no longer matters. Returns false when it was already. */
   private settle(task: RunningTask): boolean {
     if (task.settled) return false;
     task.settled = true;
-    clearTimeout(task.timer);
+    task.batch.tasks.delete(task);
+    if (task.batch.tasks.size === 0) clearTimeout(task.batch.timer);
     this.running.delete(task.reservation.id);
     return true;
   }
@@ -255,14 +295,14 @@ export class TaskConsumer {
   }
 
   private notifyIdle(): void {
-    if (this.busy > 0 || this.fetching) return;
+    if (this.busy > 0 || this.fetches > 0) return;
     const waiters = this.idleWaiters;
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
 
   private waitIdle(timeoutMs: number): Promise<void> {
-    if (this.busy === 0 && !this.fetching) return Promise.resolve();
+    if (this.busy === 0 && this.fetches === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       this.idleWaiters.push(() => {
