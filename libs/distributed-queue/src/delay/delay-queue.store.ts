@@ -13,7 +13,7 @@ interface ScriptCommands {
   dqExtend(...args: Arg[]): Promise<string[]>;
   dqCancel(...args: Arg[]): Promise<number>;
   dqReschedule(...args: Arg[]): Promise<number>;
-  dqGet(...args: Arg[]): Promise<[TaskState, string | null, string | null, string | null]>;
+  dqGet(...args: Arg[]): Promise<[TaskState, string | null, string | null, string | null, string | null]>;
   dqDeadList(...args: Arg[]): Promise<Reply[]>;
   dqDeadRedrive(...args: Arg[]): Promise<number>;
   dqDeadDelete(...args: Arg[]): Promise<number>;
@@ -104,7 +104,7 @@ export class DelayQueueStore {
   /** Acks finished tasks and reserves up to `count` due ones. */
   async take(type: string, options: TakeOptions, acks: [string, number][]): Promise<TakeResult> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done];
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, ...flat] = await this.scripts.dqTake(...args);
@@ -124,20 +124,20 @@ export class DelayQueueStore {
   /** Retries (`retryDelayMs` >= 0) or buries (-1) a failed reservation. */
   async fail(type: string, id: string, token: number, retryDelayMs: number, error: { name: string; message: string }): Promise<FailOutcome> {
     const k = this.keys(type);
-    const code = await this.scripts.dqFail(k.waiting, k.active, k.jobs, k.dead, k.errors, id, token, retryDelayMs, error.name, error.message, k.events);
+    const code = await this.scripts.dqFail(k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, id, token, retryDelayMs, error.name, error.message, k.events);
     return FAIL_OUTCOMES[code];
   }
 
   /** Hands reservations back without counting the attempt. */
   release(type: string, reservations: [string, number][]): Promise<number> {
     const k = this.keys(type);
-    return this.scripts.dqRelease(k.waiting, k.active, k.jobs, k.events, ...reservations.flat());
+    return this.scripts.dqRelease(k.waiting, k.active, k.jobs, k.running, k.events, ...reservations.flat());
   }
 
   /** Renews leases; returns the ids whose reservation is lost. */
   extend(type: string, leaseMs: number, reservations: [string, number][]): Promise<string[]> {
     const k = this.keys(type);
-    return this.scripts.dqExtend(k.active, k.jobs, leaseMs, ...reservations.flat());
+    return this.scripts.dqExtend(k.active, k.running, leaseMs, ...reservations.flat());
   }
 
   async cancel(type: string, id: string): Promise<CancelResult> {
@@ -152,10 +152,12 @@ export class DelayQueueStore {
     return result < 0 ? null : result;
   }
 
-  async get(type: string, id: string): Promise<{ state: TaskState; record: string | null; error: string | null; score: number | null }> {
+  /** A task's state, record, last error, score, and for a running task the attempt it is on. */
+  async get(type: string, id: string): Promise<{ state: TaskState; record: string | null; error: string | null; score: number | null; attempt: number | null }> {
     const k = this.keys(type);
-    const [state, record, error, score] = await this.scripts.dqGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, id);
-    return { state, record: record || null, error: error || null, score: score ? Number(score) : null };
+    const [state, record, error, score, lease] = await this.scripts.dqGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
+    const attempt = lease ? Number(String(lease).split(':')[1]) : null;
+    return { state, record: record || null, error: error || null, score: score ? Number(score) : null, attempt };
   }
 
   async deadList(type: string, offset: number, limit: number): Promise<{ total: number; items: { id: string; diedAt: number; record: string | null; error: string | null }[] }> {

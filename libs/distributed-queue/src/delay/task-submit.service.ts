@@ -169,11 +169,11 @@ export class TaskSubmitService {
   /** The task's state with its record (attempts, due time, payload, last error). */
   async getTask<P = unknown>(type: string, id: string): Promise<TaskInfo<P>> {
     assertTaskType(type);
-    const { state, record, error, score } = await this.store.get(type, this.checkId(id));
+    const { state, record, error, score, attempt } = await this.store.get(type, this.checkId(id));
     const info: TaskInfo<P> = { id, type, state };
     const decoded = record ? decodeRecord(record, score ?? 0) : null;
     if (decoded) {
-      info.attempts = decoded.attempts;
+      info.attempts = attempt ?? decoded.attempts;
       info.dueAt = decoded.dueAt;
       info.payload = parseJson(decoded.payload) as P;
     }

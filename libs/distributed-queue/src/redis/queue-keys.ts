@@ -7,10 +7,12 @@ export interface DelayQueueKeys {
   waiting: string;
   /** ZSET id -> lease deadline (ms): reserved (running) tasks. */
   active: string;
-  /** HASH id -> record: the bare payload JSON until the task first runs, then `~<attempts>:<token>:<due>:<flags>:<payload json>`. */
+  /** HASH id -> record: the bare payload JSON until a run fails or is lost, then `~<attempts>:0:<due>:<flags>:<payload json>`. */
   jobs: string;
   /** STRING counter of generated ids (`#<base 36>`). */
   seq: string;
+  /** HASH id -> `<token>:<attempt>`: the reservation of each running task. */
+  running: string;
   /** ZSET id -> time of death (ms): dead letters. */
   dead: string;
   /** HASH id -> last error (JSON) of retried and dead tasks. */
@@ -29,6 +31,7 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     active: `${base}:active`,
     jobs: `${base}:jobs`,
     seq: `${base}:seq`,
+    running: `${base}:running`,
     dead: `${base}:dead`,
     errors: `${base}:errors`,
     done: `${base}:done`,

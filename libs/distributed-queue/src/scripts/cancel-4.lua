@@ -15,7 +15,7 @@ if redis.call('ZREM', waiting, id) == 1 then
   return 1
 end
 if redis.call('ZSCORE', active, id) then
-  local r = parseRecord(redis.call('HGET', jobs, id))
+  local r = parseRecord(redis.call('HGET', jobs, id), 0)
   if r then
     withFlag(r, 'c')
     redis.call('HSET', jobs, id, encodeRecord(r))

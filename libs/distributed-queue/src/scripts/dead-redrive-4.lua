@@ -14,7 +14,7 @@ local now = nowMs()
 local before = headScore(waiting)
 local n = 0
 for _, id in ipairs(ids) do
-  local r = parseRecord(redis.call('HGET', jobs, id))
+  local r = parseRecord(redis.call('HGET', jobs, id), now)
   if r and redis.call('ZREM', dead, id) == 1 then
     r.attempts, r.due, r.flags = 0, now, ''
     redis.call('HSET', jobs, id, encodeRecord(r))

@@ -1,12 +1,12 @@
 --[[
   Renews the leases of reserved tasks that are still ours.
-  KEYS[1] active  KEYS[2] jobs
+  KEYS[1] active  KEYS[2] running
   ARGV[1] lease ms  ARGV[2..] pairs of id, token
   Returns: ids whose reservation is lost (expired and recovered, or taken by another worker)
 ]]
 --- @include "includes/common"
 
-local active, jobs = KEYS[1], KEYS[2]
+local active, running = KEYS[1], KEYS[2]
 local ids, tokens = {}, {}
 for i = 2, #ARGV, 2 do
   ids[#ids + 1] = ARGV[i]
@@ -15,11 +15,10 @@ end
 if #ids == 0 then return {} end
 local deadline = nowMs() + tonumber(ARGV[1])
 local scores = redis.call('ZMSCORE', active, unpack(ids))
-local recs = redis.call('HMGET', jobs, unpack(ids))
+local leases = redis.call('HMGET', running, unpack(ids))
 local lost, zadd = {}, {}
 for i = 1, #ids do
-  local r = parseRecord(recs[i])
-  if scores[i] and r and r.token == tokens[i] then
+  if scores[i] and parseLease(leases[i]) == tokens[i] then
     zadd[#zadd + 1] = deadline
     zadd[#zadd + 1] = ids[i]
   else

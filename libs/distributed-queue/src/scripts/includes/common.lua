@@ -2,6 +2,8 @@
 -- A task record is "~<attempts>:<token>:<due ms>:<flags>:<payload json>", or the bare payload json for a
 -- task that never ran (attempts 0, token 0, no flags, due = its score in waiting): saves memory per task.
 -- flags: 'c' = cancel requested while running, 'e' = an error is stored in the errors hash.
+-- The attempts in a record count finished runs; a reservation lives in the `running` hash as
+-- "<token>:<attempt>", so that reserving and acknowledging never rewrite the (large) record.
 
 local function nowMs()
   local t = redis.call('TIME')
@@ -68,4 +70,12 @@ end
 local function bury(deadKey, errorsKey, id, err, now)
   redis.call('ZADD', deadKey, now, id)
   redis.call('HSET', errorsKey, id, err)
+end
+
+-- A reservation: "<token>:<attempt>" -> token, attempt (nil when absent or unreadable).
+local function parseLease(v)
+  if type(v) ~= 'string' then return nil end
+  local t, a = string.match(v, '^(%d+):(%d+)$')
+  if not t then return nil end
+  return tonumber(t), tonumber(a)
 end

@@ -1,27 +1,30 @@
 --[[
   Records a failed attempt: retries the task after a delay, or buries it in dead letters.
   Refused (returns 0) unless the reservation is still ours.
-  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors
+  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] running
   ARGV[1] id  ARGV[2] token  ARGV[3] retry delay ms (-1 = bury)  ARGV[4] error name  ARGV[5] error message
   ARGV[6] events channel
   Returns: 0 stale, 1 retried, 2 buried, 3 dropped (cancel was requested)
 ]]
 --- @include "includes/common"
 
-local waiting, active, jobs, dead, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local id, token, delay = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local waiting, active, jobs, dead, errors, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local id, delay = ARGV[1], tonumber(ARGV[3])
 if not redis.call('ZSCORE', active, id) then return 0 end
-local r = parseRecord(redis.call('HGET', jobs, id))
-if r == nil or r.token ~= token then return 0 end
+local token, attempt = parseLease(redis.call('HGET', running, id))
+if token == nil or token ~= tonumber(ARGV[2]) then return 0 end
 local now = nowMs()
+local r = parseRecord(redis.call('HGET', jobs, id), now)
 redis.call('ZREM', active, id)
-if hasFlag(r, 'c') then
+redis.call('HDEL', running, id)
+if r == nil or hasFlag(r, 'c') then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
   return 3
 end
+r.attempts = attempt
 withFlag(r, 'e')
-local err = errorJson(ARGV[4], ARGV[5], r.attempts, now)
+local err = errorJson(ARGV[4], ARGV[5], attempt, now)
 if delay >= 0 then
   local before = headScore(waiting)
   r.due = now + delay

@@ -1,7 +1,7 @@
 --[[
   The worker's one hot-path call: acknowledges finished tasks, recovers expired reservations, then
   reserves up to `count` due tasks into the active set with a lease and a fresh token.
-  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done
+  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -14,7 +14,7 @@
 ]]
 --- @include "includes/common"
 
-local waiting, active, jobs, dead, errors, done = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local keepDone, recoverLimit = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = nowMs()
@@ -28,13 +28,12 @@ if #ARGV >= 8 then
     tokens[#tokens + 1] = tonumber(ARGV[i + 1])
   end
   local scores = redis.call('ZMSCORE', active, unpack(ids))
-  local recs = redis.call('HMGET', jobs, unpack(ids))
-  local ok, withError, doneArgs = {}, {}, {}
+  local leases = redis.call('HMGET', running, unpack(ids))
+  local ok, doneArgs = {}, {}
   for i = 1, #ids do
-    local r = parseRecord(recs[i])
-    if scores[i] and r and r.token == tokens[i] then
+    local token = parseLease(leases[i])
+    if scores[i] and token == tokens[i] then
       ok[#ok + 1] = ids[i]
-      if hasFlag(r, 'e') then withError[#withError + 1] = ids[i] end
       doneArgs[#doneArgs + 1] = now
       doneArgs[#doneArgs + 1] = ids[i]
     else
@@ -44,7 +43,8 @@ if #ARGV >= 8 then
   if #ok > 0 then
     redis.call('ZREM', active, unpack(ok))
     redis.call('HDEL', jobs, unpack(ok))
-    if #withError > 0 then redis.call('HDEL', errors, unpack(withError)) end
+    redis.call('HDEL', running, unpack(ok))
+    redis.call('HDEL', errors, unpack(ok))
     if keepDone > 0 then
       redis.call('ZADD', done, unpack(doneArgs))
       redis.call('ZREMRANGEBYRANK', done, 0, -keepDone - 1)
@@ -54,29 +54,37 @@ end
 
 if count <= 0 then return { now, -1, refused } end
 
--- 2. Recover reservations whose lease expired (their worker died or stalled). The attempt was counted
---    when it was reserved; past maxAttempts the task is buried instead of run again.
+-- 2. Recover reservations whose lease expired (their worker died or stalled). The attempt counts; past
+--    maxAttempts the task is buried instead of run again.
 local expired = redis.call('ZRANGEBYSCORE', active, '-inf', now, 'LIMIT', 0, recoverLimit)
 if #expired > 0 then
   local before = headScore(waiting)
   redis.call('ZREM', active, unpack(expired))
   local recs = redis.call('HMGET', jobs, unpack(expired))
+  local leases = redis.call('HMGET', running, unpack(expired))
+  redis.call('HDEL', running, unpack(expired))
   local back = {}
   for i, id in ipairs(expired) do
-    local r = parseRecord(recs[i])
+    local r = parseRecord(recs[i], now)
+    local _, attempt = parseLease(leases[i])
     if r == nil then
       bury(dead, errors, id, errorJson('CorruptTaskError', 'task record is missing or unreadable', 0, now), now)
     elseif hasFlag(r, 'c') then
       redis.call('HDEL', jobs, id)
       redis.call('HDEL', errors, id)
-    elseif r.attempts >= maxAttempts then
-      withFlag(r, 'e')
-      redis.call('HSET', jobs, id, encodeRecord(r))
-      bury(dead, errors, id, errorJson('LeaseExpiredError',
-        'lease expired on attempt ' .. r.attempts .. ' (worker lost or stalled)', r.attempts, now), now)
     else
-      back[#back + 1] = now
-      back[#back + 1] = id
+      r.attempts = attempt or (r.attempts + 1)
+      if r.attempts >= maxAttempts then
+        withFlag(r, 'e')
+        redis.call('HSET', jobs, id, encodeRecord(r))
+        bury(dead, errors, id, errorJson('LeaseExpiredError',
+          'lease expired on attempt ' .. r.attempts .. ' (worker lost or stalled)', r.attempts, now), now)
+      else
+        r.due = now
+        redis.call('HSET', jobs, id, encodeRecord(r))
+        back[#back + 1] = now
+        back[#back + 1] = id
+      end
     end
   end
   if #back > 0 then
@@ -85,7 +93,7 @@ if #expired > 0 then
   end
 end
 
--- 3. Reserve due tasks.
+-- 3. Reserve due tasks: the record stays as it is; the reservation goes to `running`.
 local out = { now, -1, refused }
 local scored = redis.call('ZRANGEBYSCORE', waiting, '-inf', now, 'WITHSCORES', 'LIMIT', 0, count)
 local ids, dues = {}, {}
@@ -96,7 +104,7 @@ end
 if #ids > 0 then
   redis.call('ZREM', waiting, unpack(ids))
   local recs = redis.call('HMGET', jobs, unpack(ids))
-  local hset, zadd = {}, {}
+  local leases, zadd = {}, {}
   local deadline = now + lease
   for i, id in ipairs(ids) do
     local r = parseRecord(recs[i], dues[i])
@@ -105,21 +113,21 @@ if #ids > 0 then
       if not recs[i] then reason = 'task record is missing' end
       bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
     else
-      r.attempts = r.attempts + 1
-      r.token = r.token + 1
-      hset[#hset + 1] = id
-      hset[#hset + 1] = encodeRecord(r)
+      local attempt = r.attempts + 1
+      local token = now * 1000 + i
+      leases[#leases + 1] = id
+      leases[#leases + 1] = string.format('%.0f:%d', token, attempt)
       zadd[#zadd + 1] = deadline
       zadd[#zadd + 1] = id
       out[#out + 1] = id
-      out[#out + 1] = r.attempts
-      out[#out + 1] = r.token
-      out[#out + 1] = r.due
+      out[#out + 1] = attempt
+      out[#out + 1] = string.format('%.0f', token)
+      out[#out + 1] = string.format('%.0f', tonumber(dues[i]))
       out[#out + 1] = r.payload
     end
   end
   if #zadd > 0 then
-    redis.call('HSET', jobs, unpack(hset))
+    redis.call('HSET', running, unpack(leases))
     redis.call('ZADD', active, unpack(zadd))
   end
 end

@@ -1,8 +1,8 @@
 --[[
   Reads one task's state and record.
-  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done
+  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
   ARGV[1] id
-  Returns: { state, record or false, last error json or false, score or false }
+  Returns: { state, record or false, last error json or false, score or false, reservation or false }
 ]]
 --- @include "includes/common"
 
@@ -27,5 +27,6 @@ else
     end
   end
 end
-if state == 'unknown' or state == 'done' then return { state, false, false, score } end
-return { state, redis.call('HGET', KEYS[3], id) or false, redis.call('HGET', KEYS[5], id) or false, score }
+if state == 'unknown' or state == 'done' then return { state, false, false, score, false } end
+return { state, redis.call('HGET', KEYS[3], id) or false, redis.call('HGET', KEYS[5], id) or false, score,
+         redis.call('HGET', KEYS[7], id) or false }
