@@ -20,35 +20,20 @@ local keepDone, recoverLimit = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = nowMs()
 
 -- 1. Acknowledge: only while the reservation is still ours (in active, same token).
-local refused = {}
-if #ARGV >= 8 then
-  local ids, tokens = {}, {}
-  for i = 7, #ARGV, 2 do
-    ids[#ids + 1] = ARGV[i]
-    tokens[#tokens + 1] = tonumber(ARGV[i + 1])
-  end
-  local scores = redis.call('ZMSCORE', active, unpack(ids))
-  local leases = redis.call('HMGET', running, unpack(ids))
-  local ok, doneArgs = {}, {}
-  for i = 1, #ids do
-    local token = parseLease(leases[i])
-    if scores[i] and token == tokens[i] then
-      ok[#ok + 1] = ids[i]
+local ok, refused = checkReservations(active, running, 7)
+if #ok > 0 then
+  redis.call('ZREM', active, unpack(ok))
+  redis.call('HDEL', jobs, unpack(ok))
+  redis.call('HDEL', running, unpack(ok))
+  redis.call('HDEL', errors, unpack(ok))
+  if keepDone > 0 then
+    local doneArgs = {}
+    for _, id in ipairs(ok) do
       doneArgs[#doneArgs + 1] = now
-      doneArgs[#doneArgs + 1] = ids[i]
-    else
-      refused[#refused + 1] = ids[i]
+      doneArgs[#doneArgs + 1] = id
     end
-  end
-  if #ok > 0 then
-    redis.call('ZREM', active, unpack(ok))
-    redis.call('HDEL', jobs, unpack(ok))
-    redis.call('HDEL', running, unpack(ok))
-    redis.call('HDEL', errors, unpack(ok))
-    if keepDone > 0 then
-      redis.call('ZADD', done, unpack(doneArgs))
-      redis.call('ZREMRANGEBYRANK', done, 0, -keepDone - 1)
-    end
+    redis.call('ZADD', done, unpack(doneArgs))
+    redis.call('ZREMRANGEBYRANK', done, 0, -keepDone - 1)
   end
 end
 

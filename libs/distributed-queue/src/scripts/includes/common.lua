@@ -79,3 +79,22 @@ local function parseLease(v)
   if not t then return nil end
   return tonumber(t), tonumber(a)
 end
+
+-- Splits ARGV[from..] pairs of id, token into the reservations still ours (in active, same token) and the
+-- others.
+local function checkReservations(activeKey, runningKey, from)
+  local ids, tokens = {}, {}
+  for i = from, #ARGV, 2 do
+    ids[#ids + 1] = ARGV[i]
+    tokens[#tokens + 1] = tonumber(ARGV[i + 1])
+  end
+  local ours, others = {}, {}
+  if #ids == 0 then return ours, others end
+  local scores = redis.call('ZMSCORE', activeKey, unpack(ids))
+  local leases = redis.call('HMGET', runningKey, unpack(ids))
+  for i = 1, #ids do
+    if scores[i] and parseLease(leases[i]) == tokens[i] then ours[#ours + 1] = ids[i]
+    else others[#others + 1] = ids[i] end
+  end
+  return ours, others
+end
