@@ -34,10 +34,13 @@ export function immediate(ctx: Context): Promise<Row[]> {
     await system.submit(items);
     const submitted = performance.now();
     let done = 0;
+    let first = 0;
+    // NOTE: the process rate counts from the first task start: worker start-up (Nest bootstrap,
+    // connections) is not processing.
     await system.work(50, () => {
-      done++;
+      if (done++ === 0) first = performance.now();
     });
-    await until(() => done >= n, 120_000);
+    await until(() => done >= n, 120_000, 1);
     const t1 = performance.now();
     const after = await sampleServer(ctx.redis);
     return {
@@ -45,12 +48,12 @@ export function immediate(ctx: Context): Promise<Row[]> {
       system: system.name,
       figures: {
         'submit/s': Math.round(n / ((submitted - t0) / 1000)),
-        'process/s': Math.round(n / ((t1 - submitted) / 1000)),
+        'process/s': Math.round(n / ((t1 - first) / 1000)),
         'cmds/task': ((after.calls - before.calls) / n).toFixed(1),
         'node CPU s': (nodeCpu() - cpu0).toFixed(1),
         'redis CPU s': (after.cpu - before.cpu).toFixed(1),
       },
-      key: { name: 'process/s', value: n / ((t1 - submitted) / 1000) },
+      key: { name: 'process/s', value: n / ((t1 - first) / 1000) },
     };
   });
 }
