@@ -1,12 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import type { AddressInfo } from 'net';
 import { partitionOf } from '../libs/distributed-queue/src';
-import { AppModule } from '../apps/orders/src/app.module';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
-import { httpCall, type Reply } from './support/http';
+import { httpCall, startSampleApp, type Reply, type SampleApp } from './support/http';
 
 /** The ledger example of the orders sample (apps/orders/src/ledger): ordered tasks over HTTP, standalone Redis. */
 const single = getTargets().find((t) => t.name === 'single');
@@ -32,6 +29,7 @@ function replay(events: { type: EventType; amount: number }[]): { balance: numbe
   const keyPrefix = uniquePrefix('ledger-app');
   const qId = uniquePrefix('ledger-q');
   const machineId = `${qId}-machine`;
+  let sample: SampleApp | undefined;
   let app: INestApplication;
   let base: string;
   let redis: Redis;
@@ -56,25 +54,17 @@ function replay(events: { type: EventType; amount: number }[]): { balance: numbe
   }
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        AppModule.register({
+    sample = await startSampleApp({
           redisUrl: redisUrl!,
           keyPrefix,
           closeAfterMs: 60_000,
           route: { qId, partitions: 8, machineId, heartbeatMs: 200, offlineMs: 1000, idleMs: 1000, rebalanceMs: 200 },
-        }),
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    redis = new Redis(redisUrl!, { maxRetriesPerRequest: 3 });
+        });
+    ({ app, base, redis } = sample);
   });
 
   afterAll(async () => {
-    redis?.disconnect();
-    await app?.close();
+    await sample?.close();
   });
 
   it('owns all 8 partitions as its only machine', async () => {

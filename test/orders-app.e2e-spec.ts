@@ -1,11 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import type { AddressInfo } from 'net';
-import { AppModule } from '../apps/orders/src/app.module';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
-import { httpCall, type Reply } from './support/http';
+import { httpCall, startSampleApp, type Reply, type SampleApp } from './support/http';
 
 /** The orders sample app (apps/orders) over HTTP, against the standalone test Redis. */
 const single = getTargets().find((t) => t.name === 'single');
@@ -14,6 +11,7 @@ const redisUrl = typeof single?.connection === 'string' ? single.connection : un
 
 (redisUrl ? describe : describe.skip)('orders sample app', () => {
   const keyPrefix = uniquePrefix('orders-app');
+  let sample: SampleApp | undefined;
   let app: INestApplication;
   let base: string;
   let redis: Redis;
@@ -27,18 +25,12 @@ const redisUrl = typeof single?.connection === 'string' ? single.connection : un
   }
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [AppModule.register({ redisUrl: redisUrl!, keyPrefix, closeAfterMs: 60_000 })],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    redis = new Redis(redisUrl!, { maxRetriesPerRequest: 3 });
+    sample = await startSampleApp({ redisUrl: redisUrl!, keyPrefix, closeAfterMs: 60_000 });
+    ({ app, base, redis } = sample);
   });
 
   afterAll(async () => {
-    redis?.disconnect();
-    await app?.close();
+    await sample?.close();
   });
 
   it('closes an unpaid order when its close task comes due', async () => {

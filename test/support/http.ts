@@ -1,3 +1,10 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import type { AddressInfo } from 'net';
+import type { AppOptions } from '../../apps/orders/src/app.config';
+import { AppModule } from '../../apps/orders/src/app.module';
+
 /** A JSON reply of the sample app. */
 export interface Reply {
   status: number;
@@ -14,4 +21,28 @@ export async function httpCall(base: string, method: 'GET' | 'POST', path: strin
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** The sample application listening on a free port, with a Redis client on the same server. */
+export interface SampleApp {
+  app: INestApplication;
+  base: string;
+  redis: Redis;
+  close(): Promise<void>;
+}
+
+/** Starts the sample application (`AppModule.register(options)`) on a free port. */
+export async function startSampleApp(options: AppOptions): Promise<SampleApp> {
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(options)] }).compile();
+  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
+  await app.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 3 });
+  return {
+    app, base, redis,
+    close: async () => {
+      redis.disconnect();
+      await app.close();
+    },
+  };
 }
