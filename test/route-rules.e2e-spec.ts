@@ -22,9 +22,10 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
     const prefix = uniquePrefix('retry-order');
     const seen: string[] = [];
     let failures = 0;
+    let healed = false;
     const W = workerClass('ledger', { ordered: true, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 100, jitter: 0 } }, (task: Task<{ n: number }>) => {
       if (task.key === 'a' && task.payload.n === 1 && failures++ < 2) throw new Error('transient');
-      if (task.key === 'a' && task.payload.n === 3) throw new Error('permanent');
+      if (task.key === 'a' && task.payload.n === 3 && !healed) throw new Error('permanent');
       seen.push(`${task.key}${task.payload.n}`);
     });
     const producer = await producerOf(prefix, 'q', { partitions: 1 });
@@ -43,6 +44,10 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
       return list.length === 1 ? list : null;
     }, { timeoutMs: 3000 });
     expect(dead[0]).toMatchObject({ key: 'a', type: 'ledger', payload: { n: 3 }, error: { message: 'permanent', attempts: 3 } });
+    healed = true;
+    expect(await app.submit.redriveOrderedDead()).toBe(1);
+    await waitFor(() => seen.includes('a3'), { timeoutMs: 5000, message: 'the re-driven task ran' });
+    expect(await app.submit.listOrderedDead()).toEqual([]);
   });
 
   it.each([

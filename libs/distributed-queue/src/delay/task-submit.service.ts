@@ -8,7 +8,7 @@ import type {
   SubmitOptions, SubmitResult, TaskInfo, TaskState,
 } from '../interfaces';
 import { encodeRouteItem, RouteProducer } from '../route/route-producer';
-import { readOrderedDead, readRouteStatus } from '../route/route-status';
+import { readOrderedDead, readRouteStatus, redriveOrderedDead } from '../route/route-status';
 import type { RouteStore } from '../route/route.store';
 import { assertTaskType, type ResolvedModuleOptions } from '../options/resolve-options';
 import { DelayQueueStore, type Due, type NewTask } from './delay-queue.store';
@@ -108,6 +108,16 @@ export class TaskSubmitService {
   listOrderedDead(limit = 100): Promise<OrderedDeadTask[]> {
     if (!this.routeStore) throw new InvalidSubmitOptionsError('route', 'the route queue is not configured (module option "route")');
     return readOrderedDead(this.routeStore, limit);
+  }
+
+  /**
+   * Re-drives the route queue's dead letters (the oldest `limit` per partition): each goes back to the tail
+   * of its key's partition, behind what is queued now. Unreadable ones are dropped. Returns how many.
+   * @default limit 100
+   */
+  redriveOrderedDead(limit = 100): Promise<number> {
+    if (!this.routeStore || !this.producer) throw new InvalidSubmitOptionsError('route', 'the route queue is not configured (module option "route")');
+    return redriveOrderedDead(this.routeStore, this.producer, limit);
   }
 
   private orderedProducer(type: string): RouteProducer {

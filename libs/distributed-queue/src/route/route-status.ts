@@ -1,4 +1,5 @@
 import type { OrderedDeadTask, RouteStatus } from '../interfaces';
+import { encodeRouteItem, type RouteProducer } from './route-producer';
 import { decodeRouteItem, type RouteStore } from './route.store';
 
 type ReadClient = {
@@ -41,4 +42,27 @@ export async function readOrderedDead(store: RouteStore, limit: number): Promise
       };
     }),
   );
+}
+
+/**
+ * Puts the oldest `limit` dead letters of every partition back at the tail of the partition of their key
+ * (behind what is queued now), then removes them from the dead list. A crash in between runs them twice.
+ */
+export async function redriveOrderedDead(store: RouteStore, producer: RouteProducer, limit: number): Promise<number> {
+  const client = store.redis as unknown as ReadClient & { ltrim(key: string, start: number, stop: number): Promise<string> };
+  const n = await store.partitionCount();
+  let total = 0;
+  for (let p = 0; p < n; p++) {
+    const key = store.keys.partition(p).dead;
+    const entries = await client.lrange(key, 0, limit - 1);
+    if (entries.length === 0) continue;
+    const items = entries.map((entry) => decodeRouteItem((JSON.parse(entry) as { item: string }).item));
+    const good = items.filter((item): item is NonNullable<typeof item> => item !== null);
+    await producer.pushMany(
+      good.map((item) => ({ key: item.key, id: item.id, item: encodeRouteItem(item.id, item.type, item.key, JSON.stringify(item.payload), item.at) })),
+    );
+    await client.ltrim(key, entries.length, -1);
+    total += good.length;
+  }
+  return total;
 }
