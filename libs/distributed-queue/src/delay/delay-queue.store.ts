@@ -33,7 +33,8 @@ export interface NewTask {
 export interface Reservation {
   id: string;
   attempt: number;
-  token: number;
+  /** Opaque reservation token: acks, renewals and failures carry it. */
+  token: string;
   dueAt: number;
   payload: string;
 }
@@ -102,7 +103,7 @@ export class DelayQueueStore {
   }
 
   /** Acks finished tasks and reserves up to `count` due ones. */
-  async take(type: string, options: TakeOptions, acks: [string, number][]): Promise<TakeResult> {
+  async take(type: string, options: TakeOptions, acks: [string, string][]): Promise<TakeResult> {
     const k = this.keys(type);
     const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events);
@@ -113,7 +114,7 @@ export class DelayQueueStore {
       reserved.push({
         id: String(flat[i]),
         attempt: Number(flat[i + 1]),
-        token: Number(flat[i + 2]),
+        token: String(flat[i + 2]),
         dueAt: Number(flat[i + 3]),
         payload: String(flat[i + 4]),
       });
@@ -122,20 +123,20 @@ export class DelayQueueStore {
   }
 
   /** Retries (`retryDelayMs` >= 0) or buries (-1) a failed reservation. */
-  async fail(type: string, id: string, token: number, retryDelayMs: number, error: { name: string; message: string }): Promise<FailOutcome> {
+  async fail(type: string, id: string, token: string, retryDelayMs: number, error: { name: string; message: string }): Promise<FailOutcome> {
     const k = this.keys(type);
     const code = await this.scripts.dqFail(k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, id, token, retryDelayMs, error.name, error.message, k.events);
     return FAIL_OUTCOMES[code];
   }
 
   /** Hands reservations back without counting the attempt. */
-  release(type: string, reservations: [string, number][]): Promise<number> {
+  release(type: string, reservations: [string, string][]): Promise<number> {
     const k = this.keys(type);
     return this.scripts.dqRelease(k.waiting, k.active, k.jobs, k.running, k.events, ...reservations.flat());
   }
 
   /** Renews leases; returns the ids whose reservation is lost. */
-  extend(type: string, leaseMs: number, reservations: [string, number][]): Promise<string[]> {
+  extend(type: string, leaseMs: number, reservations: [string, string][]): Promise<string[]> {
     const k = this.keys(type);
     return this.scripts.dqExtend(k.active, k.running, leaseMs, ...reservations.flat());
   }

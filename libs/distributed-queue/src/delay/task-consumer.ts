@@ -33,7 +33,7 @@ const RECOVER_LIMIT = 100;
  */
 export class TaskConsumer {
   private readonly running = new Map<string, RunningTask>();
-  private acks: [string, number][] = [];
+  private acks: [string, string][] = [];
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
   private mayHaveWork = true;
@@ -75,7 +75,7 @@ export class TaskConsumer {
 
   /** Renews the leases of running tasks; aborts those whose reservation was lost. */
   async renewLeases(): Promise<void> {
-    const held = [...this.running.values()].filter((t) => !t.settled).map((t): [string, number] => [t.reservation.id, t.reservation.token]);
+    const held = [...this.running.values()].filter((t) => !t.settled).map((t): [string, string] => [t.reservation.id, t.reservation.token]);
     if (held.length === 0) return;
     try {
       const lost = await this.store.extend(this.type, this.options.visibilityTimeoutMs, held);
@@ -110,7 +110,7 @@ export class TaskConsumer {
     const unfinished = [...this.running.values()].filter((t) => !t.settled);
     for (const task of unfinished) this.settle(task);
     for (const task of unfinished) task.controller.abort(new ShutdownError());
-    const held = unfinished.map((t): [string, number] => [t.reservation.id, t.reservation.token]);
+    const held = unfinished.map((t): [string, string] => [t.reservation.id, t.reservation.token]);
     try {
       if (held.length > 0) await this.store.release(this.type, held);
       await this.waitIdle(2000);
@@ -187,7 +187,7 @@ export class TaskConsumer {
     if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
     else if (want > 0 && result.nextDueIn > 0) this.wakeIn(result.nextDueIn);
     if (this.stopping && result.reserved.length > 0) {
-      await this.store.release(this.type, result.reserved.map((r): [string, number] => [r.id, r.token])).catch(() => undefined);
+      await this.store.release(this.type, result.reserved.map((r): [string, string] => [r.id, r.token])).catch(() => undefined);
     } else {
       this.runBatch(result.reserved);
     }

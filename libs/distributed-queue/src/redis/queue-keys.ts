@@ -17,7 +17,7 @@ export interface DelayQueueKeys {
   dead: string;
   /** HASH id -> last error (JSON) of retried and dead tasks. */
   errors: string;
-  /** ZSET id -> finish time (ms): the last `keepDone` finished ids. */
+  /** LIST of the last `keepDone` finished ids, newest first. */
   done: string;
   /** Pub/sub channel: `w:<ms until due>` wake-ups and `c:<id>` cancel requests. */
   events: string;

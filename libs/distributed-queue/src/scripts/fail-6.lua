@@ -11,8 +11,9 @@
 local waiting, active, jobs, dead, errors, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id, delay = ARGV[1], tonumber(ARGV[3])
 if not redis.call('ZSCORE', active, id) then return 0 end
-local token, attempt = parseLease(redis.call('HGET', running, id))
-if token == nil or token ~= tonumber(ARGV[2]) then return 0 end
+local lease = redis.call('HGET', running, id)
+if lease ~= ARGV[2] then return 0 end
+local _, attempt = parseLease(lease)
 local now = nowMs()
 local r = parseRecord(redis.call('HGET', jobs, id), now)
 redis.call('ZREM', active, id)

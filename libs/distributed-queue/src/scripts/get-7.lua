@@ -22,8 +22,7 @@ else
     if s then
       state, score = 'dead', s
     else
-      s = redis.call('ZSCORE', KEYS[6], id)
-      if s then state, score = 'done', s end
+      if redis.call('LPOS', KEYS[6], id) then state = 'done' end
     end
   end
 end

@@ -12,8 +12,7 @@ local before = headScore(waiting)
 local n = 0
 for i = 2, #ARGV, 2 do
   local id = ARGV[i]
-  local token = parseLease(redis.call('HGET', running, id))
-  if token ~= nil and token == tonumber(ARGV[i + 1]) and redis.call('ZREM', active, id) == 1 then
+  if redis.call('HGET', running, id) == ARGV[i + 1] and redis.call('ZREM', active, id) == 1 then
     redis.call('HDEL', running, id)
     local r = parseRecord(redis.call('HGET', jobs, id), now)
     if r == nil or hasFlag(r, 'c') then

@@ -27,13 +27,8 @@ if #ok > 0 then
   redis.call('HDEL', running, unpack(ok))
   redis.call('HDEL', errors, unpack(ok))
   if keepDone > 0 then
-    local doneArgs = {}
-    for _, id in ipairs(ok) do
-      doneArgs[#doneArgs + 1] = now
-      doneArgs[#doneArgs + 1] = id
-    end
-    redis.call('ZADD', done, unpack(doneArgs))
-    redis.call('ZREMRANGEBYRANK', done, 0, -keepDone - 1)
+    redis.call('LPUSH', done, unpack(ok))
+    redis.call('LTRIM', done, 0, keepDone - 1)
   end
 end
 
@@ -99,15 +94,15 @@ if #ids > 0 then
       bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
     else
       local attempt = r.attempts + 1
-      local token = now * 1000 + i
+      local token = string.format('%.0f:%d', now * 1000 + i, attempt)
       leases[#leases + 1] = id
-      leases[#leases + 1] = string.format('%.0f:%d', token, attempt)
+      leases[#leases + 1] = token
       zadd[#zadd + 1] = deadline
       zadd[#zadd + 1] = id
       out[#out + 1] = id
       out[#out + 1] = attempt
-      out[#out + 1] = string.format('%.0f', token)
-      out[#out + 1] = string.format('%.0f', tonumber(dues[i]))
+      out[#out + 1] = token
+      out[#out + 1] = dues[i]
       out[#out + 1] = r.payload
     end
   end

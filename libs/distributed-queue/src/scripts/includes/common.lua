@@ -3,7 +3,8 @@
 -- task that never ran (attempts 0, token 0, no flags, due = its score in waiting): saves memory per task.
 -- flags: 'c' = cancel requested while running, 'e' = an error is stored in the errors hash.
 -- The attempts in a record count finished runs; a reservation lives in the `running` hash as
--- "<token>:<attempt>", so that reserving and acknowledging never rewrite the (large) record.
+-- "<token>:<attempt>" (the worker's token is that whole string), so that reserving and acknowledging never
+-- rewrite the (large) record.
 
 local function nowMs()
   local t = redis.call('TIME')
@@ -81,19 +82,19 @@ local function parseLease(v)
 end
 
 -- Splits ARGV[from..] pairs of id, token into the reservations still ours (in active, same token) and the
--- others.
+-- others. The token a worker holds is the reservation string itself, compared as it is.
 local function checkReservations(activeKey, runningKey, from)
   local ids, tokens = {}, {}
   for i = from, #ARGV, 2 do
     ids[#ids + 1] = ARGV[i]
-    tokens[#tokens + 1] = tonumber(ARGV[i + 1])
+    tokens[#tokens + 1] = ARGV[i + 1]
   end
   local ours, others = {}, {}
   if #ids == 0 then return ours, others end
   local scores = redis.call('ZMSCORE', activeKey, unpack(ids))
   local leases = redis.call('HMGET', runningKey, unpack(ids))
   for i = 1, #ids do
-    if scores[i] and parseLease(leases[i]) == tokens[i] then ours[#ours + 1] = ids[i]
+    if scores[i] and leases[i] == tokens[i] then ours[#ours + 1] = ids[i]
     else others[#others + 1] = ids[i] end
   end
   return ours, others
