@@ -63,14 +63,19 @@ export function checkLog(log: Map<string, Entry[]>, perKey: number) {
     missing += perKey - seen.size;
   }
   // Fencing: within a partition, no task starts under an older epoch after one started under a newer epoch.
+  const stale: string[] = [];
   for (const entries of partitionEntries.values()) {
     entries.sort((a, b) => a.at - b.at);
-    let newest = -1;
+    let newest: Entry | undefined;
     for (const e of entries) {
-      if (e.epoch < newest) staleEpochs++;
-      newest = Math.max(newest, e.epoch);
+      if (newest && e.epoch < newest.epoch) {
+        staleEpochs++;
+        if (stale.length < 5) stale.push(`p${e.partition} ${e.machine}@${e.epoch} n${e.n} at ${e.at} after ${newest.machine}@${newest.epoch} at ${newest.at}`);
+      }
+      if (!newest || e.epoch > newest.epoch) newest = e;
     }
   }
+  if (stale.length > 0) console.log(`stale-epoch starts: ${stale.join('; ')}`);
   return { missing, overtakes, duplicates, staleEpochs, byMachine };
 }
 

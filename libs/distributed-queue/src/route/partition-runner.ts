@@ -178,9 +178,12 @@ export class PartitionRunner {
   /** Runs one key's tasks in order; stops the key at a task that could not finish (lost or shutdown). */
   private async runChain(chain: RouteItem[], replays: number): Promise<void> {
     for (const item of chain) {
-      while (!this.stopping && !this.ctx.leaseFresh(this.partition)) await this.idle(RETRY_MS);
-      if (this.stopping) return;
-      const outcome = await this.runItem(item, replays);
+      let outcome = 'stale';
+      while (outcome === 'stale') {
+        while (!this.stopping && !this.ctx.leaseFresh(this.partition)) await this.idle(RETRY_MS);
+        if (this.stopping) return;
+        outcome = await this.runItem(item, replays);
+      }
       if (outcome === 'aborted') return;
       if (outcome === 'done') this.acks.push(item.seq);
       else this.dead.push([item.seq, outcome]);
@@ -188,22 +191,26 @@ export class PartitionRunner {
     }
   }
 
-  /** Runs a task with its retries; returns 'done', 'aborted' or the error json of a task to bury. */
+  /**
+   * Runs a task with its retries; returns 'done', 'aborted', 'stale' (the claim went stale before it
+   * started: wait and try again) or the error json of a task to bury.
+   */
   private async runItem(item: RouteItem, replays: number): Promise<string> {
     const worker = this.ctx.workers.get(item.type);
     if (!worker) return errorJson(new Error(`no ordered @TaskWorker for type "${item.type}" on ${this.ctx.me}`), 0);
     const { maxAttempts, timeoutMs, backoff } = worker.options;
     for (let attempt = 1; ; attempt++) {
+      // NOTE: checked again in the same tick as the handler call: a process paused (GC, SIGSTOP) since the
+      // chain's check must not start a task under a claim that went stale meanwhile.
+      if (!this.ctx.leaseFresh(this.partition)) return attempt === 1 ? 'stale' : 'aborted';
       const controller = new AbortController();
       this.controllers.add(controller);
       const timer = setTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);
       try {
         const fence = { partition: this.partition, epoch: this.epoch };
         const task = { id: item.id, type: item.type, key: item.key, payload: item.payload, attempt: attempt + replays, dueAt: item.at, fence };
-        await Promise.race([
-          Promise.resolve().then(() => worker.handler.handle(task, controller.signal)),
-          new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
-        ]);
+        const aborted = new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
+        await Promise.race([worker.handler.handle(task, controller.signal), aborted]);
         return 'done';
       } catch (error) {
         if (this.stopping) return 'aborted';
