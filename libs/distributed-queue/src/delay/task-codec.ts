@@ -19,7 +19,7 @@ export function encodePayload(payload: unknown, maxBytes: number): string {
 
 /**
  * A stored record: the bare payload JSON until the task first runs, then
- * `~<attempts>:<token>:<due>:<flags>:<payload json>` (see scripts/includes/common.lua).
+ * `~<attempts>:0:<due>:<flags>:<payload json>` once a run failed or was lost (see scripts/includes/common.lua).
  */
 export interface DecodedRecord {
   attempts: number;

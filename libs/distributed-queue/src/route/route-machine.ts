@@ -4,16 +4,6 @@ import { PartitionRunner, type OrderedWorker, type RunnerContext } from './parti
 import type { RouteStore } from './route.store';
 import { ensureTopology } from './route-topology';
 
-type PlainClient = {
-  hset(key: string, ...args: (string | number)[]): Promise<number>;
-  hdel(key: string, ...fields: (string | number)[]): Promise<number>;
-  hget(key: string, field: string): Promise<string | null>;
-  zrem(key: string, member: string): Promise<number>;
-  get(key: string): Promise<string | null>;
-  del(key: string): Promise<number>;
-  publish(channel: string, message: string): Promise<number>;
-};
-
 /**
  * This application instance as a member of the route queue (seed 000's machine): registers and
  * heartbeats, renews the leases of its partitions and runs one `PartitionRunner` per owned partition;
@@ -131,14 +121,14 @@ export class RouteMachine {
       const { live } = await this.store.evict();
       live.sort();
       const n = await this.store.partitionCount();
-      const client = this.store.redis as unknown as PlainClient;
+      const client = this.store.redis;
       const owners = await Promise.all(
         Array.from({ length: n }, async (_, p) => (await client.hget(this.store.keys.partition(p).own, 'owner')) || undefined),
       );
       const plan = planAssignment(n, live, owners);
       const fields = plan.flatMap((m, p) => (m ? [p, m] : []));
       if (fields.length > 0) await client.hset(this.store.keys.assign, ...fields);
-      const unplanned = plan.flatMap((m, p) => (m ? [] : [p]));
+      const unplanned = plan.flatMap((m, p) => (m ? [] : [String(p)]));
       if (unplanned.length > 0) await client.hdel(this.store.keys.assign, ...unplanned);
       const alive = new Set(live);
       await Promise.all(
@@ -160,7 +150,7 @@ export class RouteMachine {
     await this.beating?.catch(() => undefined);
     const runners = [...this.runners.values()];
     await Promise.all(runners.map((r) => r.stop(timeoutMs)));
-    const client = this.store.redis as unknown as PlainClient;
+    const client = this.store.redis;
     try {
       await Promise.all(runners.map((r) => this.store.leave(r.partition, this.ctx.me, r.epoch)));
       await client.zrem(this.store.keys.machines, this.ctx.me);

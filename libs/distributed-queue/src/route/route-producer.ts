@@ -54,7 +54,9 @@ export class RouteProducer {
       const groups = new Map<number, number[]>();
       for (const i of todo) {
         const p = partitionOf(entries[i].key, n);
-        groups.set(p, [...(groups.get(p) ?? []), i]);
+        const group = groups.get(p);
+        if (group) group.push(i);
+        else groups.set(p, [i]);
       }
       const stale: number[] = [];
       await Promise.all(

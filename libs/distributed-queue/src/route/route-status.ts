@@ -2,17 +2,9 @@ import type { OrderedDeadTask, RouteStatus } from '../interfaces';
 import { encodeRouteItem, type RouteProducer } from './route-producer';
 import { decodeRouteItem, type RouteStore } from './route.store';
 
-type ReadClient = {
-  zrange(key: string, start: number, stop: number, withScores: 'WITHSCORES'): Promise<string[]>;
-  hgetall(key: string): Promise<Record<string, string>>;
-  llen(key: string): Promise<number>;
-  hlen(key: string): Promise<number>;
-  lrange(key: string, start: number, stop: number): Promise<string[]>;
-};
-
 /** Who owns which partition, how much waits, and which machines are alive. */
 export async function readRouteStatus(store: RouteStore): Promise<RouteStatus> {
-  const client = store.redis as unknown as ReadClient;
+  const client = store.redis;
   const n = await store.partitionCount();
   const partitions = await Promise.all(
     Array.from({ length: n }, async (_, partition) => {
@@ -29,7 +21,7 @@ export async function readRouteStatus(store: RouteStore): Promise<RouteStatus> {
 
 /** Dead letters of the route queue, per partition oldest first, at most `limit` per partition. */
 export async function readOrderedDead(store: RouteStore, limit: number): Promise<OrderedDeadTask[]> {
-  const client = store.redis as unknown as ReadClient;
+  const client = store.redis;
   const n = await store.partitionCount();
   const lists = await Promise.all(Array.from({ length: n }, (_, p) => client.lrange(store.keys.partition(p).dead, 0, limit - 1)));
   return lists.flatMap((entries, partition) =>
@@ -49,7 +41,7 @@ export async function readOrderedDead(store: RouteStore, limit: number): Promise
  * (behind what is queued now), then removes them from the dead list. A crash in between runs them twice.
  */
 export async function redriveOrderedDead(store: RouteStore, producer: RouteProducer, limit: number): Promise<number> {
-  const client = store.redis as unknown as ReadClient & { ltrim(key: string, start: number, stop: number): Promise<string> };
+  const client = store.redis;
   const n = await store.partitionCount();
   let total = 0;
   for (let p = 0; p < n; p++) {

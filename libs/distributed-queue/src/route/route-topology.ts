@@ -1,8 +1,6 @@
 import { PartitionShrinkError } from '../errors';
 import type { RouteStore } from './route.store';
 
-type MetaClient = { hset(key: string, field: string, value: string): Promise<number>; hget(key: string, field: string): Promise<string | null> };
-
 /**
  * Makes Redis hold `partitions` partitions: records the count on a new queue; on growth, sets resize
  * barriers so that a key whose partition changed cannot overtake its own older tasks; refuses to shrink.
@@ -18,9 +16,8 @@ export async function ensureTopology(store: RouteStore, partitions: number): Pro
   }
   // NOTE: every decision below derives from what Redis holds, so instances starting together agree.
   const grown = previous > 0;
-  const barriers: number[] = [];
-  for (let p = 0; p < partitions; p++) barriers.push(await store.initPartition(p, partitions, grown));
-  const meta = store.redis as unknown as MetaClient;
+  const barriers = await Promise.all(Array.from({ length: partitions }, (_, p) => store.initPartition(p, partitions, grown)));
+  const meta = store.redis;
   if (grown) await meta.hset(store.keys.meta, 'barriers', JSON.stringify(barriers));
 }
 
@@ -29,7 +26,7 @@ export async function ensureTopology(store: RouteStore, partitions: number): Pro
  * the partition's gate then.
  */
 export async function tryOpenGate(store: RouteStore, partition: number): Promise<boolean> {
-  const meta = store.redis as unknown as MetaClient;
+  const meta = store.redis;
   const raw = await meta.hget(store.keys.meta, 'barriers');
   if (!raw) return false;
   const barriers = JSON.parse(raw) as number[];

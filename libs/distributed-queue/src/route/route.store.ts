@@ -119,11 +119,7 @@ export class RouteStore {
 
   /** Takes the scheduler lock (or renews it when held); true when this machine holds it. */
   async lock(me: string, ttlMs: number): Promise<boolean> {
-    const client = this.client as unknown as {
-      set(...args: Arg[]): Promise<string | null>;
-      get(key: string): Promise<string | null>;
-      pexpire(key: string, ms: number): Promise<number>;
-    };
+    const client = this.client;
     if ((await client.set(this.keys.lock, me, 'PX', ttlMs, 'NX')) === 'OK') return true;
     if ((await client.get(this.keys.lock)) !== me) return false;
     await client.pexpire(this.keys.lock, ttlMs);
@@ -146,7 +142,7 @@ export class RouteStore {
 
   /** The partition count recorded in Redis (0 before the first start). */
   async partitionCount(): Promise<number> {
-    return Number((await (this.client as unknown as { hget(k: string, f: string): Promise<string | null> }).hget(this.keys.meta, 'partitions')) ?? 0);
+    return Number((await this.client.hget(this.keys.meta, 'partitions')) ?? 0);
   }
 
   /** Smallest seq still waiting or in flight in a partition (-1: drained). */

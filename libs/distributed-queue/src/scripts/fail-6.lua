@@ -24,7 +24,6 @@ if r == nil or hasFlag(r, 'c') then
   return 3
 end
 r.attempts = attempt
-withFlag(r, 'e')
 local err = errorJson(ARGV[4], ARGV[5], attempt, now)
 if delay >= 0 then
   local before = headScore(waiting)

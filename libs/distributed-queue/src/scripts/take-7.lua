@@ -55,7 +55,6 @@ if #expired > 0 then
     else
       r.attempts = attempt or (r.attempts + 1)
       if r.attempts >= maxAttempts then
-        withFlag(r, 'e')
         redis.call('HSET', jobs, id, encodeRecord(r))
         bury(dead, errors, id, errorJson('LeaseExpiredError',
           'lease expired on attempt ' .. r.attempts .. ' (worker lost or stalled)', r.attempts, now), now)

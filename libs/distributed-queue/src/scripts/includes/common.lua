@@ -1,7 +1,7 @@
 -- Shared helpers of the delay queue scripts.
 -- A task record is "~<attempts>:<token>:<due ms>:<flags>:<payload json>", or the bare payload json for a
 -- task that never ran (attempts 0, token 0, no flags, due = its score in waiting): saves memory per task.
--- flags: 'c' = cancel requested while running, 'e' = an error is stored in the errors hash.
+-- flags: 'c' = cancel requested while running. The token field is kept at 0 (reservations live in `running`).
 -- The attempts in a record count finished runs; a reservation lives in the `running` hash as
 -- "<token>:<attempt>" (the worker's token is that whole string), so that reserving and acknowledging never
 -- rewrite the (large) record.
