@@ -18,7 +18,7 @@ export function encodePayload(payload: unknown, maxBytes: number): string {
 }
 
 /**
- * A stored record: the bare payload JSON until the task first runs, then
+ * A stored record: the bare payload JSON, or
  * `~<attempts>:0:<due>:<flags>:<payload json>` once a run failed or was lost (see scripts/includes/common.lua).
  */
 export interface DecodedRecord {
