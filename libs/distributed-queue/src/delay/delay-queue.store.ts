@@ -6,17 +6,17 @@ type Arg = string | number;
 type Reply = unknown;
 /** The scripts of `scripts/`, as `defineScripts` adds them to the client. */
 interface ScriptCommands {
-  dqSubmit(...args: Arg[]): Promise<[number, ...(string | number)[]]>;
-  dqTake(...args: Arg[]): Promise<[number, number, string[], ...Arg[]]>;
-  dqFail(...args: Arg[]): Promise<number>;
-  dqRelease(...args: Arg[]): Promise<number>;
-  dqExtend(...args: Arg[]): Promise<string[]>;
-  dqCancel(...args: Arg[]): Promise<number>;
-  dqReschedule(...args: Arg[]): Promise<number>;
-  dqGet(...args: Arg[]): Promise<[TaskState, string | null, string | null, string | null, string | null]>;
-  dqDeadList(...args: Arg[]): Promise<Reply[]>;
-  dqDeadRedrive(...args: Arg[]): Promise<number>;
-  dqDeadDelete(...args: Arg[]): Promise<number>;
+  dqDelaySubmit(...args: Arg[]): Promise<[number, ...(string | number)[]]>;
+  dqDelayTake(...args: Arg[]): Promise<[number, number, string[], ...Arg[]]>;
+  dqDelayFail(...args: Arg[]): Promise<number>;
+  dqDelayRelease(...args: Arg[]): Promise<number>;
+  dqDelayExtend(...args: Arg[]): Promise<string[]>;
+  dqDelayCancel(...args: Arg[]): Promise<number>;
+  dqDelayReschedule(...args: Arg[]): Promise<number>;
+  dqDelayGet(...args: Arg[]): Promise<[TaskState, string | null, string | null, string | null, string | null]>;
+  dqDelayDeadList(...args: Arg[]): Promise<Reply[]>;
+  dqDelayDeadRedrive(...args: Arg[]): Promise<number>;
+  dqDelayDeadDelete(...args: Arg[]): Promise<number>;
 }
 
 /** When a task is due: `delay` ms after Redis's now, or at absolute epoch ms `at`. */
@@ -96,7 +96,7 @@ export class DelayQueueStore {
     const k = this.keys(type);
     const args: Arg[] = [k.waiting, k.jobs, k.seq, k.events];
     for (const task of tasks) args.push(task.id, ...dueArgs(task.due), task.payload);
-    const [, ...flat] = await this.scripts.dqSubmit(...args);
+    const [, ...flat] = await this.scripts.dqDelaySubmit(...args);
     const out = [];
     for (let i = 0; i < flat.length; i += 2) out.push({ id: String(flat[i]), created: flat[i + 1] === 1 });
     return out;
@@ -108,7 +108,7 @@ export class DelayQueueStore {
     const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events);
     for (const [id, token] of acks) args.push(id, token);
-    const [now, nextDueIn, refused, ...flat] = await this.scripts.dqTake(...args);
+    const [now, nextDueIn, refused, ...flat] = await this.scripts.dqDelayTake(...args);
     const reserved: Reservation[] = [];
     for (let i = 0; i < flat.length; i += 5) {
       reserved.push({
@@ -125,45 +125,45 @@ export class DelayQueueStore {
   /** Retries (`retryDelayMs` >= 0) or buries (-1) a failed reservation. */
   async fail(type: string, id: string, token: string, retryDelayMs: number, error: { name: string; message: string }): Promise<FailOutcome> {
     const k = this.keys(type);
-    const code = await this.scripts.dqFail(k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, id, token, retryDelayMs, error.name, error.message, k.events);
+    const code = await this.scripts.dqDelayFail(k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, id, token, retryDelayMs, error.name, error.message, k.events);
     return FAIL_OUTCOMES[code];
   }
 
   /** Hands reservations back without counting the attempt. */
   release(type: string, reservations: [string, string][]): Promise<number> {
     const k = this.keys(type);
-    return this.scripts.dqRelease(k.waiting, k.active, k.jobs, k.running, k.events, ...reservations.flat());
+    return this.scripts.dqDelayRelease(k.waiting, k.active, k.jobs, k.running, k.events, ...reservations.flat());
   }
 
   /** Renews leases; returns the ids whose reservation is lost. */
   extend(type: string, leaseMs: number, reservations: [string, string][]): Promise<string[]> {
     const k = this.keys(type);
-    return this.scripts.dqExtend(k.active, k.running, leaseMs, ...reservations.flat());
+    return this.scripts.dqDelayExtend(k.active, k.running, leaseMs, ...reservations.flat());
   }
 
   async cancel(type: string, id: string): Promise<CancelResult> {
     const k = this.keys(type);
-    return CANCEL_RESULTS[await this.scripts.dqCancel(k.waiting, k.active, k.jobs, k.errors, id, k.events)];
+    return CANCEL_RESULTS[await this.scripts.dqDelayCancel(k.waiting, k.active, k.jobs, k.errors, id, k.events)];
   }
 
   /** Returns the new due time, or null when the task is not waiting. */
   async reschedule(type: string, id: string, due: Due): Promise<number | null> {
     const k = this.keys(type);
-    const result = Number(await this.scripts.dqReschedule(k.waiting, k.jobs, id, ...dueArgs(due), k.events));
+    const result = Number(await this.scripts.dqDelayReschedule(k.waiting, k.jobs, id, ...dueArgs(due), k.events));
     return result < 0 ? null : result;
   }
 
   /** A task's state, record, last error, score, and for a running task the attempt it is on. */
   async get(type: string, id: string): Promise<{ state: TaskState; record: string | null; error: string | null; score: number | null; attempt: number | null }> {
     const k = this.keys(type);
-    const [state, record, error, score, lease] = await this.scripts.dqGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
+    const [state, record, error, score, lease] = await this.scripts.dqDelayGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
     const attempt = lease ? Number(String(lease).split(':')[1]) : null;
     return { state, record: record || null, error: error || null, score: score ? Number(score) : null, attempt };
   }
 
   async deadList(type: string, offset: number, limit: number): Promise<{ total: number; items: { id: string; diedAt: number; record: string | null; error: string | null }[] }> {
     const k = this.keys(type);
-    const [total, ...flat] = await this.scripts.dqDeadList(k.dead, k.jobs, k.errors, offset, limit);
+    const [total, ...flat] = await this.scripts.dqDelayDeadList(k.dead, k.jobs, k.errors, offset, limit);
     const items = [];
     for (let i = 0; i < flat.length; i += 4) {
       items.push({
@@ -179,11 +179,11 @@ export class DelayQueueStore {
   /** Re-drives the given dead ids, or the oldest `limit` when none are given. */
   redrive(type: string, ids: string[], limit: number): Promise<number> {
     const k = this.keys(type);
-    return this.scripts.dqDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.events, limit, ...ids);
+    return this.scripts.dqDelayDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.events, limit, ...ids);
   }
 
   deleteDead(type: string, ids: string[]): Promise<number> {
     const k = this.keys(type);
-    return this.scripts.dqDeadDelete(k.dead, k.jobs, k.errors, ...ids);
+    return this.scripts.dqDelayDeadDelete(k.dead, k.jobs, k.errors, ...ids);
   }
 }

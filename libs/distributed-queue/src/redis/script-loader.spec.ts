@@ -3,12 +3,12 @@ import { loadScripts } from './script-loader';
 describe('loadScripts', () => {
   const scripts = loadScripts();
   it('names commands after files and counts keys from the file name', () => {
-    const take = scripts.find((s) => s.command === 'dqTake');
+    const take = scripts.find((s) => s.command === 'dqDelayTake');
     expect(take?.numberOfKeys).toBe(7);
-    expect(scripts.find((s) => s.command === 'dqDeadRedrive')?.numberOfKeys).toBe(4);
+    expect(scripts.find((s) => s.command === 'dqDelayDeadRedrive')?.numberOfKeys).toBe(4);
   });
   it('inlines every include', () => {
     for (const script of scripts) expect(script.lua).not.toMatch(/@include/);
-    expect(scripts.find((s) => s.command === 'dqTake')?.lua).toContain('local function parseRecord');
+    expect(scripts.find((s) => s.command === 'dqDelayTake')?.lua).toContain('local function parseRecord');
   });
 });

@@ -6,7 +6,14 @@
   ARGV[6] events channel
   Returns: 0 stale, 1 retried, 2 buried, 3 dropped (cancel was requested)
 ]]
---- @include "includes/common"
+--- @include "includes/bury"
+--- @include "includes/error-json"
+--- @include "includes/flags"
+--- @include "includes/head-score"
+--- @include "includes/lease"
+--- @include "includes/now-ms"
+--- @include "includes/record"
+--- @include "includes/wake-if-earlier"
 
 local waiting, active, jobs, dead, errors, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id, delay = ARGV[1], tonumber(ARGV[3])

@@ -7,7 +7,10 @@
   value, payload json
   Returns: { now, then per task: id and created flag (1/0) }
 ]]
---- @include "includes/common"
+--- @include "includes/base36"
+--- @include "includes/head-score"
+--- @include "includes/now-ms"
+--- @include "includes/wake-if-earlier"
 
 local now = nowMs()
 local before = headScore(KEYS[1])

@@ -7,7 +7,9 @@
   ARGV[5] events channel  ARGV[6] partition number  ARGV[7] lua log (0/1)
   Returns: 'kept' | 'moved' | 'revoking'
 ]]
---- @include "includes/route"
+--- @include "includes/fmt"
+--- @include "includes/now-ms"
+--- @include "includes/route-log"
 
 local own, desired = KEYS[1], ARGV[1]
 local r = redis.call('HMGET', own, 'owner', 'state', 'next', 'lease', 'revokeAt')

@@ -3,7 +3,7 @@
   KEYS[1] list  KEYS[2] inflight
   Returns: smallest pending seq or -1
 ]]
---- @include "includes/route"
+--- @include "includes/seq-of"
 
 local min = -1
 local head = redis.call('LINDEX', KEYS[1], 0)

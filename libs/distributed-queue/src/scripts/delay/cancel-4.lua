@@ -5,7 +5,8 @@
   ARGV[1] id  ARGV[2] events channel
   Returns: 1 cancelled, 2 cancel requested (running), 0 not found
 ]]
---- @include "includes/common"
+--- @include "includes/flags"
+--- @include "includes/record"
 
 local waiting, active, jobs, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id = ARGV[1]

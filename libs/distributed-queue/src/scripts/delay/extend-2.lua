@@ -4,7 +4,8 @@
   ARGV[1] lease ms  ARGV[2..] pairs of id, token
   Returns: ids whose reservation is lost (expired and recovered, or taken by another worker)
 ]]
---- @include "includes/common"
+--- @include "includes/check-reservations"
+--- @include "includes/now-ms"
 
 local ours, lost = checkReservations(KEYS[1], KEYS[2], 2)
 if #ours > 0 then

@@ -7,7 +7,9 @@
   item is buried  ARGV[5] lua log (0/1)
   Returns: { status, replays, items... } status: 'ok' | 'empty' | 'lost' | 'expired' | 'revoking' | 'gated'
 ]]
---- @include "includes/route"
+--- @include "includes/now-ms"
+--- @include "includes/route-log"
+--- @include "includes/seq-of"
 
 local list, own, inflight, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local r = redis.call('HMGET', own, 'owner', 'epoch', 'state', 'lease', 'barrier', 'replays')

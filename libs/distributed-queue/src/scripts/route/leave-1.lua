@@ -4,7 +4,7 @@
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] events channel  ARGV[4] partition number
   Returns: 1 given up, 0 not ours
 ]]
---- @include "includes/route"
+--- @include "includes/is-owner"
 
 local own = KEYS[1]
 if not isOwner(own, ARGV[1], ARGV[2]) then return 0 end

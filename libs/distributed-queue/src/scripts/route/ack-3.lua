@@ -5,7 +5,9 @@
   ARGV[5 .. 4+A] acked seqs, then pairs of seq, error json for buried items
   Returns: 1 done, 0 fenced (not the owner any more: nothing changed)
 ]]
---- @include "includes/route"
+--- @include "includes/fmt"
+--- @include "includes/is-owner"
+--- @include "includes/now-ms"
 
 local own, inflight, dead = KEYS[1], KEYS[2], KEYS[3]
 if not isOwner(own, ARGV[1], ARGV[2]) then return 0 end

@@ -4,7 +4,10 @@
   ARGV[1] id  ARGV[2] mode ('d' delay ms, 'a' absolute ms)  ARGV[3] value  ARGV[4] events channel
   Returns: the new due time, or -1 when the task is not waiting
 ]]
---- @include "includes/common"
+--- @include "includes/head-score"
+--- @include "includes/now-ms"
+--- @include "includes/record"
+--- @include "includes/wake-if-earlier"
 
 local waiting, jobs, id = KEYS[1], KEYS[2], ARGV[1]
 if not redis.call('ZSCORE', waiting, id) then return -1 end

@@ -5,7 +5,8 @@
   ARGV[1] offline ms  ARGV[2] lua log (0/1)
   Returns: { now, { live machine ids (oldest heartbeat first) }, { partition, machine, ... } }
 ]]
---- @include "includes/route"
+--- @include "includes/now-ms"
+--- @include "includes/route-log"
 
 local now = nowMs()
 local gone = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))

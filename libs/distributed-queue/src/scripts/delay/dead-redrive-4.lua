@@ -4,7 +4,10 @@
   ARGV[1] events channel  ARGV[2] limit when no ids are given  ARGV[3..] ids (none: the oldest `limit`)
   Returns: number of tasks re-driven
 ]]
---- @include "includes/common"
+--- @include "includes/head-score"
+--- @include "includes/now-ms"
+--- @include "includes/record"
+--- @include "includes/wake-if-earlier"
 
 local dead, waiting, jobs, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local ids = {}

@@ -5,7 +5,8 @@
   ARGV[1] machine id  ARGV[2] lease ms  ARGV[3] claim (0/1)
   Returns: { 1, epoch, state } when the caller owns it, else { 0, owner or '', epoch }
 ]]
---- @include "includes/route"
+--- @include "includes/fmt"
+--- @include "includes/now-ms"
 
 local own = KEYS[1]
 local r = redis.call('HMGET', own, 'owner', 'epoch', 'state')

@@ -5,7 +5,9 @@
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] lease ms  ARGV[4] events channel  ARGV[5] partition number
   Returns: 1 handed over, 0 not ours or not revoking
 ]]
---- @include "includes/route"
+--- @include "includes/fmt"
+--- @include "includes/is-owner"
+--- @include "includes/now-ms"
 
 local own = KEYS[1]
 if not isOwner(own, ARGV[1], ARGV[2]) then return 0 end

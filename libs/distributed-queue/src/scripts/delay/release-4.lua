@@ -4,7 +4,11 @@
   ARGV[1] events channel  ARGV[2..] pairs of id, token
   Returns: number of tasks handed back (stale reservations are skipped)
 ]]
---- @include "includes/common"
+--- @include "includes/flags"
+--- @include "includes/head-score"
+--- @include "includes/now-ms"
+--- @include "includes/record"
+--- @include "includes/wake-if-earlier"
 
 local waiting, active, jobs, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now = nowMs()

@@ -4,7 +4,7 @@
   ARGV[1] machine id
   Returns: { now, partition numbers assigned to the machine... }
 ]]
---- @include "includes/route"
+--- @include "includes/now-ms"
 
 local now = nowMs()
 redis.call('ZADD', KEYS[1], now, ARGV[1])

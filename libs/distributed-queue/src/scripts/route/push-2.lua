@@ -7,7 +7,8 @@
            { 'FULL' } (Exception, nothing written past the first full point: items before it are queued);
            else per task: 'q' queued, 'd' discarded, or 'o:<dropped json>' (queued, oldest dropped)
 ]]
---- @include "includes/route"
+--- @include "includes/fmt"
+--- @include "includes/route-log"
 
 local list, own = KEYS[1], KEYS[2]
 local n = redis.call('HGET', own, 'n')

@@ -12,7 +12,15 @@
   Returns: { now, ms until the next due task (-1: none or not asked, 0: look again now), refused ack ids,
              then per reserved task: id, attempt, token, due, payload }
 ]]
---- @include "includes/common"
+--- @include "includes/bury"
+--- @include "includes/check-reservations"
+--- @include "includes/error-json"
+--- @include "includes/flags"
+--- @include "includes/head-score"
+--- @include "includes/lease"
+--- @include "includes/now-ms"
+--- @include "includes/record"
+--- @include "includes/wake-if-earlier"
 
 local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])

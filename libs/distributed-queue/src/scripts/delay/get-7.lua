@@ -4,7 +4,7 @@
   ARGV[1] id
   Returns: { state, record or false, last error json or false, score or false, reservation or false }
 ]]
---- @include "includes/common"
+--- @include "includes/now-ms"
 
 local id = ARGV[1]
 local state, score = 'unknown', false
