@@ -5,7 +5,9 @@ import { DUPLICATE_WORKER, MISSING_HANDLE } from './distributed-queue.messages';
 import type { TaskWorkerMetadata } from './decorators';
 import { InvalidOptionsError, InvalidTaskWorkerError } from './errors';
 import type { ResolvedWorkerOptions, TaskHandler } from './interfaces';
-import { mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions } from './options/resolve-options';
+import {
+  DEFAULT_ORDERED_CONCURRENCY, mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions,
+} from './options/resolve-options';
 
 /** A discovered worker with its options resolved (decorator over `types[type]` over `defaults`). */
 export interface DiscoveredWorker {
@@ -43,7 +45,11 @@ export class DistributedQueueExplorer implements OnModuleInit {
     }
     if (typeof handler.handle !== 'function') throw new InvalidTaskWorkerError(MISSING_HANDLE(className, type));
     validateWorkerOptions(options, `@TaskWorker('${type}')`);
-    const resolved = mergeWorkerOptions(this.options.defaults, this.options.types[type], options);
+    const layers = [this.options.types[type], options];
+    let resolved = mergeWorkerOptions(this.options.defaults, ...layers);
+    if (resolved.ordered && ![this.options.declaredDefaults, ...layers].some((l) => l?.concurrency !== undefined)) {
+      resolved = { ...resolved, concurrency: DEFAULT_ORDERED_CONCURRENCY };
+    }
     if (resolved.ordered && !this.options.route) {
       throw new InvalidOptionsError('route', `is required: ${className} is an ordered @TaskWorker('${type}')`);
     }

@@ -14,11 +14,14 @@ export interface BackoffOptions {
 export interface TaskWorkerOptions {
   /**
    * Ordered type: tasks are submitted with `submitOrdered(type, key, ...)` and run through the route queue,
-   * one after another per key. `concurrency`, `visibilityTimeoutMs` and `pollIntervalMs` do not apply.
+   * one after another per key. `visibilityTimeoutMs` and `pollIntervalMs` do not apply.
    * @default false
    */
   ordered?: boolean;
-  /** Tasks of this type run at once in one application instance. @default 1 */
+  /**
+   * Handlers of this type running at once in one application instance (for an ordered type: over all the
+   * partitions this instance owns). @default 1 (ordered types: 32)
+   */
   concurrency?: number;
   /** A run longer than this fails with `TaskTimeoutError` (its signal aborts). @default 60000 */
   timeoutMs?: number;

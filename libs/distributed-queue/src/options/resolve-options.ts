@@ -18,6 +18,8 @@ export interface ResolvedModuleOptions {
   workers: boolean;
   shutdownTimeoutMs: number;
   defaults: ResolvedWorkerOptions;
+  /** `defaults` as the application gave them (to tell which were set). */
+  declaredDefaults?: TaskWorkerOptions;
   types: Record<string, TaskWorkerOptions>;
   strictTypes: boolean;
   maxPayloadBytes: number;
@@ -34,6 +36,9 @@ export const DEFAULT_WORKER_OPTIONS: ResolvedWorkerOptions = {
   visibilityTimeoutMs: 30_000,
   pollIntervalMs: 1000,
 };
+
+/** Handlers of an ordered worker at once in one process when no `concurrency` is set for it. */
+export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
@@ -209,6 +214,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     workers: options.workers ?? true,
     shutdownTimeoutMs: options.shutdownTimeoutMs ?? 10_000,
     defaults: mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, options.defaults),
+    declaredDefaults: options.defaults,
     types,
     strictTypes: options.strictTypes ?? true,
     maxPayloadBytes: options.maxPayloadBytes ?? 1024 * 1024,
