@@ -114,16 +114,18 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
     });
     const app = await start({ connection: target.connection, keyPrefix }, [W]);
     await redis.hset(keys.jobs, 'bad-header', '~garbage');
-    await redis.hset(keys.jobs, 'bad-json', '{not json');
-    await redis.zadd(keys.waiting, 0, 'bad-header', 0, 'bad-json', 0, 'missing');
+    await redis.hset(keys.jobs, 'bad-json', 'A2{not json');
+    // waiting members are `<seq tag><id>` (tag: 'A' + digit count, then base-36 digits)
+    await redis.zadd(keys.waiting, 0, 'A1bad-header', 0, 'A2bad-json', 0, 'A3missing', 0, 'no-tag');
     await app.submit.submit('corrupt', { ok: true }, { id: 'good' });
     await waitFor(() => ran.includes('good'), { timeoutMs: 3000 });
-    await waitFor(async () => (await app.submit.listDead('corrupt')).total === 3, { timeoutMs: 3000 });
+    await waitFor(async () => (await app.submit.listDead('corrupt')).total === 4, { timeoutMs: 3000 });
     const dead = await app.submit.listDead('corrupt');
     const byId = Object.fromEntries(dead.tasks.map((t) => [t.id, t]));
     expect(byId['bad-header'].error).toMatchObject({ name: 'CorruptTaskError', message: expect.stringContaining('unreadable') });
     expect(byId['bad-header'].raw).toBe('~garbage');
     expect(byId['missing'].error.message).toContain('missing');
+    expect(byId['no-tag'].error.message).toContain('missing');
     expect(byId['bad-json'].error).toMatchObject({ name: 'CorruptTaskError', message: expect.stringContaining('JSON') });
     expect(ran).toEqual(['good']);
   });
@@ -135,18 +137,18 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
       const store = new DelayQueueStore(client, keyPrefix);
       const take = { count: 1, leaseMs: 100, maxAttempts: 5, keepDone: 10, recoverLimit: 10 };
       await store.submit('stale', [{ id: 's', due: { delay: 0 }, payload: '{}' }]);
-      const first = await store.take('stale', take, []);
+      const first = await store.take('stale', take, [], 'r1');
       expect(first.reserved.map((r) => [r.id, r.attempt])).toEqual([['s', 1]]);
       await sleep(150);
-      const second = await store.take('stale', take, []);
+      const second = await store.take('stale', take, [], 'r2');
       expect(second.reserved.map((r) => [r.id, r.attempt])).toEqual([['s', 2]]);
       const oldToken = first.reserved[0].token;
       expect(await store.extend('stale', 10_000, [['s', oldToken]])).toEqual(['s']);
       expect(await store.fail('stale', 's', oldToken, 0, { name: 'E', message: 'x' })).toBe('stale');
-      const refused = await store.take('stale', { ...take, count: 0 }, [['s', oldToken]]);
+      const refused = await store.take('stale', { ...take, count: 0 }, [['s', oldToken]], '');
       expect(refused.refused).toEqual(['s']);
       expect((await store.get('stale', 's')).state).toBe('running');
-      const accepted = await store.take('stale', { ...take, count: 0 }, [['s', second.reserved[0].token]]);
+      const accepted = await store.take('stale', { ...take, count: 0 }, [['s', second.reserved[0].token]], '');
       expect(accepted.refused).toEqual([]);
       expect((await store.get('stale', 's')).state).toBe('done');
     } finally {

@@ -22,7 +22,7 @@ interface ScriptCommands {
 /** When a task is due: `delay` ms after Redis's now, or at absolute epoch ms `at`. */
 export type Due = { delay: number } | { at: number };
 
-/** A task to add: id ('' = generated), due time and its payload already serialised. */
+/** A task to add: its id, due time and its payload already serialised. */
 export interface NewTask {
   id: string;
   due: Due;
@@ -91,21 +91,26 @@ export class DelayQueueStore {
     return keys;
   }
 
-  /** Adds tasks (at most ~1000 per call); returns each one's id and whether it was created. */
+  /**
+   * Adds tasks (at most ~1000 per call); returns each one's id and whether it was created.
+   * NOTE: a call re-sent after a lost reply creates nothing twice (ids are given), but then reports
+   * `created: false` for the tasks its first run created.
+   */
   async submit(type: string, tasks: NewTask[]): Promise<{ id: string; created: boolean }[]> {
     const k = this.keys(type);
     const args: Arg[] = [k.waiting, k.jobs, k.seq, k.events];
     for (const task of tasks) args.push(task.id, ...dueArgs(task.due), task.payload);
-    const [, ...flat] = await this.scripts.dqDelaySubmit(...args);
-    const out = [];
-    for (let i = 0; i < flat.length; i += 2) out.push({ id: String(flat[i]), created: flat[i + 1] === 1 });
-    return out;
+    const [, ...created] = await this.scripts.dqDelaySubmit(...args);
+    return tasks.map((task, i) => ({ id: task.id, created: created[i] === 1 }));
   }
 
-  /** Acks finished tasks and reserves up to `count` due ones. */
-  async take(type: string, options: TakeOptions, acks: [string, string][]): Promise<TakeResult> {
+  /**
+   * Acks finished tasks and reserves up to `count` due ones. `requestId` names this call: a repeat with
+   * the same id (a re-send or a retry after an error) returns the first call's reservations again.
+   */
+  async take(type: string, options: TakeOptions, acks: [string, string][], requestId: string): Promise<TakeResult> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running];
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(requestId)];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, ...flat] = await this.scripts.dqDelayTake(...args);
@@ -153,12 +158,16 @@ export class DelayQueueStore {
     return result < 0 ? null : result;
   }
 
-  /** A task's state, record, last error, score, and for a running task the attempt it is on. */
-  async get(type: string, id: string): Promise<{ state: TaskState; record: string | null; error: string | null; score: number | null; attempt: number | null }> {
+  /**
+   * A task's state, record, last error, due time (the score while waiting, the reserved due time while
+   * running), and for a running task the attempt it is on.
+   */
+  async get(type: string, id: string): Promise<{ state: TaskState; record: string | null; error: string | null; due: number | null; attempt: number | null }> {
     const k = this.keys(type);
     const [state, record, error, score, lease] = await this.scripts.dqDelayGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
-    const attempt = lease ? Number(String(lease).split(':')[1]) : null;
-    return { state, record: record || null, error: error || null, score: score ? Number(score) : null, attempt };
+    const [, attempt, leaseDue] = lease ? String(lease).split(':').map(Number) : [];
+    const due = state === 'running' ? (leaseDue ?? null) : score ? Number(score) : null;
+    return { state, record: record || null, error: error || null, due, attempt: attempt ?? null };
   }
 
   async deadList(type: string, offset: number, limit: number): Promise<{ total: number; items: { id: string; diedAt: number; record: string | null; error: string | null }[] }> {
@@ -176,10 +185,15 @@ export class DelayQueueStore {
     return { total: Number(total), items };
   }
 
-  /** Re-drives the given dead ids, or the oldest `limit` when none are given. */
-  redrive(type: string, ids: string[], limit: number): Promise<number> {
+  /**
+   * Re-drives the given dead ids, or the oldest `limit` when none are given.
+   * NOTE: the oldest are picked first and then re-driven by id, so a re-sent call re-drives nothing twice.
+   */
+  async redrive(type: string, ids: string[], limit: number): Promise<number> {
     const k = this.keys(type);
-    return this.scripts.dqDelayDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.events, limit, ...ids);
+    const picked = ids.length > 0 ? ids : await this.client.zrange(k.dead, 0, limit - 1);
+    if (picked.length === 0) return 0;
+    return this.scripts.dqDelayDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.events, ...picked);
   }
 
   deleteDead(type: string, ids: string[]): Promise<number> {

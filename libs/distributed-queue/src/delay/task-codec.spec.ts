@@ -19,10 +19,14 @@ describe('backoffDelay', () => {
 describe('records and payloads', () => {
   it('splits a record whose payload holds colons and newlines', () => {
     expect(decodeRecord('~2:5:1700000000000:ce:{"a":"x:y\\n"}')).toEqual({
-      attempts: 2, token: 5, dueAt: 1700000000000, flags: 'ce', payload: '{"a":"x:y\\n"}',
+      attempts: 2, seq: 5, dueAt: 1700000000000, flags: 'ce', payload: '{"a":"x:y\\n"}',
     });
     expect(decodeRecord('~garbage')).toBeNull();
-    expect(decodeRecord('{"a":1}', 42)).toEqual({ attempts: 0, token: 0, dueAt: 42, flags: '', payload: '{"a":1}' });
+    expect(decodeRecord('{"a":1}', 42)).toBeNull();
+  });
+  it('reads the sequence tag of a task that never ran', () => {
+    expect(decodeRecord('Bzz{"a":1}', 42)).toEqual({ attempts: 0, seq: 36 * 36 - 1, dueAt: 42, flags: '', payload: '{"a":1}' });
+    expect(decodeRecord('A7true')).toEqual({ attempts: 0, seq: 7, dueAt: 0, flags: '', payload: 'true' });
   });
   it('encodes JSON and enforces the size limit', () => {
     expect(encodePayload({ a: 1 }, 100)).toBe('{"a":1}');

@@ -18,27 +18,34 @@ export function encodePayload(payload: unknown, maxBytes: number): string {
 }
 
 /**
- * A stored record: the bare payload JSON, or
- * `~<attempts>:0:<due>:<flags>:<payload json>` once a run failed or was lost (see scripts/includes/common.lua).
+ * A stored record: `<seq tag><payload json>` for a task that never ran, or
+ * `~<attempts>:<seq>:<due>:<flags>:<payload json>` once a run failed or was lost (see
+ * scripts/includes/record.lua and seq-tag.lua).
  */
 export interface DecodedRecord {
   attempts: number;
-  token: number;
+  seq: number;
   dueAt: number;
   flags: string;
   payload: string;
 }
 
 const RECORD = /^~(\d+):(\d+):(\d+):([a-z]*):/;
+const SEQ_TAG = /^[A-K]/;
 
 /** Splits a record; null when it is not one. `dueAt` is the score, for a bare record. */
 export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
-  if (!record.startsWith('~')) return { attempts: 0, token: 0, dueAt, flags: '', payload: record };
+  if (SEQ_TAG.test(record)) {
+    const digits = record.charCodeAt(0) - 64;
+    const seq = parseInt(record.slice(1, 1 + digits), 36);
+    if (!Number.isFinite(seq)) return null;
+    return { attempts: 0, seq, dueAt, flags: '', payload: record.slice(1 + digits) };
+  }
   const match = RECORD.exec(record);
   if (!match) return null;
   return {
     attempts: Number(match[1]),
-    token: Number(match[2]),
+    seq: Number(match[2]),
     dueAt: Number(match[3]),
     flags: match[4],
     payload: record.slice(match[0].length),

@@ -1,4 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
+import { randomBytes } from 'crypto';
+import { setLongTimeout, type LongTimer } from '../runtime/long-timer';
 import { CorruptTaskError, LeaseLostError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { ResolvedWorkerOptions, Task, TaskHandler } from '../interfaces';
 import { backoffDelay } from './task-codec';
@@ -14,7 +16,7 @@ interface RunningTask {
 /** Tasks reserved together start together: one timeout timer serves them all. */
 interface Batch {
   tasks: Set<RunningTask>;
-  timer?: NodeJS.Timeout;
+  timer?: LongTimer;
 }
 
 /** How long to wait before talking to Redis again after an error. */
@@ -42,7 +44,11 @@ export class TaskConsumer {
   private requested = 0;
   private pumpQueued = false;
   private stopping = false;
-  private wakeTimer?: NodeJS.Timeout;
+  private wakeTimer?: LongTimer;
+  /** Names take calls; a failed take that asked for tasks is retried under the same name. */
+  private readonly requestTag = randomBytes(6).toString('base64url');
+  private requests = 0;
+  private retryRequest?: string;
   private wakeAt = Infinity;
   private errorTimer?: NodeJS.Timeout;
   private idleWaiters: (() => void)[] = [];
@@ -101,7 +107,7 @@ export class TaskConsumer {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
-    clearTimeout(this.wakeTimer);
+    this.wakeTimer?.clear();
     clearTimeout(this.errorTimer);
     // NOTE: the scheduler's own intervals are cleared when shutdown begins; keep leases alive while waiting.
     const keepAlive = setInterval(() => void this.renewLeases(), this.renewEveryMs);
@@ -128,9 +134,9 @@ export class TaskConsumer {
     }
     const at = performance.now() + ms;
     if (at >= this.wakeAt) return;
-    clearTimeout(this.wakeTimer);
+    this.wakeTimer?.clear();
     this.wakeAt = at;
-    this.wakeTimer = setTimeout(() => {
+    this.wakeTimer = setLongTimeout(() => {
       this.wakeAt = Infinity;
       this.poll();
     }, ms);
@@ -161,11 +167,18 @@ export class TaskConsumer {
     this.requested += want;
     if (want > 0) this.mayHaveWork = false;
     let result: TakeResult | undefined;
+    // NOTE: a take that failed may have reserved tasks in Redis all the same (its reply lost): asked again
+    // under the same request id, Redis returns those reservations instead of leaving them orphaned.
+    const requestId = want > 0 ? (this.retryRequest ?? `${this.requestTag}${(this.requests++).toString(36)}`) : '';
+    if (want > 0) this.retryRequest = undefined;
     try {
-      result = await this.store.take(this.type, this.takeOptions(want), acks);
+      result = await this.store.take(this.type, this.takeOptions(want), acks, requestId);
     } catch (error) {
       this.acks = acks.concat(this.acks);
-      if (want > 0) this.mayHaveWork = true;
+      if (want > 0) {
+        this.mayHaveWork = true;
+        this.retryRequest = requestId;
+      }
       this.logger.warn?.(`[${this.type}] fetch failed, retrying: ${(error as Error).message}`);
       this.errorTimer ??= setTimeout(() => {
         this.errorTimer = undefined;
@@ -201,14 +214,14 @@ export class TaskConsumer {
   private async flushAcks(): Promise<void> {
     const acks = this.acks;
     this.acks = [];
-    await this.store.take(this.type, this.takeOptions(0), acks);
+    await this.store.take(this.type, this.takeOptions(0), acks, '');
   }
 
   private runBatch(reservations: Reservation[]): void {
     if (reservations.length === 0) return;
     const batch: Batch = { tasks: new Set() };
     const { timeoutMs } = this.options;
-    batch.timer = setTimeout(() => {
+    batch.timer = setLongTimeout(() => {
       for (const task of [...batch.tasks]) void this.finish(task, new TaskTimeoutError(timeoutMs));
     }, timeoutMs);
     for (const reservation of reservations) this.run(reservation, batch);
@@ -247,7 +260,7 @@ export class TaskConsumer {
     if (task.settled) return false;
     task.settled = true;
     task.batch.tasks.delete(task);
-    if (task.batch.tasks.size === 0) clearTimeout(task.batch.timer);
+    if (task.batch.tasks.size === 0) task.batch.timer?.clear();
     this.running.delete(task.reservation.id);
     return true;
   }

@@ -22,6 +22,18 @@ function newId(): string {
   return randomBytes(12).toString('base64url');
 }
 
+/** This process's part of generated delay-queue ids: 48 random bits. */
+const ID_TAG = randomBytes(6).toString('base64url');
+let idCounter = 0;
+
+/**
+ * A generated delay-queue id: `#<process tag (8 characters)><counter>`. Made here, not in Redis, so that a submit re-sent
+ * after a lost reply finds its tasks by id instead of creating them again.
+ */
+function generateTaskId(): string {
+  return `#${ID_TAG}${(idCounter++).toString(36)}`;
+}
+
 function parseJson(json: string): unknown {
   try {
     return JSON.parse(json);
@@ -179,9 +191,9 @@ export class TaskSubmitService {
   /** The task's state with its record (attempts, due time, payload, last error). */
   async getTask<P = unknown>(type: string, id: string): Promise<TaskInfo<P>> {
     assertTaskType(type);
-    const { state, record, error, score, attempt } = await this.store.get(type, this.checkId(id));
+    const { state, record, error, due, attempt } = await this.store.get(type, this.checkId(id));
     const info: TaskInfo<P> = { id, type, state };
-    const decoded = record ? decodeRecord(record, score ?? 0) : null;
+    const decoded = record ? decodeRecord(record, due ?? 0) : null;
     if (decoded) {
       info.attempts = attempt ?? decoded.attempts;
       info.dueAt = decoded.dueAt;
@@ -243,7 +255,7 @@ export class TaskSubmitService {
       if (!SUBMIT_KEYS.includes(key)) throw new InvalidSubmitOptionsError(key, `unknown option (known: ${SUBMIT_KEYS.join(', ')})`);
     }
     return {
-      id: item.id === undefined ? '' : this.checkId(item.id, true),
+      id: item.id === undefined ? generateTaskId() : this.checkId(item.id, true),
       due: this.toDue(item),
       payload: encodePayload(item.payload, this.options.maxPayloadBytes),
     };

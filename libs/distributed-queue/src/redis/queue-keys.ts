@@ -3,15 +3,15 @@
  * live in one Redis Cluster slot (each script touches one slot) and different types spread over shards.
  */
 export interface DelayQueueKeys {
-  /** ZSET id -> due time (ms): delayed and ready tasks. */
+  /** ZSET `<seq tag><id>` -> due time (ms): delayed and ready tasks, FIFO at equal due times. */
   waiting: string;
   /** ZSET id -> lease deadline (ms): reserved (running) tasks. */
   active: string;
-  /** HASH id -> record: the bare payload JSON until a run fails or is lost, then `~<attempts>:0:<due>:<flags>:<payload json>`. */
+  /** HASH id -> record: `<seq tag><payload json>` until a run fails or is lost, then `~<attempts>:<seq>:<due>:<flags>:<payload json>`. */
   jobs: string;
-  /** STRING counter of generated ids (`#<base 36>`). */
+  /** STRING counter: the submission sequence of the type (FIFO order at equal due times). */
   seq: string;
-  /** HASH id -> `<token>:<attempt>`: the reservation of each running task. */
+  /** HASH id -> `<stamp>:<attempt>:<due>`: the reservation of each running task (the worker's token). */
   running: string;
   /** ZSET id -> time of death (ms): dead letters. */
   dead: string;
@@ -21,6 +21,8 @@ export interface DelayQueueKeys {
   done: string;
   /** Pub/sub channel: `w:<ms until due>` wake-ups and `c:<id>` cancel requests. */
   events: string;
+  /** STRING, one per take call for one lease: what it reserved (a repeated call returns the same). */
+  request(requestId: string): string;
 }
 
 /** Builds the keys of `type` under `prefix`. */
@@ -36,5 +38,6 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     errors: `${base}:errors`,
     done: `${base}:done`,
     events: `${prefix}:events:${type}`,
+    request: (requestId) => `${base}:rq:${requestId}`,
   };
 }

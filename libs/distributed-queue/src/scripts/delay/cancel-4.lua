@@ -5,18 +5,18 @@
   ARGV[1] id  ARGV[2] events channel
   Returns: 1 cancelled, 2 cancel requested (running), 0 not found
 ]]
---- @include "includes/flags"
 --- @include "includes/record"
+--- @include "includes/flags"
 
 local waiting, active, jobs, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id = ARGV[1]
-if redis.call('ZREM', waiting, id) == 1 then
+local r = parseRecord(redis.call('HGET', jobs, id), 0)
+if r and redis.call('ZREM', waiting, memberOf(r.seq, id)) == 1 then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
   return 1
 end
 if redis.call('ZSCORE', active, id) then
-  local r = parseRecord(redis.call('HGET', jobs, id), 0)
   if r then
     withFlag(r, 'c')
     redis.call('HSET', jobs, id, encodeRecord(r))

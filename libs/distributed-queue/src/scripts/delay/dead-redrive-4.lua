@@ -1,28 +1,29 @@
 --[[
-  Moves dead letters back to waiting, ready now, with their attempts reset. Unreadable records stay dead.
+  Moves the given dead letters back to waiting, ready now, with their attempts reset; they keep their
+  submission order among tasks due now. Unreadable records stay dead. Ids no longer dead are skipped, so a
+  repeated call changes nothing (callers pick ids first: re-driving "the oldest n" here would not be).
   KEYS[1] dead  KEYS[2] waiting  KEYS[3] jobs  KEYS[4] errors
-  ARGV[1] events channel  ARGV[2] limit when no ids are given  ARGV[3..] ids (none: the oldest `limit`)
+  ARGV[1] events channel  ARGV[2..] ids
   Returns: number of tasks re-driven
 ]]
---- @include "includes/head-score"
 --- @include "includes/now-ms"
 --- @include "includes/record"
+--- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
+--- @include "includes/requeue"
 
 local dead, waiting, jobs, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local ids = {}
-for i = 3, #ARGV do ids[#ids + 1] = ARGV[i] end
-if #ids == 0 then ids = redis.call('ZRANGE', dead, 0, tonumber(ARGV[2]) - 1) end
 local now = nowMs()
 local before = headScore(waiting)
 local n = 0
-for _, id in ipairs(ids) do
+for i = 2, #ARGV do
+  local id = ARGV[i]
   local r = parseRecord(redis.call('HGET', jobs, id), now)
   if r and redis.call('ZREM', dead, id) == 1 then
     r.attempts, r.due, r.flags = 0, now, ''
     redis.call('HSET', jobs, id, encodeRecord(r))
     redis.call('HDEL', errors, id)
-    redis.call('ZADD', waiting, now, id)
+    requeue(waiting, r, id, now)
     n = n + 1
   end
 end

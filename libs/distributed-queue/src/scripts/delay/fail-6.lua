@@ -1,28 +1,29 @@
 --[[
   Records a failed attempt: retries the task after a delay, or buries it in dead letters.
-  Refused (returns 0) unless the reservation is still ours.
+  Refused (returns 0) unless the reservation is still ours, so a repeated call changes nothing.
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] running
   ARGV[1] id  ARGV[2] token  ARGV[3] retry delay ms (-1 = bury)  ARGV[4] error name  ARGV[5] error message
   ARGV[6] events channel
   Returns: 0 stale, 1 retried, 2 buried, 3 dropped (cancel was requested)
 ]]
---- @include "includes/bury"
---- @include "includes/error-json"
---- @include "includes/flags"
---- @include "includes/head-score"
---- @include "includes/lease"
 --- @include "includes/now-ms"
 --- @include "includes/record"
+--- @include "includes/flags"
+--- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
+--- @include "includes/error-json"
+--- @include "includes/bury"
+--- @include "includes/lease"
+--- @include "includes/requeue"
 
 local waiting, active, jobs, dead, errors, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id, delay = ARGV[1], tonumber(ARGV[3])
 if not redis.call('ZSCORE', active, id) then return 0 end
 local lease = redis.call('HGET', running, id)
 if lease ~= ARGV[2] then return 0 end
-local _, attempt = parseLease(lease)
+local attempt, due = parseLease(lease)
 local now = nowMs()
-local r = parseRecord(redis.call('HGET', jobs, id), now)
+local r = parseRecord(redis.call('HGET', jobs, id), due)
 redis.call('ZREM', active, id)
 redis.call('HDEL', running, id)
 if r == nil or hasFlag(r, 'c') then
@@ -37,7 +38,7 @@ if delay >= 0 then
   r.due = now + delay
   redis.call('HSET', jobs, id, encodeRecord(r))
   redis.call('HSET', errors, id, err)
-  redis.call('ZADD', waiting, r.due, id)
+  requeue(waiting, r, id, r.due)
   wakeIfEarlier(ARGV[6], before, r.due, now)
   return 1
 end

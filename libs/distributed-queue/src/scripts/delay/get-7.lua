@@ -5,10 +5,13 @@
   Returns: { state, record or false, last error json or false, score or false, reservation or false }
 ]]
 --- @include "includes/now-ms"
+--- @include "includes/record"
 
 local id = ARGV[1]
 local state, score = 'unknown', false
-local s = redis.call('ZSCORE', KEYS[1], id)
+local rec = redis.call('HGET', KEYS[3], id)
+local r = parseRecord(rec, 0)
+local s = r and redis.call('ZSCORE', KEYS[1], memberOf(r.seq, id))
 if s then
   state = 'ready'
   if tonumber(s) > nowMs() then state = 'delayed' end
@@ -27,5 +30,5 @@ else
   end
 end
 if state == 'unknown' or state == 'done' then return { state, false, false, score, false } end
-return { state, redis.call('HGET', KEYS[3], id) or false, redis.call('HGET', KEYS[5], id) or false, score,
+return { state, rec or false, redis.call('HGET', KEYS[5], id) or false, score,
          redis.call('HGET', KEYS[7], id) or false }

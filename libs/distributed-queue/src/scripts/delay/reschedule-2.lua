@@ -1,19 +1,20 @@
 --[[
-  Moves a waiting (delayed or ready) task to a new due time.
+  Moves a waiting (delayed or ready) task to a new due time; it keeps its submission order.
   KEYS[1] waiting  KEYS[2] jobs
   ARGV[1] id  ARGV[2] mode ('d' delay ms, 'a' absolute ms)  ARGV[3] value  ARGV[4] events channel
   Returns: the new due time, or -1 when the task is not waiting
 ]]
---- @include "includes/head-score"
 --- @include "includes/now-ms"
 --- @include "includes/record"
+--- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
 
 local waiting, jobs, id = KEYS[1], KEYS[2], ARGV[1]
-if not redis.call('ZSCORE', waiting, id) then return -1 end
 local rec = redis.call('HGET', jobs, id)
 local r = parseRecord(rec)
 if r == nil then return -1 end
+local member = memberOf(r.seq, id)
+if not redis.call('ZSCORE', waiting, member) then return -1 end
 local now = nowMs()
 local due = tonumber(ARGV[3])
 if ARGV[2] == 'd' then due = now + due end
@@ -23,6 +24,6 @@ if string.byte(rec, 1) == 126 then
   r.due = due
   redis.call('HSET', jobs, id, encodeRecord(r))
 end
-redis.call('ZADD', waiting, due, id)
+redis.call('ZADD', waiting, due, member)
 wakeIfEarlier(ARGV[4], before, due, now)
 return due

@@ -1,40 +1,33 @@
 --[[
-  Adds tasks unless their id exists; wakes workers when the earliest due time moved earlier.
-  A new task's record is its bare payload (its due time is its score).
-  KEYS[1] waiting  KEYS[2] jobs  KEYS[3] id counter
+  Adds tasks unless their id exists; wakes workers when the earliest due time moved earlier. Each new task
+  takes the next number of the type's sequence, which orders tasks due at the same time (FIFO). Ids come
+  from the caller (generated ones too), so a repeated call creates nothing twice.
+  KEYS[1] waiting  KEYS[2] jobs  KEYS[3] sequence counter
   ARGV[1] events channel
-  ARGV[2..] per task 4 values: id ('' = generate '#<base36 counter>'), mode ('d' = delay ms, 'a' = absolute ms),
-  value, payload json
-  Returns: { now, then per task: id and created flag (1/0) }
+  ARGV[2..] per task 4 values: id, mode ('d' = delay ms, 'a' = absolute ms), value, payload json
+  Returns: { now, then per task: created flag (1/0) }
 ]]
---- @include "includes/base36"
---- @include "includes/head-score"
 --- @include "includes/now-ms"
+--- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
+--- @include "includes/seq-tag"
 
+local waiting, jobs = KEYS[1], KEYS[2]
 local now = nowMs()
-local before = headScore(KEYS[1])
+local before = headScore(waiting)
 local out = { now }
 local zargs = {}
 local minDue = nil
-local autoIds = 0
+local seq = redis.call('INCRBY', KEYS[3], (#ARGV - 1) / 4) - (#ARGV - 1) / 4
 for i = 2, #ARGV, 4 do
-  if ARGV[i] == '' then autoIds = autoIds + 1 end
-end
-local nextId = 0
-if autoIds > 0 then nextId = redis.call('INCRBY', KEYS[3], autoIds) - autoIds end
-for i = 2, #ARGV, 4 do
-  local id, mode, value = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  if id == '' then
-    nextId = nextId + 1
-    id = '#' .. base36(nextId)
-  end
+  local id, value = ARGV[i], tonumber(ARGV[i + 2])
+  seq = seq + 1
   local due = value
-  if mode == 'd' then due = now + value end
-  out[#out + 1] = id
-  if redis.call('HSETNX', KEYS[2], id, ARGV[i + 3]) == 1 then
+  if ARGV[i + 1] == 'd' then due = now + value end
+  local tag = seqTag(seq)
+  if redis.call('HSETNX', jobs, id, tag .. ARGV[i + 3]) == 1 then
     zargs[#zargs + 1] = due
-    zargs[#zargs + 1] = id
+    zargs[#zargs + 1] = tag .. id
     if minDue == nil or due < minDue then minDue = due end
     out[#out + 1] = 1
   else
@@ -42,7 +35,7 @@ for i = 2, #ARGV, 4 do
   end
 end
 if minDue ~= nil then
-  redis.call('ZADD', KEYS[1], unpack(zargs))
+  redis.call('ZADD', waiting, unpack(zargs))
   wakeIfEarlier(ARGV[1], before, minDue, now)
 end
 return out

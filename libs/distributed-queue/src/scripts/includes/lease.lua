@@ -1,7 +1,9 @@
--- A reservation: "<token>:<attempt>" -> token, attempt (nil when absent or unreadable).
+-- A reservation (HASH running, field = id): "<stamp>:<attempt>:<due>" (the worker's token is that whole
+-- string). The due time is the one the task had in waiting, so that a lost or handed-back reservation goes
+-- back to its place. Returns attempt, due (nil when absent or unreadable).
 local function parseLease(v)
   if type(v) ~= 'string' then return nil end
-  local t, a = string.match(v, '^(%d+):(%d+)$')
-  if not t then return nil end
-  return tonumber(t), tonumber(a)
+  local a, d = string.match(v, '^%d+:(%d+):(%d+)$')
+  if not a then return nil end
+  return tonumber(a), tonumber(d)
 end

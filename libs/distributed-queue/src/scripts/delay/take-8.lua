@@ -1,7 +1,11 @@
 --[[
   The worker's one hot-path call: acknowledges finished tasks, recovers expired reservations, then
-  reserves up to `count` due tasks into the active set with a lease and a fresh token.
+  reserves up to `count` due tasks into the active set with a lease and a fresh token, in (due time,
+  submission) order.
+  A repeated call (the same request id, e.g. re-sent by the client after a lost reply) reserves nothing
+  new: it returns the reservations the first call made that are still held.
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
+  KEYS[8] request key (this call's request id; holds what it reserved for one lease)
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -12,20 +16,41 @@
   Returns: { now, ms until the next due task (-1: none or not asked, 0: look again now), refused ack ids,
              then per reserved task: id, attempt, token, due, payload }
 ]]
---- @include "includes/bury"
---- @include "includes/check-reservations"
---- @include "includes/error-json"
---- @include "includes/flags"
---- @include "includes/head-score"
---- @include "includes/lease"
 --- @include "includes/now-ms"
 --- @include "includes/record"
+--- @include "includes/flags"
+--- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
+--- @include "includes/error-json"
+--- @include "includes/bury"
+--- @include "includes/lease"
+--- @include "includes/check-reservations"
+--- @include "includes/requeue"
 
 local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local keepDone, recoverLimit = tonumber(ARGV[4]), tonumber(ARGV[5])
 local now = nowMs()
+
+-- 0. A repeat of a call that reserved tasks: hand back the same reservations, nothing else.
+local previous = count > 0 and redis.call('GET', KEYS[8])
+if previous then
+  local out = { now, 0, {} }
+  local held = cjson.decode(previous)
+  for i = 1, #held, 2 do
+    local id, token = held[i], held[i + 1]
+    local attempt, due = parseLease(token)
+    local r = redis.call('HGET', running, id) == token and parseRecord(redis.call('HGET', jobs, id), due)
+    if r then
+      out[#out + 1] = id
+      out[#out + 1] = attempt
+      out[#out + 1] = token
+      out[#out + 1] = due
+      out[#out + 1] = r.payload
+    end
+  end
+  return out
+end
 
 -- 1. Acknowledge: only while the reservation is still ours (in active, same token).
 local ok, refused = checkReservations(active, running, 7)
@@ -43,7 +68,8 @@ end
 if count <= 0 then return { now, -1, refused } end
 
 -- 2. Recover reservations whose lease expired (their worker died or stalled). The attempt counts; past
---    maxAttempts the task is buried instead of run again.
+--    maxAttempts the task is buried instead of run again. The others go back to their place in waiting
+--    (original due time and submission order), so they run before tasks that became due after them.
 local expired = redis.call('ZRANGEBYSCORE', active, '-inf', now, 'LIMIT', 0, recoverLimit)
 if #expired > 0 then
   local before = headScore(waiting)
@@ -51,10 +77,10 @@ if #expired > 0 then
   local recs = redis.call('HMGET', jobs, unpack(expired))
   local leases = redis.call('HMGET', running, unpack(expired))
   redis.call('HDEL', running, unpack(expired))
-  local back = {}
+  local minDue = nil
   for i, id in ipairs(expired) do
-    local r = parseRecord(recs[i], now)
-    local _, attempt = parseLease(leases[i])
+    local attempt, due = parseLease(leases[i])
+    local r = parseRecord(recs[i], due or now)
     if r == nil then
       bury(dead, errors, id, errorJson('CorruptTaskError', 'task record is missing or unreadable', 0, now), now)
     elseif hasFlag(r, 'c') then
@@ -62,36 +88,32 @@ if #expired > 0 then
       redis.call('HDEL', errors, id)
     else
       r.attempts = attempt or (r.attempts + 1)
+      redis.call('HSET', jobs, id, encodeRecord(r))
       if r.attempts >= maxAttempts then
-        redis.call('HSET', jobs, id, encodeRecord(r))
         bury(dead, errors, id, errorJson('LeaseExpiredError',
           'lease expired on attempt ' .. r.attempts .. ' (worker lost or stalled)', r.attempts, now), now)
       else
-        r.due = now
-        redis.call('HSET', jobs, id, encodeRecord(r))
-        back[#back + 1] = now
-        back[#back + 1] = id
+        requeue(waiting, r, id, r.due)
+        if minDue == nil or r.due < minDue then minDue = r.due end
       end
     end
   end
-  if #back > 0 then
-    redis.call('ZADD', waiting, unpack(back))
-    wakeIfEarlier(ARGV[6], before, now, now)
-  end
+  if minDue ~= nil then wakeIfEarlier(ARGV[6], before, minDue, now) end
 end
 
 -- 3. Reserve due tasks: the record stays as it is; the reservation goes to `running`.
 local out = { now, -1, refused }
 local scored = redis.call('ZRANGEBYSCORE', waiting, '-inf', now, 'WITHSCORES', 'LIMIT', 0, count)
-local ids, dues = {}, {}
+local members, ids, dues = {}, {}, {}
 for i = 1, #scored, 2 do
-  ids[#ids + 1] = scored[i]
+  members[#members + 1] = scored[i]
+  ids[#ids + 1] = idOfMember(scored[i])
   dues[#dues + 1] = scored[i + 1]
 end
 if #ids > 0 then
-  redis.call('ZREM', waiting, unpack(ids))
+  redis.call('ZREM', waiting, unpack(members))
   local recs = redis.call('HMGET', jobs, unpack(ids))
-  local leases, zadd = {}, {}
+  local leases, zadd, held = {}, {}, {}
   local deadline = now + lease
   for i, id in ipairs(ids) do
     local r = parseRecord(recs[i], dues[i])
@@ -101,11 +123,13 @@ if #ids > 0 then
       bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
     else
       local attempt = r.attempts + 1
-      local token = string.format('%.0f:%d', now * 1000 + i, attempt)
+      local token = string.format('%.0f:%d:%s', now * 1000 + i, attempt, dues[i])
       leases[#leases + 1] = id
       leases[#leases + 1] = token
       zadd[#zadd + 1] = deadline
       zadd[#zadd + 1] = id
+      held[#held + 1] = id
+      held[#held + 1] = token
       out[#out + 1] = id
       out[#out + 1] = attempt
       out[#out + 1] = token
@@ -116,6 +140,7 @@ if #ids > 0 then
   if #zadd > 0 then
     redis.call('HSET', running, unpack(leases))
     redis.call('ZADD', active, unpack(zadd))
+    redis.call('SET', KEYS[8], cjson.encode(held), 'PX', lease)
   end
 end
 

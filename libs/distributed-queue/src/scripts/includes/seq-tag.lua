@@ -1,0 +1,29 @@
+-- A task's submission sequence as sortable text: one letter for the number of base-36 digits ('A' + n),
+-- then the digits. Tags compare as bytes in the same order as the numbers, so members "<tag><id>" of the
+-- waiting set order tasks with equal due times by submission (FIFO), whatever their ids.
+--- @include "includes/base36"
+
+local function seqTag(seq)
+  local digits = base36(seq)
+  return string.char(64 + #digits) .. digits
+end
+
+-- seq and the index of the first character after the tag; nil when `s` does not begin with a tag.
+local function splitSeqTag(s)
+  local n = string.byte(s, 1) - 64
+  if n < 1 or n > 11 then return nil end
+  local seq = tonumber(string.sub(s, 2, 1 + n), 36)
+  if seq == nil then return nil end
+  return seq, 2 + n
+end
+
+-- The waiting-set member of a task.
+local function memberOf(seq, id)
+  return seqTag(seq) .. id
+end
+
+-- The task id of a waiting-set member (a member without a tag, written by hand, is taken as an id).
+local function idOfMember(member)
+  local _, rest = splitSeqTag(member)
+  return string.sub(member, rest or 1)
+end
