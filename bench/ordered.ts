@@ -132,7 +132,7 @@ export async function failover(ctx: Context, url: string): Promise<Row[]> {
   await until(() => false, 1500);
   const load = submitRounds((n, names) => producer.submit.submitOrderedMany('ordered', names.map((key) => ({ key, payload: { n } }))), keys, perKey, 50);
   await until(() => log.distinct() >= total / 4, 60_000, 5);
-  const status = await producer.submit.getRouteStatus();
+  const status = await producer.inspect.getRouteStatus();
   const victim = status.partitions.filter((p) => p.owner === 'w2').map((p) => p.partition);
   children.get('w2')!.kill('SIGKILL');
   const killedAt = Date.now();

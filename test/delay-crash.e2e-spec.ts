@@ -47,7 +47,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue under 
     const all = [...doneByA, ...doneByB.map((r) => r.id)].sort();
     expect(all).toEqual([...ids].sort());
     for (const id of inFlight) expect(doneByB.find((r) => r.id === id)?.attempt).toBe(2);
-    for (const id of ids) expect(await producer.submit.getState('crash', id)).toBe('done');
+    for (const id of ids) expect(await producer.inspect.getState('crash', id)).toBe('done');
   });
 
   it('on SIGTERM finishes in-flight tasks within the shutdown timeout', async () => {
@@ -63,9 +63,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue under 
     const started = reports(child, 'start').map((r) => r.id).sort();
     expect(started).toHaveLength(3);
     expect(reports(child, 'done').map((r) => r.id).sort()).toEqual(started);
-    for (const id of started) expect(await producer.submit.getState('drain', id)).toBe('done');
+    for (const id of started) expect(await producer.inspect.getState('drain', id)).toBe('done');
     const notStarted = ['a', 'b', 'c', 'd'].filter((id) => !started.includes(id));
-    expect(await producer.submit.getState('drain', notStarted[0])).toBe('ready');
+    expect(await producer.inspect.getState('drain', notStarted[0])).toBe('ready');
   });
 
   it('on SIGTERM hands back unfinished tasks without counting an attempt; a restarted app resumes them', async () => {
@@ -81,7 +81,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue under 
     await first.exited;
     expect(Date.now() - killedAt).toBeLessThan(5000);
     for (const id of ['x', 'y']) {
-      expect(await producer.submit.getTask('hb', id)).toMatchObject({ state: 'ready', attempts: 0 });
+      expect(await producer.inspect.getTask('hb', id)).toMatchObject({ state: 'ready', attempts: 0 });
     }
     const second = startWorkerChild(target, prefix, 'hb', { DQ_HOLD_MS: '5', DQ_CONCURRENCY: '2' });
     await waitFor(() => reports(second, 'done').length === 2, { timeoutMs: 20_000 });

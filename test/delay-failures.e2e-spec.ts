@@ -23,28 +23,28 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
     });
     const app = await start({ connection: target.connection, keyPrefix }, [W]);
     await app.submit.submit('retry', { a: 1 }, { id: 'r1' });
-    await waitFor(async () => (await app.submit.getState('retry', 'r1')) === 'dead', { timeoutMs: 5000 });
+    await waitFor(async () => (await app.inspect.getState('retry', 'r1')) === 'dead', { timeoutMs: 5000 });
     expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
     expect(attempts[1].at - attempts[0].at).toBeGreaterThanOrEqual(95);
     expect(attempts[2].at - attempts[1].at).toBeGreaterThanOrEqual(195);
-    const dead = await app.submit.listDead('retry');
+    const dead = await app.inspect.listDead('retry');
     expect(dead.total).toBe(1);
     expect(dead.tasks[0]).toMatchObject({ id: 'r1', payload: { a: 1 }, error: { name: 'Error', message: 'boom 3', attempts: 3 } });
-    const info = await app.submit.getTask('retry', 'r1');
+    const info = await app.inspect.getTask('retry', 'r1');
     expect(info).toMatchObject({ state: 'dead', attempts: 3, lastError: { message: 'boom 3' } });
 
     succeed = true;
-    expect(await app.submit.redriveDead('retry', ['r1'])).toBe(1);
-    await waitFor(async () => (await app.submit.getState('retry', 'r1')) === 'done', { timeoutMs: 3000 });
+    expect(await app.inspect.redriveDead('retry', ['r1'])).toBe(1);
+    await waitFor(async () => (await app.inspect.getState('retry', 'r1')) === 'done', { timeoutMs: 3000 });
     expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 1]);
-    expect((await app.submit.listDead('retry')).total).toBe(0);
+    expect((await app.inspect.listDead('retry')).total).toBe(0);
     expect(await redis.hlen(keysOf(keyPrefix, 'retry').errors)).toBe(0);
 
     succeed = false;
     await app.submit.submit('retry', {}, { id: 'r2' });
-    await waitFor(async () => (await app.submit.getState('retry', 'r2')) === 'dead', { timeoutMs: 5000 });
-    expect(await app.submit.deleteDead('retry', ['r2'])).toBe(1);
-    expect(await app.submit.getState('retry', 'r2')).toBe('unknown');
+    await waitFor(async () => (await app.inspect.getState('retry', 'r2')) === 'dead', { timeoutMs: 5000 });
+    expect(await app.inspect.deleteDead('retry', ['r2'])).toBe(1);
+    expect(await app.inspect.getState('retry', 'r2')).toBe('unknown');
     expect(await redis.hlen(keysOf(keyPrefix, 'retry').jobs)).toBe(0);
   });
 
@@ -56,10 +56,10 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
     });
     const app = await start({ connection: target.connection, keyPrefix }, [W]);
     await app.submit.submit('slow', {}, { id: 't1' });
-    await waitFor(async () => (await app.submit.getState('slow', 't1')) === 'dead', { timeoutMs: 5000 });
+    await waitFor(async () => (await app.inspect.getState('slow', 't1')) === 'dead', { timeoutMs: 5000 });
     expect(reasons).toHaveLength(2);
     expect(reasons[0]).toBeInstanceOf(TaskTimeoutError);
-    expect((await app.submit.getTask('slow', 't1')).lastError).toMatchObject({ name: 'TaskTimeoutError', attempts: 2 });
+    expect((await app.inspect.getTask('slow', 't1')).lastError).toMatchObject({ name: 'TaskTimeoutError', attempts: 2 });
   });
 
   it('cancels delayed and ready tasks, and running ones on request (aborted, not retried)', async () => {
@@ -82,7 +82,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
     expect(await producer.submit.cancel('cancel', 'running')).toBe('cancel-requested');
     await waitFor(() => reasons.length === 1, { timeoutMs: 3000, message: 'running handler aborted' });
     expect(reasons[0]).toBeInstanceOf(TaskCancelledError);
-    await waitFor(async () => (await producer.submit.getState('cancel', 'running')) === 'unknown', { timeoutMs: 3000 });
+    await waitFor(async () => (await producer.inspect.getState('cancel', 'running')) === 'unknown', { timeoutMs: 3000 });
     await sleep(500);
     expect(started).toEqual(['running']);
     const keys = keysOf(keyPrefix, 'cancel');
@@ -119,8 +119,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
     await redis.zadd(keys.waiting, 0, 'A1bad-header', 0, 'A2bad-json', 0, 'A3missing', 0, 'no-tag');
     await app.submit.submit('corrupt', { ok: true }, { id: 'good' });
     await waitFor(() => ran.includes('good'), { timeoutMs: 3000 });
-    await waitFor(async () => (await app.submit.listDead('corrupt')).total === 4, { timeoutMs: 3000 });
-    const dead = await app.submit.listDead('corrupt');
+    await waitFor(async () => (await app.inspect.listDead('corrupt')).total === 4, { timeoutMs: 3000 });
+    const dead = await app.inspect.listDead('corrupt');
     const byId = Object.fromEntries(dead.tasks.map((t) => [t.id, t]));
     expect(byId['bad-header'].error).toMatchObject({ name: 'CorruptTaskError', message: expect.stringContaining('unreadable') });
     expect(byId['bad-header'].raw).toBe('~garbage');

@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import {
   InvalidOptionsError, InvalidPayloadError, InvalidSubmitOptionsError, InvalidTaskTypeError, InvalidTaskWorkerError,
-  PayloadTooLargeError, UnknownTaskTypeError,
+  PayloadTooLargeError, RouteNotConfiguredError, UnknownTaskTypeError,
 } from '../libs/distributed-queue/src';
 import { connect, startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
@@ -33,6 +33,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('bad input on %s', 
     ['undefined payload', () => app.submit.submit('known', undefined), InvalidPayloadError, /undefined/],
     ['function payload', () => app.submit.submit('known', () => 1), InvalidPayloadError, /function/],
     ['payload over the limit', () => app.submit.submit('known', 'x'.repeat(2000)), PayloadTooLargeError, /2002 bytes.*1000/],
+    ['id of 100 kB', () => app.submit.submit('known', {}, { id: 'x'.repeat(102_400) }), InvalidSubmitOptionsError, /^.{0,300}102400 characters\)$/],
+    ['delay past 100 years', () => app.submit.submit('known', {}, { delay: 101 * 365 * 24 * 3600_000 }), InvalidSubmitOptionsError, /delay.*100 years/],
+    ['ordered task without the route queue', () => app.submit.submitOrdered('known', 'k', 1), RouteNotConfiguredError, /"route"/],
     ['one bad item in a batch', () => app.submit.submitMany('known', [{ payload: 1 }, { payload: 2, delay: -1 }]), InvalidSubmitOptionsError, /delay/],
   ];
 
@@ -43,6 +46,37 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('bad input on %s', 
     expect(error?.message).toMatch(message);
     const keys = await scan(redis, `${keyPrefix}:*`);
     expect(keys).toEqual([]);
+  });
+});
+
+describe.each(getTargets().map((t) => [t.name, t] as const))('public async methods on %s', (_name, target) => {
+  let app: QueueApp;
+  beforeAll(async () => {
+    app = await startQueueApp({ connection: target.connection, keyPrefix: uniquePrefix('reject'), workers: false, types: { known: {} } });
+  });
+  afterAll(() => app.close());
+
+  const calls: [string, () => Promise<unknown>, new (...args: never[]) => Error][] = [
+    ['cancel with an empty id', () => app.submit.cancel('known', ''), InvalidSubmitOptionsError],
+    ['cancel with a bad type', () => app.submit.cancel('', 'x'), InvalidTaskTypeError],
+    ['reschedule with a bad delay', () => app.submit.reschedule('known', 'x', { delay: -1 }), InvalidSubmitOptionsError],
+    ['submitMany with no array', () => app.submit.submitMany('known', null as never), InvalidSubmitOptionsError],
+    ['submitOrderedMany without the route queue', () => app.submit.submitOrderedMany('known', []), RouteNotConfiguredError],
+    ['getState with an empty id', () => app.inspect.getState('known', ''), InvalidSubmitOptionsError],
+    ['listDead with a bad type', () => app.inspect.listDead('{x}'), InvalidTaskTypeError],
+    ['redriveDead with an empty id', () => app.inspect.redriveDead('known', ['']), InvalidSubmitOptionsError],
+    ['deleteDead with a bad type', () => app.inspect.deleteDead('', ['x']), InvalidTaskTypeError],
+    ['getRouteStatus without the route queue', () => app.inspect.getRouteStatus(), RouteNotConfiguredError],
+    ['listOrderedDead without the route queue', () => app.inspect.listOrderedDead(), RouteNotConfiguredError],
+    ['redriveOrderedDead without the route queue', () => app.inspect.redriveOrderedDead(), RouteNotConfiguredError],
+  ];
+
+  it.each(calls)('%s rejects (never throws synchronously)', async (_label, call, ErrorClass) => {
+    let returned: Promise<unknown> | undefined;
+    expect(() => {
+      returned = call();
+    }).not.toThrow();
+    await expect(returned).rejects.toThrow(ErrorClass);
   });
 });
 

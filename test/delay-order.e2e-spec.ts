@@ -66,10 +66,10 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue order 
     const app = await start({ connection: target.connection, keyPrefix }, [W]);
     const ids = ['c', 'b', 'a', 'd'];
     await app.submit.submitMany('rd', ids.map((id) => ({ id, payload: id })));
-    await waitFor(async () => (await app.submit.listDead('rd')).total === 4, { timeoutMs: 5000 });
+    await waitFor(async () => (await app.inspect.listDead('rd')).total === 4, { timeoutMs: 5000 });
     fail = false;
     started.length = 0;
-    expect(await app.submit.redriveDead('rd', ['a', 'b', 'c', 'd'])).toBe(4);
+    expect(await app.inspect.redriveDead('rd', ['a', 'b', 'c', 'd'])).toBe(4);
     await waitFor(() => started.length === 4, { timeoutMs: 5000 });
     expect(started).toEqual(ids);
   });

@@ -33,7 +33,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue on %s'
     const stats = percentiles(runs.map((r) => r.late));
     console.log(`[${target.name}] lateness over 300 tasks with 2 workers (poll disabled): ${JSON.stringify(stats)} ms`);
     expect(stats.p99).toBeLessThan(500);
-    expect(await b.submit.getState('ontime', results[0].id)).toBe('done');
+    expect(await b.inspect.getState('ontime', results[0].id)).toBe('done');
   });
 
   it('wakes for an earlier task without the safety poll: timer and notification', async () => {
@@ -52,7 +52,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue on %s'
     await app.submit.submit('wake', {}, { id: 'now' });
     await waitFor(() => ran.has('now'), { timeoutMs: 1000, message: 'the ready task ran' });
     expect(ran.has('late')).toBe(false);
-    expect(await app.submit.getState('wake', 'late')).toBe('delayed');
+    expect(await app.inspect.getState('wake', 'late')).toBe('delayed');
   });
 
   it('does not create a second task for an existing id', async () => {
@@ -66,7 +66,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue on %s'
     const again = await producer.submit.submitMany('dup', [{ id: 'x', payload: { v: 2 } }]);
     expect(first).toEqual([{ id: 'x', created: true }]);
     expect(again).toEqual([{ id: 'x', created: false }]);
-    expect((await producer.submit.getTask('dup', 'x')).payload).toEqual({ v: 1 });
+    expect((await producer.inspect.getTask('dup', 'x')).payload).toEqual({ v: 1 });
     await start({ connection: target.connection, keyPrefix }, [W]);
     await waitFor(() => seen.length === 1, { timeoutMs: 3000 });
     await sleep(300);
@@ -105,13 +105,13 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue on %s'
     const W = workerClass('state', {}, () => gate);
     const producer = await start({ connection: target.connection, keyPrefix, workers: false, types: { state: {} } });
     await producer.submit.submit('state', {}, { id: 's1', delay: 250 });
-    expect(await producer.submit.getState('state', 's1')).toBe('delayed');
-    await waitFor(async () => (await producer.submit.getState('state', 's1')) === 'ready', { timeoutMs: 2000 });
+    expect(await producer.inspect.getState('state', 's1')).toBe('delayed');
+    await waitFor(async () => (await producer.inspect.getState('state', 's1')) === 'ready', { timeoutMs: 2000 });
     await start({ connection: target.connection, keyPrefix }, [W]);
-    await waitFor(async () => (await producer.submit.getState('state', 's1')) === 'running', { timeoutMs: 2000 });
+    await waitFor(async () => (await producer.inspect.getState('state', 's1')) === 'running', { timeoutMs: 2000 });
     release();
-    await waitFor(async () => (await producer.submit.getState('state', 's1')) === 'done', { timeoutMs: 2000 });
-    expect(await producer.submit.getState('state', 'nope')).toBe('unknown');
+    await waitFor(async () => (await producer.inspect.getState('state', 's1')) === 'done', { timeoutMs: 2000 });
+    expect(await producer.inspect.getState('state', 'nope')).toBe('unknown');
   });
 
   const clusterOnly = target.name === 'cluster' ? it : it.skip;

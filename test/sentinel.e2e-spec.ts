@@ -29,7 +29,7 @@ describe('delay queue through Redis Sentinel', () => {
     try {
       const id = await app.submit.submit('sentinel.task', { via: 'sentinel' }, { delay: 50 });
       await waitFor(() => ran.includes(id), { timeoutMs: 5000 });
-      expect(await app.submit.getState('sentinel.task', id)).toBe('done');
+      expect(await app.inspect.getState('sentinel.task', id)).toBe('done');
     } finally {
       await app.close();
     }

@@ -3,7 +3,7 @@ import { INestApplicationContext, Injectable, Module, Type } from '@nestjs/commo
 import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import {
-  DistributedQueueModule, TaskSubmitService, TaskWorker, delayQueueKeys,
+  DistributedQueueModule, TaskInspectorService, TaskSubmitService, TaskWorker, delayQueueKeys,
   type DistributedQueueModuleOptions, type Task, type TaskHandler, type TaskWorkerOptions,
 } from '../../libs/distributed-queue/src';
 import type { RedisTarget } from './targets';
@@ -11,6 +11,7 @@ import type { RedisTarget } from './targets';
 export interface QueueApp {
   app: INestApplicationContext;
   submit: TaskSubmitService;
+  inspect: TaskInspectorService;
   close(): Promise<void>;
 }
 
@@ -32,6 +33,7 @@ export async function startQueueApp(
   return {
     app,
     submit: app.get(TaskSubmitService),
+    inspect: app.get(TaskInspectorService),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -8,7 +8,8 @@ import { DistributedQueueExplorer } from './distributed-queue.explorer';
 import { ConfigurableDistributedQueueModule, DISTRIBUTED_QUEUE_MODULE_OPTIONS } from './distributed-queue.module-definition';
 import { DistributedQueueOrchestrator } from './distributed-queue.orchestrator';
 import { DelayQueueStore } from './delay/delay-queue.store';
-import { TaskSubmitService } from './delay/task-submit.service';
+import { TaskInspectorService } from './services/task-inspector.service';
+import { TaskSubmitService } from './services/task-submit.service';
 import type { DistributedQueueModuleOptions } from './interfaces';
 import { resolveModuleOptions, type ResolvedModuleOptions } from './options/resolve-options';
 import { createRedisClient } from './redis/redis-connection';
@@ -26,7 +27,8 @@ const PrivateScheduleModule = {
 /**
  * Distributed queues on Redis. `DistributedQueueModule.forRoot({...})` or `forRootAsync({ useFactory,
  * inject, imports })`; global by default (`isGlobal: false` to scope it). Discovers `@TaskWorker`
- * providers and exports `TaskSubmitService`.
+ * providers and exports `TaskSubmitService` (submit, cancel, reschedule) and `TaskInspectorService` (state,
+ * dead letters, route status).
  */
 @Module({
   imports: [DiscoveryModule, PrivateScheduleModule],
@@ -56,7 +58,8 @@ const PrivateScheduleModule = {
     DistributedQueueOrchestrator,
     RouteOrchestrator,
     TaskSubmitService,
+    TaskInspectorService,
   ],
-  exports: [TaskSubmitService, RouteOrchestrator],
+  exports: [TaskSubmitService, TaskInspectorService, RouteOrchestrator],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule {}

@@ -5,7 +5,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import {
   DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, leaseIntervalName, pollIntervalName, routeDelayType,
 } from './distributed-queue.constants';
-import { TaskSubmitService } from './delay/task-submit.service';
+import { TaskSubmitService } from './services/task-submit.service';
 import type { Task } from './interfaces';
 import { mergeWorkerOptions } from './options/resolve-options';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { randomUUID } from 'crypto';
-import { OrderedDeadTask, OrderedSubmitResult, RouteOrchestrator, RouteStatus, TaskSubmitService } from '../../../../libs/distributed-queue/src';
+import { OrderedDeadTask, OrderedSubmitResult, RouteOrchestrator, RouteStatus, TaskInspectorService, TaskSubmitService } from '../../../../libs/distributed-queue/src';
 import { APP_CONFIG, AppConfig } from '../app.config';
 import { Account, LEDGER_APPLY_TASK, LedgerApplyPayload } from './ledger';
 import { LedgerEventInput } from './ledger-event.input';
@@ -20,6 +20,7 @@ export class LedgerService {
   constructor(
     private readonly store: LedgerStore,
     private readonly tasks: TaskSubmitService,
+    private readonly inspector: TaskInspectorService,
     private readonly route: RouteOrchestrator,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -46,12 +47,12 @@ export class LedgerService {
 
   async routeStatus(): Promise<RouteStatusView> {
     const machineId = this.route.routeMachine?.id ?? this.config.route.machineId;
-    const status = await this.tasks.getRouteStatus();
+    const status = await this.inspector.getRouteStatus();
     const owned = status.partitions.filter((p) => p.owner === machineId).map((p) => p.partition);
     return { machineId, owned, ...status };
   }
 
   deadLetters(limit: number): Promise<OrderedDeadTask[]> {
-    return this.tasks.listOrderedDead(limit);
+    return this.inspector.listOrderedDead(limit);
   }
 }

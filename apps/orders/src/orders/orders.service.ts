@@ -1,5 +1,5 @@
 import { ConflictException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
-import { CancelResult, TaskInfo, TaskSubmitService } from '../../../../libs/distributed-queue/src';
+import { CancelResult, TaskInfo, TaskInspectorService, TaskSubmitService } from '../../../../libs/distributed-queue/src';
 import { APP_CONFIG, AppConfig } from '../app.config';
 import { CreateOrderInput } from './create-order.input';
 import { CLOSE_ORDER_TASK, CloseOrderPayload, Order } from './order';
@@ -17,6 +17,7 @@ export class OrdersService {
   constructor(
     private readonly store: OrdersStore,
     private readonly tasks: TaskSubmitService,
+    private readonly inspector: TaskInspectorService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -54,6 +55,6 @@ export class OrdersService {
   async get(id: string): Promise<OrderView> {
     const order = await this.store.get(id);
     if (!order) throw new NotFoundException(`Order ${id} not found`);
-    return { ...order, closeTask: await this.tasks.getTask<CloseOrderPayload>(CLOSE_ORDER_TASK, id) };
+    return { ...order, closeTask: await this.inspector.getTask<CloseOrderPayload>(CLOSE_ORDER_TASK, id) };
   }
 }

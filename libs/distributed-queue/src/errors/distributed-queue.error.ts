@@ -1,3 +1,5 @@
+import { quote } from './quote';
+
 /** Base class of every error this library throws. `name` is the subclass name. */
 export class DistributedQueueError extends Error {
   constructor(message: string) {
@@ -22,7 +24,7 @@ export class InvalidTaskTypeError extends DistributedQueueError {
     readonly type: unknown,
     problem: string,
   ) {
-    super(`Invalid task type ${JSON.stringify(type)}: ${problem}`);
+    super(`Invalid task type ${quote(type)}: ${problem}`);
   }
 }
 
@@ -96,6 +98,13 @@ export class ShutdownError extends DistributedQueueError {
 
 /** A task record in Redis could not be decoded; the task is moved to dead letters with this reason. */
 export class CorruptTaskError extends DistributedQueueError {}
+
+/** An ordered task or a route queue call, but the module has no `route` option. */
+export class RouteNotConfiguredError extends DistributedQueueError {
+  constructor(what: string) {
+    super(`${what} needs the route queue: set the module option "route" ({ qId, partitions, ... })`);
+  }
+}
 
 /** The route queue's partition is full and its reject strategy is Exception. */
 export class PartitionFullError extends DistributedQueueError {

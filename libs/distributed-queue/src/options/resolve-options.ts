@@ -1,4 +1,6 @@
 import { InvalidOptionsError, InvalidTaskTypeError } from '../errors';
+import { quote } from '../errors/quote';
+import { MAX_TIMER_MS } from '../runtime/long-timer';
 import { hostname } from 'os';
 import type {
   DistributedQueueModuleOptions,
@@ -37,6 +39,9 @@ export const DEFAULT_WORKER_OPTIONS: ResolvedWorkerOptions = {
   pollIntervalMs: 1000,
 };
 
+/** The longest delay, backoff or lease kept in Redis: 100 years. */
+export const MAX_DELAY_MS = 100 * 365 * 24 * 3600_000;
+
 /** Handlers of an ordered worker at once in one process when no `concurrency` is set for it. */
 export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
@@ -65,13 +70,13 @@ function checkKeys(value: unknown, allowed: string[], path: string): void {
 function checkInt(value: unknown, path: string, min: number, max = Number.MAX_SAFE_INTEGER): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidOptionsError(path, `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    throw new InvalidOptionsError(path, `must be an integer from ${min} to ${max}, got ${quote(value)}`);
   }
 }
 
 function checkBool(value: unknown, path: string): void {
   if (value !== undefined && typeof value !== 'boolean') {
-    throw new InvalidOptionsError(path, `must be true or false, got ${JSON.stringify(value)}`);
+    throw new InvalidOptionsError(path, `must be true or false, got ${quote(value)}`);
   }
 }
 
@@ -81,18 +86,20 @@ export function validateWorkerOptions(options: TaskWorkerOptions | undefined, pa
   if (!options) return;
   checkBool(options.ordered, `${path}.ordered`);
   checkInt(options.concurrency, `${path}.concurrency`, 1, 1000);
-  checkInt(options.timeoutMs, `${path}.timeoutMs`, 1);
+  // NOTE: durations run by a repeating Node timer stop at MAX_TIMER_MS (2^31-1 ms, about 24.8 days);
+  // one-shot waits (timeoutMs) and durations kept in Redis go to MAX_DELAY_MS.
+  checkInt(options.timeoutMs, `${path}.timeoutMs`, 1, MAX_DELAY_MS);
   checkInt(options.maxAttempts, `${path}.maxAttempts`, 1, 1000);
-  checkInt(options.visibilityTimeoutMs, `${path}.visibilityTimeoutMs`, 100);
-  checkInt(options.pollIntervalMs, `${path}.pollIntervalMs`, 10);
+  checkInt(options.visibilityTimeoutMs, `${path}.visibilityTimeoutMs`, 100, MAX_TIMER_MS);
+  checkInt(options.pollIntervalMs, `${path}.pollIntervalMs`, 10, MAX_TIMER_MS);
   const backoff = options.backoff;
   checkKeys(backoff, BACKOFF_KEYS, `${path}.backoff`);
   if (!backoff) return;
   if (backoff.type !== undefined && backoff.type !== 'fixed' && backoff.type !== 'exponential') {
     throw new InvalidOptionsError(`${path}.backoff.type`, `must be 'fixed' or 'exponential'`);
   }
-  checkInt(backoff.delayMs, `${path}.backoff.delayMs`, 0);
-  checkInt(backoff.maxDelayMs, `${path}.backoff.maxDelayMs`, 0);
+  checkInt(backoff.delayMs, `${path}.backoff.delayMs`, 0, MAX_DELAY_MS);
+  checkInt(backoff.maxDelayMs, `${path}.backoff.maxDelayMs`, 0, MAX_DELAY_MS);
   if (backoff.jitter !== undefined && (typeof backoff.jitter !== 'number' || !(backoff.jitter >= 0 && backoff.jitter <= 1))) {
     throw new InvalidOptionsError(`${path}.backoff.jitter`, 'must be a number from 0 to 1');
   }
@@ -153,7 +160,8 @@ function resolveRouteOptions(route: RouteQueueOptions | undefined): ResolvedRout
   if (route.machineId !== undefined && (typeof route.machineId !== 'string' || route.machineId.length === 0)) {
     throw new InvalidOptionsError('route.machineId', 'must be a non-empty string');
   }
-  for (const key of ['heartbeatMs', 'offlineMs', 'idleMs', 'rebalanceMs'] as const) checkInt(route[key], `route.${key}`, 50);
+  for (const key of ['heartbeatMs', 'rebalanceMs'] as const) checkInt(route[key], `route.${key}`, 50, MAX_TIMER_MS);
+  for (const key of ['offlineMs', 'idleMs'] as const) checkInt(route[key], `route.${key}`, 50, MAX_DELAY_MS);
   checkInt(route.batchSize, 'route.batchSize', 1, 1000);
   checkInt(route.keyConcurrency, 'route.keyConcurrency', 1, 1000);
   checkInt(route.maxDeadLetters, 'route.maxDeadLetters', 1);
@@ -192,7 +200,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   }
   checkBool(options.workers, 'workers');
   checkBool(options.strictTypes, 'strictTypes');
-  checkInt(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 0);
+  checkInt(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.maxPayloadBytes, 'maxPayloadBytes', 1, 512 * 1024 * 1024);
   checkInt(options.keepDone, 'keepDone', 0, 1_000_000);
   validateWorkerOptions(options.defaults, 'defaults');

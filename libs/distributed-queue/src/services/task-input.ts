@@ -1,0 +1,54 @@
+import { InvalidSubmitOptionsError } from '../errors';
+import { quote } from '../errors/quote';
+import type { SubmitOptions } from '../interfaces';
+import { MAX_DELAY_MS } from '../options/resolve-options';
+import type { Due } from '../delay/delay-queue.store';
+
+/** The latest `runAt` accepted: the end of JavaScript's Date range. */
+const MAX_RUN_AT = 8.64e15;
+
+/** Checks a task id. `fresh`: an id for a new delay-queue task, where `#...` is kept for generated ids. */
+export function checkId(id: unknown, fresh = false): string {
+  if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
+    throw new InvalidSubmitOptionsError('id', `must be a non-empty string of at most 256 characters, got ${quote(id)}`);
+  }
+  if (fresh && id.startsWith('#')) throw new InvalidSubmitOptionsError('id', `ids starting with "#" are generated ones, got ${quote(id)}`);
+  return id;
+}
+
+/** Checks an ordering key. */
+export function checkKey(key: unknown, index: number): string {
+  if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
+    throw new InvalidSubmitOptionsError('key', `items[${index}]: must be a non-empty string of at most 1024 characters, got ${quote(key)}`);
+  }
+  return key;
+}
+
+/** Refuses options other than `known` (a typo must not pass silently). */
+export function checkOptionNames(item: object, known: string[], index: number): void {
+  if (item === null || typeof item !== 'object') {
+    throw new InvalidSubmitOptionsError(`items[${index}]`, 'must be an object with a payload');
+  }
+  for (const name of Object.keys(item)) {
+    if (!known.includes(name)) throw new InvalidSubmitOptionsError(name, `unknown option (known: ${known.join(', ')})`);
+  }
+}
+
+/** When a task is due, from `delay` (ms from now, Redis clock) or `runAt` (a Date or epoch ms). */
+export function toDue({ delay, runAt }: Pick<SubmitOptions, 'delay' | 'runAt'>): Due {
+  if (delay !== undefined && runAt !== undefined) {
+    throw new InvalidSubmitOptionsError('delay', 'give either delay or runAt, not both');
+  }
+  if (runAt !== undefined) {
+    const at = runAt instanceof Date ? runAt.getTime() : runAt;
+    if (typeof at !== 'number' || !Number.isFinite(at) || at < 0 || at > MAX_RUN_AT) {
+      throw new InvalidSubmitOptionsError('runAt', `must be a valid Date or epoch milliseconds, got ${quote(String(runAt))}`);
+    }
+    return { at };
+  }
+  const ms = delay ?? 0;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_DELAY_MS) {
+    throw new InvalidSubmitOptionsError('delay', `must be a non-negative number of milliseconds, at most ${MAX_DELAY_MS} (100 years), got ${quote(delay)}`);
+  }
+  return { delay: ms };
+}

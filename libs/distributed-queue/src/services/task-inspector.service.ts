@@ -1,0 +1,110 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ROUTE_STORE } from '../distributed-queue.constants';
+import { RouteNotConfiguredError } from '../errors';
+import type { DeadTask, OrderedDeadTask, RouteStatus, TaskInfo, TaskState } from '../interfaces';
+import { DelayQueueStore } from '../delay/delay-queue.store';
+import { decodeError, decodeRecord } from '../delay/task-codec';
+import { RouteProducer } from '../route/route-producer';
+import { readOrderedDead, readRouteStatus, redriveOrderedDead } from '../route/route-status';
+import type { RouteStore } from '../route/route.store';
+import { assertTaskType } from '../options/resolve-options';
+import { checkId } from './task-input';
+
+function parseJson(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Looks into the queues (task state, route ownership) and handles dead letters. Injectable anywhere. */
+@Injectable()
+export class TaskInspectorService {
+  private readonly producer?: RouteProducer;
+
+  constructor(
+    private readonly store: DelayQueueStore,
+    @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
+  ) {
+    if (routeStore) this.producer = new RouteProducer(routeStore);
+  }
+
+  /** The task's state: delayed, ready, running, done (among the last `keepDone`), dead or unknown. */
+  async getState(type: string, id: string): Promise<TaskState> {
+    return (await this.getTask(type, id)).state;
+  }
+
+  /** The task's state with its record (attempts, due time, payload, last error). */
+  async getTask<P = unknown>(type: string, id: string): Promise<TaskInfo<P>> {
+    assertTaskType(type);
+    const { state, record, error, due, attempt } = await this.store.get(type, checkId(id));
+    const info: TaskInfo<P> = { id, type, state };
+    const decoded = record ? decodeRecord(record, due ?? 0) : null;
+    if (decoded) {
+      info.attempts = attempt ?? decoded.attempts;
+      info.dueAt = decoded.dueAt;
+      info.payload = parseJson(decoded.payload) as P;
+    }
+    info.lastError = decodeError(error);
+    return info;
+  }
+
+  /** Dead letters of a type, oldest first. @default offset 0, limit 100 */
+  async listDead<P = unknown>(type: string, offset = 0, limit = 100): Promise<{ total: number; tasks: DeadTask<P>[] }> {
+    assertTaskType(type);
+    const { total, items } = await this.store.deadList(type, offset, limit);
+    const tasks = items.map(({ id, diedAt, record, error }) => {
+      const decoded = record ? decodeRecord(record) : null;
+      const dead: DeadTask<P> = {
+        id, type, diedAt,
+        error: decodeError(error) ?? { name: 'Error', message: 'unknown', attempts: 0, failedAt: diedAt },
+      };
+      const payload = decoded ? parseJson(decoded.payload) : undefined;
+      if (payload !== undefined) dead.payload = payload as P;
+      else if (record) dead.raw = record;
+      return dead;
+    });
+    return { total, tasks };
+  }
+
+  /**
+   * Puts dead tasks back to run now with their attempts reset: the given ids, or when none are given the
+   * oldest `limit`. Corrupt records stay dead. Returns how many were re-driven. @default limit 100
+   */
+  async redriveDead(type: string, ids: string[] = [], limit = 100): Promise<number> {
+    assertTaskType(type);
+    return this.store.redrive(type, ids.map((id) => checkId(id)), limit);
+  }
+
+  /** Deletes dead tasks for good. Returns how many were deleted. */
+  async deleteDead(type: string, ids: string[]): Promise<number> {
+    assertTaskType(type);
+    if (ids.length === 0) return 0;
+    return this.store.deleteDead(type, ids.map((id) => checkId(id)));
+  }
+
+  /** The route queue's partitions (owner, epoch, waiting, in flight, dead) and live machines. */
+  async getRouteStatus(): Promise<RouteStatus> {
+    return readRouteStatus(this.route('getRouteStatus()'));
+  }
+
+  /** Dead letters of the route queue (at most `limit` per partition, oldest first). @default limit 100 */
+  async listOrderedDead(limit = 100): Promise<OrderedDeadTask[]> {
+    return readOrderedDead(this.route('listOrderedDead()'), limit);
+  }
+
+  /**
+   * Re-drives the route queue's dead letters (the oldest `limit` per partition): each goes back to the tail
+   * of its key's partition, behind what is queued now. Unreadable ones are dropped. Returns how many.
+   * @default limit 100
+   */
+  async redriveOrderedDead(limit = 100): Promise<number> {
+    return redriveOrderedDead(this.route('redriveOrderedDead()'), this.producer!, limit);
+  }
+
+  private route(call: string): RouteStore {
+    if (!this.routeStore) throw new RouteNotConfiguredError(call);
+    return this.routeStore;
+  }
+}

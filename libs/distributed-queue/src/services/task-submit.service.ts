@@ -1,0 +1,165 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomBytes } from 'crypto';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
+import { DistributedQueueExplorer } from '../distributed-queue.explorer';
+import { InvalidSubmitOptionsError, PartitionFullError, RouteNotConfiguredError, UnknownTaskTypeError } from '../errors';
+import type {
+  CancelResult, OrderedSubmitItem, OrderedSubmitOptions, OrderedSubmitResult, SubmitItem, SubmitOptions, SubmitResult,
+} from '../interfaces';
+import { DelayQueueStore, type NewTask } from '../delay/delay-queue.store';
+import { encodePayload } from '../delay/task-codec';
+import { encodeRouteItem, RouteProducer } from '../route/route-producer';
+import type { RouteStore } from '../route/route.store';
+import { assertTaskType, type ResolvedModuleOptions } from '../options/resolve-options';
+import { checkId, checkKey, checkOptionNames, toDue } from './task-input';
+
+/** Tasks per submit script call: bounds the time one call holds Redis. */
+const SUBMIT_CHUNK = 500;
+const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload'];
+const ORDERED_KEYS = ['key', 'payload', 'id', 'delay', 'runAt'];
+
+/** This process's part of generated ids: 48 random bits. */
+const ID_TAG = randomBytes(6).toString('base64url');
+let idCounter = 0;
+
+/**
+ * A generated delay-queue id: `#<process tag (8 characters)><counter>`. Made here, not in Redis, so that a
+ * submit re-sent after a lost reply finds its tasks by id instead of creating them again.
+ */
+function generateTaskId(): string {
+  return `#${ID_TAG}${(idCounter++).toString(36)}`;
+}
+
+/** Submits tasks to both engines, cancels and reschedules them. Injectable anywhere. */
+@Injectable()
+export class TaskSubmitService {
+  private readonly producer?: RouteProducer;
+
+  constructor(
+    private readonly store: DelayQueueStore,
+    private readonly explorer: DistributedQueueExplorer,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
+  ) {
+    if (routeStore) this.producer = new RouteProducer(routeStore);
+  }
+
+  /**
+   * Submits one task and returns its id. When a task with the given id exists (delayed, ready, running or
+   * dead), nothing is created or changed and the same id is returned; use `submitMany` to learn which.
+   * @throws InvalidTaskTypeError, UnknownTaskTypeError, InvalidSubmitOptionsError, InvalidPayloadError
+   */
+  async submit<P>(type: string, payload: P, options: SubmitOptions = {}): Promise<string> {
+    const [result] = await this.submitMany(type, [{ ...options, payload }]);
+    return result.id;
+  }
+
+  /**
+   * Submits many tasks of one type in few round trips; tasks due at the same time run in the order of
+   * `items`. Every item is validated before anything is written, so a bad item rejects the whole call.
+   */
+  async submitMany<P>(type: string, items: SubmitItem<P>[]): Promise<SubmitResult[]> {
+    this.assertDelayType(type);
+    if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
+    const tasks = items.map((item, index) => this.toNewTask(item, index));
+    const results: SubmitResult[] = [];
+    for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
+      results.push(...(await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK))));
+    }
+    return results;
+  }
+
+  /** Cancels a waiting task, or asks a running one to stop (it is not retried). */
+  async cancel(type: string, id: string): Promise<CancelResult> {
+    assertTaskType(type);
+    return this.store.cancel(type, checkId(id));
+  }
+
+  /**
+   * Moves a waiting task to a new due time (`delay` or `runAt`); it keeps its submission order among tasks
+   * due at the same time. Returns false when the task is not waiting (running, finished, dead or unknown).
+   */
+  async reschedule(type: string, id: string, when: Pick<SubmitOptions, 'delay' | 'runAt'>): Promise<boolean> {
+    assertTaskType(type);
+    return (await this.store.reschedule(type, checkId(id), toDue(when))) !== null;
+  }
+
+  /**
+   * Submits an ordered task: all tasks of one `key` run one after another in submission order, different
+   * keys in parallel. With `delay`/`runAt` it waits in the delay queue and enters its partition when due.
+   * The result tells what the partition did (`queued`, `discarded`, `dropped-oldest`; `scheduled` if delayed).
+   * @throws PartitionFullError (rejectStrategy Exception), RouteNotConfiguredError, InvalidSubmitOptionsError,
+   * UnknownTaskTypeError, InvalidPayloadError
+   */
+  async submitOrdered<P>(type: string, key: string, payload: P, options: OrderedSubmitOptions = {}): Promise<OrderedSubmitResult> {
+    const [result] = await this.submitOrderedMany(type, [{ ...options, key, payload }]);
+    if (result.outcome === 'rejected') throw new PartitionFullError(result.partition, this.routeStore!.options.maxPartitionSize);
+    return result;
+  }
+
+  /**
+   * Submits many ordered tasks of one type with one script call per partition; tasks of one key keep the
+   * order of `items`. Every item is validated before anything is written.
+   */
+  async submitOrderedMany<P>(type: string, items: OrderedSubmitItem<P>[]): Promise<OrderedSubmitResult[]> {
+    const producer = this.orderedProducer(type);
+    if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
+    const at = Date.now();
+    const entries = items.map((item, index) => {
+      checkOptionNames(item, ORDERED_KEYS, index);
+      const key = checkKey(item.key, index);
+      const id = item.id === undefined ? randomBytes(12).toString('base64url') : checkId(item.id);
+      const due = toDue(item);
+      const entry = { key, id, item: encodeRouteItem(id, type, key, encodePayload(item.payload, this.options.maxPayloadBytes), at) };
+      return { index, entry, due, delayed: 'at' in due || due.delay > 0 };
+    });
+    const results: OrderedSubmitResult[] = new Array(entries.length);
+    const now = entries.filter((e) => !e.delayed);
+    const pushed = await producer.pushMany(now.map((e) => e.entry));
+    now.forEach((e, i) => (results[e.index] = pushed[i]));
+    const later = entries.filter((e) => e.delayed);
+    if (later.length > 0) {
+      const delayType = routeDelayType(this.routeStore!.options.qId);
+      await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })));
+      later.forEach((e) => (results[e.index] = { id: e.entry.id, partition: -1, outcome: 'scheduled' }));
+    }
+    return results;
+  }
+
+  /** @internal Moves a due delayed ordered task into its partition. */
+  async enqueueDueOrdered(id: string, { key, item }: { key: string; item: string }): Promise<void> {
+    if (!this.producer) throw new RouteNotConfiguredError('A delayed ordered task');
+    const result = await this.producer.push(key, id, item);
+    if (result.outcome === 'discarded') throw new Error(`partition ${result.partition} is full: delayed ordered task ${id} discarded`);
+  }
+
+  private orderedProducer(type: string): RouteProducer {
+    assertTaskType(type);
+    if (!this.producer) throw new RouteNotConfiguredError(`Ordered task type "${type}"`);
+    const known = this.explorer.hasWorker(type) || type in this.options.types;
+    if (known && !this.explorer.isOrdered(type)) {
+      throw new InvalidSubmitOptionsError('key', `type "${type}" is not ordered: use submit(), or mark it { ordered: true }`);
+    }
+    if (!known && this.options.strictTypes) throw new UnknownTaskTypeError(type);
+    return this.producer;
+  }
+
+  private assertDelayType(type: string): void {
+    assertTaskType(type);
+    if (this.options.strictTypes && !this.explorer.hasWorker(type) && !(type in this.options.types)) {
+      throw new UnknownTaskTypeError(type);
+    }
+    if (this.explorer.isOrdered(type)) {
+      throw new InvalidSubmitOptionsError('key', `type "${type}" is ordered: use submitOrdered(type, key, payload)`);
+    }
+  }
+
+  private toNewTask(item: SubmitItem, index: number): NewTask {
+    checkOptionNames(item, SUBMIT_KEYS, index);
+    return {
+      id: item.id === undefined ? generateTaskId() : checkId(item.id, true),
+      due: toDue(item),
+      payload: encodePayload(item.payload, this.options.maxPayloadBytes),
+    };
+  }
+}
