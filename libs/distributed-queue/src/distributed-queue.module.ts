@@ -13,6 +13,7 @@ import { TaskSubmitService } from './services/task-submit.service';
 import type { DistributedQueueModuleOptions } from './interfaces';
 import { resolveModuleOptions, type ResolvedModuleOptions } from './options/resolve-options';
 import { createRedisClient } from './redis/redis-connection';
+import { EventSubscriber } from './runtime/event-subscriber';
 import type { RedisClient } from './redis/script-loader';
 
 /**
@@ -55,6 +56,7 @@ const PrivateScheduleModule = {
       inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
     },
     DistributedQueueExplorer,
+    EventSubscriber,
     DistributedQueueOrchestrator,
     RouteOrchestrator,
     TaskSubmitService,

@@ -1,5 +1,5 @@
 import { InvalidPayloadError, PayloadTooLargeError } from '../errors';
-import type { BackoffOptions, TaskErrorInfo } from '../interfaces';
+import type { TaskErrorInfo } from '../interfaces';
 
 /** Serialises a payload to JSON; throws `InvalidPayloadError` / `PayloadTooLargeError`. */
 export function encodePayload(payload: unknown, maxBytes: number): string {
@@ -62,11 +62,5 @@ export function decodeError(json: string | null): TaskErrorInfo | undefined {
   }
 }
 
-/** Delay before retry number `retry` (1 = the first retry). */
-export function backoffDelay(backoff: Required<BackoffOptions>, retry: number, random = Math.random): number {
-  const base =
-    backoff.type === 'fixed'
-      ? backoff.delayMs
-      : Math.min(backoff.maxDelayMs, backoff.delayMs * 2 ** Math.min(retry - 1, 40));
-  return Math.round(base * (1 - backoff.jitter * random()));
-}
+// TODO(integration): route/partition-runner.ts still imports backoffDelay from here.
+export { backoffDelay } from '../runtime/backoff';

@@ -1,9 +1,13 @@
 import type { LoggerService } from '@nestjs/common';
 import { randomBytes } from 'crypto';
-import { setLongTimeout, type LongTimer } from '../runtime/long-timer';
 import { CorruptTaskError, LeaseLostError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { ResolvedWorkerOptions, Task, TaskHandler } from '../interfaces';
-import { backoffDelay } from './task-codec';
+import { AckBuffer } from '../runtime/ack-buffer';
+import { backoffDelay } from '../runtime/backoff';
+import { callHandler } from '../runtime/handler-call';
+import { setLongTimeout, type LongTimer } from '../runtime/long-timer';
+import { stopWithGrace } from '../runtime/graceful-stop';
+import { WakeSignal } from '../runtime/wake-signal';
 import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
 
 interface RunningTask {
@@ -25,17 +29,19 @@ const ERROR_BACKOFF_MS = 250;
 const MAX_FETCHES = 2;
 /** Expired reservations recovered per `take` call (bounds the script's work). */
 const RECOVER_LIMIT = 100;
+/** How long a stopping consumer waits for its hand-back and last acks. */
+const HAND_BACK_MS = 2000;
 
 /**
  * Runs the tasks of one type in this process: at most `concurrency` reserved at a time (the batch asked
  * for is the number of free slots), acks batched into the next fetch, leases renewed while handlers run.
  *
  * It fetches when it may have work: after a full batch, on a timer to the next due time, on a wake-up
- * message, and on the safety poll. No single signal is relied on.
+ * message, and on its own safety poll. No single signal is relied on.
  */
 export class TaskConsumer {
   private readonly running = new Map<string, RunningTask>();
-  private acks: [string, string][] = [];
+  private readonly acks = new AckBuffer<[string, string]>();
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
   private mayHaveWork = true;
@@ -44,14 +50,14 @@ export class TaskConsumer {
   private requested = 0;
   private pumpQueued = false;
   private stopping = false;
-  private wakeTimer?: LongTimer;
+  private readonly wake = new WakeSignal(() => this.poll());
+  private errorTimer?: NodeJS.Timeout;
+  private timers: NodeJS.Timeout[] = [];
+  private idleWaiters: (() => void)[] = [];
   /** Names take calls; a failed take that asked for tasks is retried under the same name. */
   private readonly requestTag = randomBytes(6).toString('base64url');
   private requests = 0;
   private retryRequest?: string;
-  private wakeAt = Infinity;
-  private errorTimer?: NodeJS.Timeout;
-  private idleWaiters: (() => void)[] = [];
 
   constructor(
     readonly type: string,
@@ -62,8 +68,12 @@ export class TaskConsumer {
     private readonly logger: LoggerService,
   ) {}
 
-  /** Starts fetching. */
+  /** Starts fetching, the safety poll and lease renewal. */
   start(): void {
+    this.timers = [
+      setInterval(() => this.poll(), this.options.pollIntervalMs),
+      setInterval(() => void this.renewLeases(), this.renewEveryMs),
+    ];
     this.poll();
   }
 
@@ -75,8 +85,11 @@ export class TaskConsumer {
 
   /** Handles a message of the type's events channel. */
   onEvent(message: string): void {
-    if (message.startsWith('w:')) this.wakeIn(Number(message.slice(2)));
-    else if (message.startsWith('c:')) this.abortRunning(message.slice(2), new TaskCancelledError(message.slice(2)));
+    if (message.startsWith('w:')) {
+      if (!this.stopping) this.wake.wakeIn(Number(message.slice(2)));
+    } else if (message.startsWith('c:')) {
+      this.abortRunning(message.slice(2), new TaskCancelledError(message.slice(2)));
+    }
   }
 
   /** Renews the leases of running tasks; aborts those whose reservation was lost. */
@@ -103,43 +116,38 @@ export class TaskConsumer {
 
   /**
    * Stops fetching, waits up to `timeoutMs` for running tasks, then aborts the rest and hands them back
-   * without counting an attempt.
+   * without counting an attempt. Leases stay renewed while it waits.
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
-    this.wakeTimer?.clear();
+    this.wake.close();
     clearTimeout(this.errorTimer);
-    // NOTE: the scheduler's own intervals are cleared when shutdown begins; keep leases alive while waiting.
-    const keepAlive = setInterval(() => void this.renewLeases(), this.renewEveryMs);
-    await this.waitIdle(timeoutMs);
-    clearInterval(keepAlive);
-    const unfinished = [...this.running.values()].filter((t) => !t.settled);
-    for (const task of unfinished) this.settle(task);
-    for (const task of unfinished) task.controller.abort(new ShutdownError());
-    const held = unfinished.map((t): [string, string] => [t.reservation.id, t.reservation.token]);
+    clearInterval(this.timers[0]);
+    await stopWithGrace(this.whenIdle(), timeoutMs, (reason) => {
+      const unfinished = [...this.running.values()].filter((t) => !t.settled);
+      for (const task of unfinished) this.settle(task);
+      for (const task of unfinished) task.controller.abort(reason);
+      const held = unfinished.map((t): [string, string] => [t.reservation.id, t.reservation.token]);
+      if (held.length > 0) this.handBack(held);
+    });
+    await this.waitIdle(HAND_BACK_MS);
+    this.timers.forEach(clearInterval);
     try {
-      if (held.length > 0) await this.store.release(this.type, held);
-      await this.waitIdle(2000);
-      if (this.acks.length > 0) await this.flushAcks();
+      if (this.acks.size > 0) await this.flushAcks();
     } catch (error) {
-      this.logger.warn?.(`[${this.type}] shutdown hand-back failed (leases will expire): ${(error as Error).message}`);
+      this.logger.warn?.(`[${this.type}] last acks failed (their leases will expire): ${(error as Error).message}`);
     }
   }
 
-  private wakeIn(ms: number): void {
-    if (this.stopping) return;
-    if (!(ms > 0)) {
-      this.poll();
-      return;
-    }
-    const at = performance.now() + ms;
-    if (at >= this.wakeAt) return;
-    this.wakeTimer?.clear();
-    this.wakeAt = at;
-    this.wakeTimer = setLongTimeout(() => {
-      this.wakeAt = Infinity;
-      this.poll();
-    }, ms);
+  private handBack(held: [string, string][]): void {
+    this.settling++;
+    this.store
+      .release(this.type, held)
+      .catch((error: Error) => this.logger.warn?.(`[${this.type}] shutdown hand-back failed (leases will expire): ${error.message}`))
+      .finally(() => {
+        this.settling--;
+        this.notifyIdle();
+      });
   }
 
   private schedulePump(): void {
@@ -160,21 +168,20 @@ export class TaskConsumer {
     const half = Math.ceil(this.options.concurrency / 2);
     let want = this.mayHaveWork && free > 0 ? Math.min(free, half) : 0;
     if (this.fetches > 0 && want < half) want = 0;
-    if (want === 0 && (this.acks.length === 0 || this.fetches > 0)) return;
-    const acks = this.acks;
-    this.acks = [];
+    if (want === 0 && (this.acks.size === 0 || this.fetches > 0)) return;
+    const acks = this.acks.drain();
     this.fetches++;
     this.requested += want;
     if (want > 0) this.mayHaveWork = false;
-    let result: TakeResult | undefined;
     // NOTE: a take that failed may have reserved tasks in Redis all the same (its reply lost): asked again
     // under the same request id, Redis returns those reservations instead of leaving them orphaned.
     const requestId = want > 0 ? (this.retryRequest ?? `${this.requestTag}${(this.requests++).toString(36)}`) : '';
     if (want > 0) this.retryRequest = undefined;
+    let result: TakeResult | undefined;
     try {
       result = await this.store.take(this.type, this.takeOptions(want), acks, requestId);
     } catch (error) {
-      this.acks = acks.concat(this.acks);
+      this.acks.restore(acks);
       if (want > 0) {
         this.mayHaveWork = true;
         this.retryRequest = requestId;
@@ -188,19 +195,19 @@ export class TaskConsumer {
       this.fetches--;
       this.requested -= want;
     }
-    if (result) await this.accept(result, want);
-    if (this.acks.length > 0 || (this.mayHaveWork && this.options.concurrency > this.busy + this.requested)) this.schedulePump();
+    if (result) this.accept(result, want);
+    if (this.acks.size > 0 || (this.mayHaveWork && this.options.concurrency > this.busy + this.requested)) this.schedulePump();
     this.notifyIdle();
   }
 
-  private async accept(result: TakeResult, want: number): Promise<void> {
+  private accept(result: TakeResult, want: number): void {
     if (result.refused.length > 0) {
       this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
     }
     if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
-    else if (want > 0 && result.nextDueIn > 0) this.wakeIn(result.nextDueIn);
+    else if (want > 0 && result.nextDueIn > 0 && !this.stopping) this.wake.wakeIn(result.nextDueIn);
     if (this.stopping && result.reserved.length > 0) {
-      await this.store.release(this.type, result.reserved.map((r): [string, string] => [r.id, r.token])).catch(() => undefined);
+      this.handBack(result.reserved.map((r): [string, string] => [r.id, r.token]));
     } else {
       this.runBatch(result.reserved);
     }
@@ -212,9 +219,13 @@ export class TaskConsumer {
   }
 
   private async flushAcks(): Promise<void> {
-    const acks = this.acks;
-    this.acks = [];
-    await this.store.take(this.type, this.takeOptions(0), acks, '');
+    const acks = this.acks.drain();
+    try {
+      await this.store.take(this.type, this.takeOptions(0), acks, '');
+    } catch (error) {
+      this.acks.restore(acks);
+      throw error;
+    }
   }
 
   private runBatch(reservations: Reservation[]): void {
@@ -239,20 +250,7 @@ export class TaskConsumer {
       return;
     }
     const view: Task = { id: reservation.id, type: this.type, payload, attempt: reservation.attempt, dueAt: reservation.dueAt };
-    const failed = (error: unknown) => void this.finish(task, error instanceof Error ? error : new Error(String(error)));
-    let outcome: unknown;
-    try {
-      outcome = this.handler.handle(view, task.controller.signal);
-    } catch (error) {
-      failed(error);
-      return;
-    }
-    // NOTE: a handler that returns no promise is done: no promise round for it (the hot path of no-op work).
-    if (outcome && typeof (outcome as PromiseLike<unknown>).then === 'function') {
-      (outcome as PromiseLike<unknown>).then(() => void this.finish(task, null), failed);
-    } else {
-      void this.finish(task, null);
-    }
+    callHandler(this.handler, view, task.controller.signal, (error) => void this.finish(task, error));
   }
 
   /** Marks a task settled: its handler's outcome no longer matters. Returns false when it was already. */
@@ -314,14 +312,13 @@ export class TaskConsumer {
     for (const resolve of waiters) resolve();
   }
 
-  private waitIdle(timeoutMs: number): Promise<void> {
+  /** Resolves when nothing runs, settles or fetches. */
+  private whenIdle(): Promise<void> {
     if (this.busy === 0 && this.fetches === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, timeoutMs);
-      this.idleWaiters.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private waitIdle(timeoutMs: number): Promise<unknown> {
+    return Promise.race([this.whenIdle(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
   }
 }

@@ -1,0 +1,53 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import { closeRedisClient, createRedisClient } from '../redis/redis-connection';
+import type { RedisClient } from '../redis/script-loader';
+
+/**
+ * The application's one subscriber connection: both engines subscribe their channels here and get the
+ * messages of their own channel. It connects at the first subscription (a producer-only application opens
+ * none) and runs the reconnect hooks after every reconnect (ioredis subscribes again by itself), so that
+ * an engine can look for work it may have missed.
+ */
+@Injectable()
+export class EventSubscriber implements OnApplicationShutdown {
+  private readonly logger = new Logger('DistributedQueue');
+  private client?: RedisClient;
+  private readonly handlers = new Map<string, (message: string) => void>();
+  private readonly reconnectHooks = new Set<() => void>();
+  private connectedOnce = false;
+
+  constructor(@Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions) {}
+
+  /** Sends the messages of `channel` to `handler` (one handler per channel). */
+  async subscribe(channel: string, handler: (message: string) => void): Promise<void> {
+    this.handlers.set(channel, handler);
+    await this.connection().subscribe(channel);
+  }
+
+  /** Runs `hook` after each reconnect of the subscriber connection. Returns a function that removes it. */
+  onReconnect(hook: () => void): () => void {
+    this.reconnectHooks.add(hook);
+    return () => this.reconnectHooks.delete(hook);
+  }
+
+  private connection(): RedisClient {
+    if (this.client) return this.client;
+    const client = createRedisClient(this.options.connection, 'subscriber', `dq:${this.options.keyPrefix}:subscriber`);
+    client.on('message', (channel: string, message: string) => this.handlers.get(channel)?.(message));
+    client.on('ready', () => {
+      if (this.connectedOnce) for (const hook of this.reconnectHooks) hook();
+      this.connectedOnce = true;
+    });
+    this.client = client;
+    return client;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.handlers.clear();
+    this.reconnectHooks.clear();
+    if (this.client) await closeRedisClient(this.client);
+    this.logger.debug?.('subscriber closed');
+  }
+}
