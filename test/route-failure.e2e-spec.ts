@@ -1,9 +1,10 @@
-import { connect, type QueueApp } from './support/queue-app';
+import type { RouteStatus } from '../libs/distributed-queue/src';
+import { connect } from './support/queue-app';
 import { checkLog, readLog, submitLoad, useRouteMachines } from './support/route';
 import { getTargets, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
-type Status = Awaited<ReturnType<QueueApp['submit']['getRouteStatus']>>;
+type Status = RouteStatus;
 const owned = (status: Status, machine: string) => status.partitions.filter((p) => p.owner === machine).map((p) => p.partition);
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('route queue machines on %s', (_name, target: RedisTarget) => {
@@ -11,15 +12,15 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue machin
 
   it('a paused owner (SIGSTOP past its eviction, then SIGCONT) processes nothing it no longer owns', async () => {
     // Slow tasks and a backlog: the owner is paused in the middle of a batch with tasks still to start.
-    const { prefix, children, submit } = await setup('pause', ['m1', 'm2'], { DQ_SLOW_MS: '40' });
+    const { prefix, children, submit, inspect } = await setup('pause', ['m1', 'm2'], { DQ_SLOW_MS: '40' });
     const keys = Array.from({ length: 64 }, (_, i) => `p-${i}`);
     const client = connect(target);
     try {
       const load = submitLoad(submit, keys, 30);
       await waitFor(async () => (await readLog(client, prefix, keys)).get(keys[0])!.length >= 2, { timeoutMs: 10_000, intervalMs: 20 });
-      const paused = owned(await submit.getRouteStatus(), 'm1');
+      const paused = owned(await inspect.getRouteStatus(), 'm1');
       children.get('m1')!.kill('SIGSTOP');
-      await waitFor(async () => owned(await submit.getRouteStatus(), 'm1').length === 0, { timeoutMs: 10_000, intervalMs: 50, message: 'm1 evicted' });
+      await waitFor(async () => owned(await inspect.getRouteStatus(), 'm1').length === 0, { timeoutMs: 10_000, intervalMs: 50, message: 'm1 evicted' });
       await sleep(300);
       const resumedAt = Date.now();
       children.get('m1')!.kill('SIGCONT');
@@ -53,20 +54,20 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue machin
 
   it('a machine restarted with the same identity resumes its partitions', async () => {
     // NOTE: a long offline threshold, so that the restart (a new process) comes back before any eviction.
-    const { prefix, children, start, submit } = await setup('restart', ['m1', 'm2'], { DQ_SLOW_MS: '3', DQ_OFFLINE_MS: '15000' });
+    const { prefix, children, start, submit, inspect } = await setup('restart', ['m1', 'm2'], { DQ_SLOW_MS: '3', DQ_OFFLINE_MS: '15000' });
     const keys = Array.from({ length: 100 }, (_, i) => `r-${i}`);
     const client = connect(target);
     try {
       const load = submitLoad(submit, keys, 20, 0, 100);
       await waitFor(async () => (await readLog(client, prefix, keys)).get(keys[0])!.length >= 3, { timeoutMs: 10_000, intervalMs: 50 });
-      const before = await submit.getRouteStatus();
+      const before = await inspect.getRouteStatus();
       const mine = owned(before, 'm1');
       children.get('m1')!.kill('SIGKILL');
       await children.get('m1')!.exited;
       const restartedAt = Date.now();
       await start('m1');
       const after = await waitFor(async () => {
-        const s = await submit.getRouteStatus();
+        const s = await inspect.getRouteStatus();
         return mine.every((p) => s.partitions[p].owner === 'm1' && s.partitions[p].epoch > before.partitions[p].epoch) ? s : null;
       }, { timeoutMs: 10_000, intervalMs: 50 });
       expect(owned(after, 'm1').sort()).toEqual([...mine].sort());

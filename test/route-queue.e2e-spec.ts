@@ -1,10 +1,10 @@
-import type { QueueApp } from './support/queue-app';
+import type { RouteStatus } from '../libs/distributed-queue/src';
 import { balanced, checkLog, readLog, startMachine, submitLoad, useRouteMachines } from './support/route';
 import { getTargets, type RedisTarget } from './support/targets';
 import { connect } from './support/queue-app';
 import { waitFor } from './support/wait';
 
-const ownersOf = (status: Awaited<ReturnType<QueueApp['submit']['getRouteStatus']>>) => status.partitions.map((p) => p.owner);
+const ownersOf = (status: RouteStatus) => status.partitions.map((p) => p.owner);
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('route queue on %s', (_name, target: RedisTarget) => {
   const redis = () => connect(target);
@@ -31,21 +31,21 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue on %s'
   });
 
   it('fails over a SIGKILLed owner within offline + scheduler period; its in-flight tasks run again first; order holds', async () => {
-    const { prefix, children, submit } = await setup('failover', ['m1', 'm2', 'm3'], { DQ_SLOW_MS: '4' });
+    const { prefix, children, submit, inspect } = await setup('failover', ['m1', 'm2', 'm3'], { DQ_SLOW_MS: '4' });
     const keys = Array.from({ length: 200 }, (_, i) => `k-${i}`);
     const perKey = 40;
     const load = submitLoad(submit, keys, perKey, 0, 100);
     const client = redis();
     try {
       await waitFor(async () => (await readLog(client, prefix, keys)).get(keys[0])!.length >= 5, { timeoutMs: 10_000, intervalMs: 50 });
-      const victimPartitions = (await submit.getRouteStatus()).partitions.filter((p) => p.owner === 'm2').map((p) => p.partition);
+      const victimPartitions = (await inspect.getRouteStatus()).partitions.filter((p) => p.owner === 'm2').map((p) => p.partition);
       expect(victimPartitions.length).toBeGreaterThan(0);
       children.get('m2')!.kill('SIGKILL');
       const killedAt = Date.now();
       await children.get('m2')!.exited;
       const status = await waitFor(
         async () => {
-          const s = await submit.getRouteStatus();
+          const s = await inspect.getRouteStatus();
           return victimPartitions.every((p) => s.partitions[p].owner && s.partitions[p].owner !== 'm2') ? s : null;
         },
         { timeoutMs: 10_000, intervalMs: 50, message: 'partitions of the killed machine moved' },
@@ -71,7 +71,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue on %s'
   });
 
   it('hands partitions over cooperatively while machines join and leave under load; order holds', async () => {
-    const { prefix, qId, children, submit } = await setup('handover', ['m1'], { DQ_SLOW_MS: '2' });
+    const { prefix, qId, children, submit, inspect } = await setup('handover', ['m1'], { DQ_SLOW_MS: '2' });
     const keys = Array.from({ length: 300 }, (_, i) => `h-${i}`);
     const perKey = 16;
     const client = redis();
@@ -79,11 +79,11 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue on %s'
       const load = submitLoad(submit, keys, perKey, 0, 150);
       children.set('m2', startMachine(target, prefix, qId, 'm2', { DQ_SLOW_MS: '2' }));
       children.set('m3', startMachine(target, prefix, qId, 'm3', { DQ_SLOW_MS: '2' }));
-      await waitFor(async () => balanced(await submit.getRouteStatus(), ['m1', 'm2', 'm3']), { timeoutMs: 15_000, message: 'rebalanced to 3' });
+      await waitFor(async () => balanced(await inspect.getRouteStatus(), ['m1', 'm2', 'm3']), { timeoutMs: 15_000, message: 'rebalanced to 3' });
       await load;
       children.get('m1')!.kill('SIGTERM');
       await children.get('m1')!.exited;
-      await waitFor(async () => balanced(await submit.getRouteStatus(), ['m2', 'm3']), { timeoutMs: 10_000, message: 'rebalanced to 2' });
+      await waitFor(async () => balanced(await inspect.getRouteStatus(), ['m2', 'm3']), { timeoutMs: 10_000, message: 'rebalanced to 2' });
       await submitLoad(submit, keys, 4, perKey);
       await waitFor(async () => checkLog(await readLog(client, prefix, keys), perKey + 4).missing === 0, { timeoutMs: 60_000, intervalMs: 250 });
       const result = checkLog(await readLog(client, prefix, keys), perKey + 4);

@@ -40,14 +40,14 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
     expect(seen.filter((s) => s.startsWith('b'))).toEqual(['b0', 'b1', 'b2', 'b3', 'b4', 'b5']);
     expect(seen.indexOf('b5')).toBeLessThan(seen.indexOf('a2'));
     const dead = await waitFor(async () => {
-      const list = await app.submit.listOrderedDead();
+      const list = await app.inspect.listOrderedDead();
       return list.length === 1 ? list : null;
     }, { timeoutMs: 3000 });
     expect(dead[0]).toMatchObject({ key: 'a', type: 'ledger', payload: { n: 3 }, error: { message: 'permanent', attempts: 3 } });
     healed = true;
-    expect(await app.submit.redriveOrderedDead()).toBe(1);
+    expect(await app.inspect.redriveOrderedDead()).toBe(1);
     await waitFor(() => seen.includes('a3'), { timeoutMs: 5000, message: 'the re-driven task ran' });
-    expect(await app.submit.listOrderedDead()).toEqual([]);
+    expect(await app.inspect.listOrderedDead()).toEqual([]);
   });
 
   it.each([
@@ -60,7 +60,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
       expect(await app.submit.submitOrdered('ledger', 'k', {}, { id })).toMatchObject({ id, outcome: 'queued', partition: 0 });
     }
     expect(await app.submit.submitOrdered('ledger', 'k', {}, { id: 'fourth' })).toMatchObject({ id: 'fourth', ...expected });
-    const status = await app.submit.getRouteStatus();
+    const status = await app.inspect.getRouteStatus();
     expect(status.partitions[0].waiting).toBe(3);
   });
 
@@ -89,7 +89,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
     await app.submit.submitOrdered('ledger', 'k', {});
     await app.submit.submitOrdered('ledger', 'k', {});
     await expect(app.submit.submitOrdered('ledger', 'k', {})).rejects.toThrow(PartitionFullError);
-    expect((await app.submit.getRouteStatus()).partitions[0].waiting).toBe(2);
+    expect((await app.inspect.getRouteStatus()).partitions[0].waiting).toBe(2);
   });
 
   it('grows the partition count keeping per-key order; refuses to shrink', async () => {
@@ -107,7 +107,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
     for (let n = 5; n < 10; n++) for (const k of keys) await grown.submit.submitOrdered('ledger', k, { n });
     await waitFor(() => keys.every((k) => runs.get(k)?.length === 10), { timeoutMs: 15_000 });
     for (const k of keys) expect(runs.get(k)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    expect((await grown.submit.getRouteStatus()).partitions).toHaveLength(6);
+    expect((await grown.inspect.getRouteStatus()).partitions).toHaveLength(6);
     const error = await startQueueApp({ connection: target.connection, keyPrefix: prefix, workers: false, route: routeTestOptions('q', 'x', 4) }).then(
       async (app) => {
         await app.close();

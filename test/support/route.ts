@@ -1,13 +1,13 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { RouteQueueOptions, TaskSubmitService } from '../../libs/distributed-queue/src';
+import type { RouteQueueOptions, RouteStatus, TaskSubmitService } from '../../libs/distributed-queue/src';
 import { killAllChildren, spawnChild, type ChildHandle } from './child';
 import { startQueueApp, type QueueApp } from './queue-app';
 import { uniquePrefix, type RedisTarget } from './targets';
 import { waitFor } from './wait';
 
-/** Fast membership settings the route tests use: heartbeat 500 ms, offline 2 s. */
-export function routeTestOptions(qId: string, machineId: string, partitions = 8, offlineMs = 2000): RouteQueueOptions {
-  return { qId, machineId, partitions, heartbeatMs: 500, offlineMs, idleMs: offlineMs, rebalanceMs: 500, batchSize: 50 };
+/** Fast membership settings the route tests use: heartbeat and scheduler period 500 ms, offline 2 s. */
+export function routeTestOptions(qId: string, machineId: string, partitions = 8, offlineMs = 2000, heartbeatMs = 500): RouteQueueOptions {
+  return { qId, machineId, partitions, heartbeatMs, offlineMs, idleMs: offlineMs, rebalanceMs: heartbeatMs, batchSize: 50 };
 }
 
 /** Starts test/fixtures/route-app.ts as machine `machine`. */
@@ -26,18 +26,46 @@ export interface Entry {
   at: number;
 }
 
+/** Reads the list `<prefix>:<name>:<key>` of every key, each line `a|b|...` parsed by `parse`. */
+async function readRecords<T>(redis: Redis | Cluster, prefix: string, name: string, keys: string[], parse: (f: string[]) => T): Promise<Map<string, T[]>> {
+  const lists = await Promise.all(keys.map((k) => redis.lrange(`${prefix}:${name}:${k}`, 0, -1)));
+  return new Map(keys.map((k, i) => [k, lists[i].map((line) => parse(line.split('|')))]));
+}
+
 /** Reads the start log of every key. */
-export async function readLog(redis: Redis | Cluster, prefix: string, keys: string[]): Promise<Map<string, Entry[]>> {
-  const lists = await Promise.all(keys.map((k) => redis.lrange(`${prefix}:log:${k}`, 0, -1)));
-  return new Map(
-    keys.map((k, i) => [
-      k,
-      lists[i].map((line) => {
-        const [n, machine, partition, epoch, at] = line.split('|');
-        return { n: Number(n), machine, partition: Number(partition), epoch: Number(epoch), at: Number(at) };
-      }),
-    ]),
-  );
+export function readLog(redis: Redis | Cluster, prefix: string, keys: string[]): Promise<Map<string, Entry[]>> {
+  return readRecords(redis, prefix, 'log', keys, ([n, machine, partition, epoch, at]) => ({
+    n: Number(n), machine, partition: Number(partition), epoch: Number(epoch), at: Number(at),
+  }));
+}
+
+/** One recorded run of a task (with DQ_SPANS=1): when its handler started and ended, in which process. */
+export interface Span {
+  n: number;
+  machine: string;
+  start: number;
+  end: number;
+}
+
+/** Reads the spans of every key, in the order they ended. */
+export function readSpans(redis: Redis | Cluster, prefix: string, keys: string[]): Promise<Map<string, Span[]>> {
+  return readRecords(redis, prefix, 'span', keys, ([n, machine, start, end]) => ({ n: Number(n), machine, start: Number(start), end: Number(end) }));
+}
+
+/** Pairs of runs of one key on different machines whose handler intervals overlap (at most `max` listed). */
+export function overlaps(spans: Map<string, Span[]>, max = 5): string[] {
+  const found: string[] = [];
+  for (const [key, list] of spans) {
+    const sorted = [...list].sort((a, b) => a.start - b.start);
+    for (let i = 0; i < sorted.length && found.length < max; i++) {
+      for (let j = i + 1; j < sorted.length && sorted[j].start < sorted[i].end; j++) {
+        if (sorted[j].machine === sorted[i].machine || found.length >= max) continue;
+        const [a, b] = [sorted[i], sorted[j]];
+        found.push(`${key}: n${a.n}@${a.machine} [${a.start}, ${a.end}] overlaps n${b.n}@${b.machine} [${b.start}, ${b.end}]`);
+      }
+    }
+  }
+  return found;
 }
 
 /** What the log says about order and loss. `perKey` tasks numbered 0..perKey-1 were submitted per key. */
@@ -87,8 +115,6 @@ export async function submitLoad(submit: TaskSubmitService, keys: string[], perK
   }
 }
 
-type RouteStatus = Awaited<ReturnType<TaskSubmitService['getRouteStatus']>>;
-
 /** True when every machine holds ⌊N/M⌋..⌈N/M⌉ active partitions. */
 export function balanced(status: RouteStatus, machines: string[]): boolean {
   const n = status.partitions.length;
@@ -124,7 +150,8 @@ export function useRouteMachines(target: RedisTarget) {
     };
     await Promise.all(machines.map(start));
     const submit = producer.submit;
-    await waitFor(async () => balanced(await submit.getRouteStatus(), machines), { timeoutMs: 10_000, message: 'partitions balanced' });
-    return { prefix, qId, children, start, submit };
+    const { inspect } = producer;
+    await waitFor(async () => balanced(await inspect.getRouteStatus(), machines), { timeoutMs: 10_000, message: 'partitions balanced' });
+    return { prefix, qId, children, start, submit, inspect };
   };
 }

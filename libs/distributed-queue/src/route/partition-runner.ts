@@ -2,6 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, LeaseLostError, ShutdownError, TaskTimeoutError } from '../errors';
 import type { ResolvedWorkerOptions, TaskHandler } from '../interfaces';
 import { backoffDelay } from '../delay/task-codec';
+import { setLongTimeout } from '../runtime/long-timer';
 import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store';
 import { tryOpenGate } from './route-topology';
 
@@ -34,8 +35,10 @@ const errorJson = (error: Error, attempts: number) => JSON.stringify({ name: err
  * partition over cooperatively when asked. Every Redis write is fenced by (machine, epoch).
  */
 export class PartitionRunner {
+  /** Stopped or lost: start nothing, end the loop. */
   private stopping = false;
   private ended = false;
+  /** Asked to hand over: start nothing; once the running tasks ended and were acked, release. */
   private revoking = false;
   private readonly sleepers = new Set<() => void>();
   /** Set by notify(): work may have arrived since the last take. */
@@ -63,8 +66,12 @@ export class PartitionRunner {
     for (const wake of [...this.sleepers]) wake();
   }
 
-  /** The scheduler asked for the partition: finish the batch, then release it. */
+  /**
+   * The scheduler asked for the partition: start no further task (not even a retry), let the running ones
+   * end, ack them, then release the partition with the rest of the batch left in flight for the next owner.
+   */
   revoke(): void {
+    if (this.revoking || this.ended) return;
     this.revoking = true;
     this.notify();
   }
@@ -81,9 +88,9 @@ export class PartitionRunner {
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
     this.notify();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.done, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-    clearTimeout(timer);
+    let timer: { clear(): void } | undefined;
+    await Promise.race([this.done, new Promise<void>((resolve) => (timer = setLongTimeout(resolve, timeoutMs)))]);
+    timer?.clear();
     for (const c of this.controllers) c.abort(new ShutdownError());
     await this.done;
   }
@@ -92,11 +99,11 @@ export class PartitionRunner {
   private idle(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        timer.clear();
         this.sleepers.delete(done);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = setLongTimeout(done, ms);
       this.sleepers.add(done);
     });
   }
@@ -105,6 +112,10 @@ export class PartitionRunner {
     const { store, me } = this.ctx;
     const maxReplays = Math.max(...[...this.ctx.workers.values()].map((w) => w.options.maxAttempts), 1);
     while (!this.stopping) {
+      if (this.revoking) {
+        if (await this.handOver()) return;
+        continue;
+      }
       if (!this.ctx.leaseFresh(this.partition)) {
         await this.idle(RETRY_MS);
         continue;
@@ -122,8 +133,7 @@ export class PartitionRunner {
         case 'lost':
           return;
         case 'revoking':
-          if (await store.release(this.partition, me, this.epoch).catch(() => false)) return;
-          await this.idle(RETRY_MS);
+          this.revoking = true;
           break;
         case 'gated':
           if (!(await tryOpenGate(store, this.partition).catch(() => false))) await this.idle(RETRY_MS);
@@ -140,6 +150,30 @@ export class PartitionRunner {
           break;
       }
     }
+  }
+
+  /** True when no task may start: stopping, lost or handing over. */
+  private get halted(): boolean {
+    return this.stopping || this.revoking;
+  }
+
+  /**
+   * Cooperative hand-over: the tasks this runner finished are acked, those it did not start stay in flight,
+   * then route-release passes the partition on. True when the runner is done (handed over or fenced).
+   */
+  private async handOver(): Promise<boolean> {
+    try {
+      await this.flush();
+      if (this.stopping) return true;
+      const result = await this.ctx.store.release(this.partition, this.ctx.me, this.epoch);
+      if (result !== 'active') return true;
+      // NOTE: the scheduler called the hand-over off: go on; the next take returns the batch left in flight.
+      this.revoking = false;
+    } catch (error) {
+      this.ctx.logger.warn?.(`[route p${this.partition}] hand-over failed, retrying: ${(error as Error).message}`);
+      await this.idle(RETRY_MS);
+    }
+    return false;
   }
 
   private async runBatch(raw: string[], replays: number): Promise<void> {
@@ -175,13 +209,16 @@ export class PartitionRunner {
     }
   }
 
-  /** Runs one key's tasks in order; stops the key at a task that could not finish (lost or shutdown). */
+  /**
+   * Runs one key's tasks in order; stops the key at a task that could not finish or start (lost, shutdown,
+   * hand-over): it and the rest of the chain stay in flight for whoever runs the partition next.
+   */
   private async runChain(chain: RouteItem[], replays: number): Promise<void> {
     for (const item of chain) {
       let outcome = 'stale';
       while (outcome === 'stale') {
-        while (!this.stopping && !this.ctx.leaseFresh(this.partition)) await this.idle(RETRY_MS);
-        if (this.stopping) return;
+        while (!this.halted && !this.ctx.leaseFresh(this.partition)) await this.idle(RETRY_MS);
+        if (this.halted) return;
         outcome = await this.runItem(item, replays);
       }
       if (outcome === 'aborted') return;
@@ -192,38 +229,48 @@ export class PartitionRunner {
   }
 
   /**
-   * Runs a task with its retries; returns 'done', 'aborted', 'stale' (the claim went stale before it
-   * started: wait and try again) or the error json of a task to bury.
+   * Runs a task with its retries; returns 'done', 'aborted' (not finished: left in flight), 'stale' (the
+   * claim went stale before it started: wait and try again) or the error json of a task to bury.
    */
   private async runItem(item: RouteItem, replays: number): Promise<string> {
     const worker = this.ctx.workers.get(item.type);
     if (!worker) return errorJson(new Error(`no ordered @TaskWorker for type "${item.type}" on ${this.ctx.me}`), 0);
-    const { maxAttempts, timeoutMs, backoff } = worker.options;
+    const { maxAttempts, backoff } = worker.options;
     for (let attempt = 1; ; attempt++) {
       // NOTE: checked again in the same tick as the handler call: a process paused (GC, SIGSTOP) since the
-      // chain's check must not start a task under a claim that went stale meanwhile.
+      // chain's check must not start a task under a claim that went stale meanwhile, nor a revoked runner.
+      if (this.halted) return 'aborted';
       if (!this.ctx.leaseFresh(this.partition)) return attempt === 1 ? 'stale' : 'aborted';
-      const controller = new AbortController();
-      this.controllers.add(controller);
-      const timer = setTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);
-      try {
-        const fence = { partition: this.partition, epoch: this.epoch };
-        const task = { id: item.id, type: item.type, key: item.key, payload: item.payload, attempt: attempt + replays, dueAt: item.at, fence };
-        const aborted = new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
-        await Promise.race([worker.handler.handle(task, controller.signal), aborted]);
-        return 'done';
-      } catch (error) {
-        if (this.stopping) return 'aborted';
-        const failure = error instanceof Error ? error : new Error(String(error));
-        this.ctx.logger.warn?.(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt} failed: ${failure.message}`);
-        if (attempt >= maxAttempts) return errorJson(failure, attempt);
-        const until = performance.now() + backoffDelay(backoff, attempt);
-        while (!this.stopping && performance.now() < until) await this.idle(until - performance.now());
-        if (this.stopping) return 'aborted';
-      } finally {
-        clearTimeout(timer);
-        this.controllers.delete(controller);
-      }
+      const failure = await this.attempt(worker, item, attempt + replays);
+      if (!failure) return 'done';
+      if (this.stopping) return 'aborted';
+      this.ctx.logger.warn?.(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt} failed: ${failure.message}`);
+      if (attempt >= maxAttempts) return errorJson(failure, attempt);
+      // NOTE: a revoked runner does not retry: the task is handed back with the rest of its chain.
+      const until = performance.now() + backoffDelay(backoff, attempt);
+      while (!this.halted && performance.now() < until) await this.idle(until - performance.now());
+    }
+  }
+
+  /** One run of the handler with its timeout and abort signal; the error when it failed. */
+  private async attempt(worker: OrderedWorker, item: RouteItem, attempt: number): Promise<Error | undefined> {
+    const { timeoutMs } = worker.options;
+    const controller = new AbortController();
+    this.controllers.add(controller);
+    const timer = setLongTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);
+    const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
+    // NOTE: an abort after the handler settled (lost or stopped later) must not be an unhandled rejection.
+    aborted.catch(() => undefined);
+    try {
+      const fence = { partition: this.partition, epoch: this.epoch };
+      const task = { id: item.id, type: item.type, key: item.key, payload: item.payload, attempt, dueAt: item.at, fence };
+      await Promise.race([worker.handler.handle(task, controller.signal), aborted]);
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    } finally {
+      timer.clear();
+      this.controllers.delete(controller);
     }
   }
 

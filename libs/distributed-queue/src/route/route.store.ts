@@ -92,15 +92,20 @@ export class RouteStore {
       : { owned: false, epoch: Number(b), state: '', owner: String(a) };
   }
 
+  /** Moves a partition towards `desired`: at once when free or its owner is gone, else by asking the owner to hand over. */
   assign(partition: number, desired: string, ownerAlive: boolean): Promise<'kept' | 'moved' | 'revoking'> {
     const k = this.keys.partition(partition);
-    const { idleMs, offlineMs } = this.options;
-    return this.s.dqRouteAssign(k.own, desired, ownerAlive ? 1 : 0, idleMs, offlineMs, this.keys.events, partition, this.log);
+    return this.s.dqRouteAssign(k.own, desired, ownerAlive ? 1 : 0, this.options.idleMs, this.keys.events, partition, this.log);
   }
 
-  async release(partition: number, me: string, epoch: number): Promise<boolean> {
+  /**
+   * Hands a revoking partition over to its next owner ('released'); 'lost' when not ours any more, 'active'
+   * when the scheduler called the hand-over off (the partition stays ours).
+   */
+  async release(partition: number, me: string, epoch: number): Promise<'released' | 'lost' | 'active'> {
     const k = this.keys.partition(partition);
-    return (await this.s.dqRouteRelease(k.own, me, epoch, this.options.idleMs, this.keys.events, partition)) === 1;
+    const code = await this.s.dqRouteRelease(k.own, me, epoch, this.options.idleMs, this.keys.events, partition);
+    return code === 1 ? 'released' : code === 0 ? 'lost' : 'active';
   }
 
   /** Records this machine as alive; returns the partitions the plan gives it. */

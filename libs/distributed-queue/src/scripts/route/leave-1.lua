@@ -1,5 +1,6 @@
 --[[
-  A machine shutting down gives a partition up at once (its in-flight items stay for the next owner).
+  A machine shutting down gives a partition up at once. Its in-flight items stay for the next owner, whose
+  replay does not count as a failure ('handed'): they were handed back, not lost with a crashed owner.
   KEYS[1] own
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] events channel  ARGV[4] partition number
   Returns: 1 given up, 0 not ours
@@ -9,6 +10,6 @@
 local own = KEYS[1]
 if not isOwner(own, ARGV[1], ARGV[2]) then return 0 end
 redis.call('HINCRBY', own, 'epoch', 1)
-redis.call('HSET', own, 'owner', '', 'state', 'active', 'next', '', 'lease', 0)
+redis.call('HSET', own, 'owner', '', 'state', 'active', 'next', '', 'lease', 0, 'handed', 1)
 redis.call('PUBLISH', ARGV[3], 'o:' .. ARGV[4])
 return 1

@@ -1,7 +1,11 @@
 --[[
   The owner takes work from its partition: first the in-flight batch left by a previous owner (replayed, in
   seq order), else up to `batch` items moved from the list head into the in-flight hash.
-  Fenced: only the owner with the current epoch and an unexpired lease gets anything.
+  Fenced: only the owner with the current epoch and an unexpired lease gets anything; a revoking partition
+  gives nothing (its owner hands over what is in flight, see route-release).
+  Idempotent for its runner: `tk` in own is the epoch that last took the in-flight batch, so a repeated take
+  (a re-sent command, or a take after a hand-over the scheduler called off) returns that batch again
+  without counting a replay and without taking a second batch.
   KEYS[1] list  KEYS[2] own  KEYS[3] inflight  KEYS[4] dead
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] batch size  ARGV[4] max replays before the first in-flight
   item is buried  ARGV[5] lua log (0/1)
@@ -12,10 +16,12 @@
 --- @include "includes/seq-of"
 
 local list, own, inflight, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local r = redis.call('HMGET', own, 'owner', 'epoch', 'state', 'lease', 'barrier', 'replays')
-if r[1] ~= ARGV[1] or tonumber(r[2]) ~= tonumber(ARGV[2]) then return { 'lost', 0 } end
+local r = redis.call('HMGET', own, 'owner', 'epoch', 'state', 'lease', 'barrier', 'replays', 'tk', 'handed')
+local epoch = tonumber(ARGV[2])
+if r[1] ~= ARGV[1] or tonumber(r[2]) ~= epoch then return { 'lost', 0 } end
 local now = nowMs()
 if tonumber(r[4] or 0) < now then return { 'expired', 0 } end
+if r[3] == 'revoking' then return { 'revoking', 0 } end
 redis.call('HSET', own, 'touched', now)
 
 -- 1. Replay what a previous owner left in flight.
@@ -24,24 +30,27 @@ if #left > 0 then
   local items = {}
   for i = 2, #left, 2 do items[#items + 1] = left[i] end
   table.sort(items, function(a, b) return seqOf(a) < seqOf(b) end)
-  local replays = redis.call('HINCRBY', own, 'replays', 1)
-  if replays > tonumber(ARGV[4]) then
-    -- A batch that keeps killing its owners: bury its first item so the partition moves on.
-    local first = table.remove(items, 1)
-    redis.call('HDEL', inflight, tostring(seqOf(first)))
-    redis.call('RPUSH', dead, cjson.encode({ item = first, diedAt = now, error = {
-      name = 'LeaseExpiredError', message = 'its owner was lost ' .. (replays - 1) .. ' times while running it' } }))
-    redis.call('HSET', own, 'replays', 0)
-    if #items == 0 then return { 'empty', 0 } end
-    replays = 0
+  local replays = tonumber(r[6] or 0)
+  if tonumber(r[7] or -1) ~= epoch then
+    -- NOTE: a batch handed back (route-release, route-leave) did not fail: its replay is not counted.
+    if r[8] ~= '1' then replays = redis.call('HINCRBY', own, 'replays', 1) end
+    redis.call('HSET', own, 'tk', epoch, 'handed', 0)
+    if replays > tonumber(ARGV[4]) then
+      -- A batch that keeps killing its owners: bury its first item so the partition moves on.
+      local first = table.remove(items, 1)
+      redis.call('HDEL', inflight, tostring(seqOf(first)))
+      redis.call('RPUSH', dead, cjson.encode({ item = first, diedAt = now, error = {
+        name = 'LeaseExpiredError', message = 'its owner was lost ' .. (replays - 1) .. ' times while running it' } }))
+      redis.call('HSET', own, 'replays', 0)
+      if #items == 0 then return { 'empty', 0 } end
+      replays = 0
+    end
   end
   routeLog(ARGV[5], 'route-take replay', list, #items)
   local out = { 'ok', replays }
   for _, item in ipairs(items) do out[#out + 1] = item end
   return out
 end
-
-if r[3] == 'revoking' then return { 'revoking', 0 } end
 
 -- 2. Take new items; past a resize barrier they wait for the gate.
 local batch = tonumber(ARGV[3])
@@ -65,5 +74,6 @@ for i = 1, count do
   out[#out + 1] = head[i]
 end
 redis.call('HSET', inflight, unpack(hset))
+redis.call('HSET', own, 'tk', epoch, 'handed', 0)
 routeLog(ARGV[5], 'route-take', list, count)
 return out
