@@ -136,7 +136,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
     try {
       const store = new DelayQueueStore(client, keyPrefix);
       const take = { count: 1, leaseMs: 100, maxAttempts: 5, keepDone: 10, recoverLimit: 10 };
-      await store.submit('stale', [{ id: 's', due: { delay: 0 }, payload: '{}' }]);
+      await store.submit('stale', [{ id: 's', due: { delay: 0 }, payload: '{}' }], 'sub-1');
       const first = await store.take('stale', take, [], 'r1');
       expect(first.reserved.map((r) => [r.id, r.attempt])).toEqual([['s', 1]]);
       await sleep(150);

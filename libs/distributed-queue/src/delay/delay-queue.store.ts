@@ -22,7 +22,13 @@ interface ScriptCommands {
 /** When a task is due: `delay` ms after Redis's now, or at absolute epoch ms `at`. */
 export type Due = { delay: number } | { at: number };
 
-/** A task to add: its id, due time and its payload already serialised. */
+/**
+ * How long Redis remembers a submit call by its request id: longer than ioredis keeps re-sending an
+ * unanswered command (its default 20 reconnect attempts take about 10 s).
+ */
+const REQUEST_TTL_MS = 60_000;
+
+/** A task to add: its id ('' = generated in Redis), due time and its payload already serialised. */
 export interface NewTask {
   id: string;
   due: Due;
@@ -92,16 +98,18 @@ export class DelayQueueStore {
   }
 
   /**
-   * Adds tasks (at most ~1000 per call); returns each one's id and whether it was created.
-   * NOTE: a call re-sent after a lost reply creates nothing twice (ids are given), but then reports
-   * `created: false` for the tasks its first run created.
+   * Adds tasks (at most ~1000 per call); returns each one's id (generated for id '') and whether it was
+   * created. `requestId` names the call: a repeat within `REQUEST_TTL_MS` (a re-send after a lost reply)
+   * returns the first call's reply and writes nothing.
    */
-  async submit(type: string, tasks: NewTask[]): Promise<{ id: string; created: boolean }[]> {
+  async submit(type: string, tasks: NewTask[], requestId: string): Promise<{ id: string; created: boolean }[]> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.jobs, k.seq, k.events];
+    const args: Arg[] = [k.waiting, k.jobs, k.seq, k.request(requestId), k.events, REQUEST_TTL_MS];
     for (const task of tasks) args.push(task.id, ...dueArgs(task.due), task.payload);
-    const [, ...created] = await this.scripts.dqDelaySubmit(...args);
-    return tasks.map((task, i) => ({ id: task.id, created: created[i] === 1 }));
+    const [, ...flat] = await this.scripts.dqDelaySubmit(...args);
+    const out = [];
+    for (let i = 0; i < flat.length; i += 2) out.push({ id: String(flat[i]), created: flat[i + 1] === 1 });
+    return out;
   }
 
   /**

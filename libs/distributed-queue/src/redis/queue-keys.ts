@@ -9,7 +9,7 @@ export interface DelayQueueKeys {
   active: string;
   /** HASH id -> record: `<seq tag><payload json>` until a run fails or is lost, then `~<attempts>:<seq>:<due>:<flags>:<payload json>`. */
   jobs: string;
-  /** STRING counter: the submission sequence of the type (FIFO order at equal due times). */
+  /** STRING counter: the submission sequence of the type (FIFO order at equal due times; generated ids `#<base 36>`). */
   seq: string;
   /** HASH id -> `<stamp>:<attempt>:<due>`: the reservation of each running task (the worker's token). */
   running: string;
@@ -21,7 +21,7 @@ export interface DelayQueueKeys {
   done: string;
   /** Pub/sub channel: `w:<ms until due>` wake-ups and `c:<id>` cancel requests. */
   events: string;
-  /** STRING, one per take call for one lease: what it reserved (a repeated call returns the same). */
+  /** STRING, one per submit call (60 s) and per take call (one lease): its reply, so that a repeat returns it. */
   request(requestId: string): string;
 }
 

@@ -18,17 +18,10 @@ const SUBMIT_CHUNK = 500;
 const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload'];
 const ORDERED_KEYS = ['key', 'payload', 'id', 'delay', 'runAt'];
 
-/** This process's part of generated ids: 48 random bits. */
-const ID_TAG = randomBytes(6).toString('base64url');
-let idCounter = 0;
-
-/**
- * A generated delay-queue id: `#<process tag (8 characters)><counter>`. Made here, not in Redis, so that a
- * submit re-sent after a lost reply finds its tasks by id instead of creating them again.
- */
-function generateTaskId(): string {
-  return `#${ID_TAG}${(idCounter++).toString(36)}`;
-}
+/** Names submit calls: a call re-sent after a lost reply is known by its name and not run twice. */
+const REQUEST_TAG = randomBytes(9).toString('base64url');
+let requests = 0;
+const requestId = (): string => `${REQUEST_TAG}${(requests++).toString(36)}`;
 
 /** Submits tasks to both engines, cancels and reschedules them. Injectable anywhere. */
 @Injectable()
@@ -64,7 +57,7 @@ export class TaskSubmitService {
     const tasks = items.map((item, index) => this.toNewTask(item, index));
     const results: SubmitResult[] = [];
     for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
-      results.push(...(await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK))));
+      results.push(...(await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK), requestId())));
     }
     return results;
   }
@@ -120,7 +113,7 @@ export class TaskSubmitService {
     const later = entries.filter((e) => e.delayed);
     if (later.length > 0) {
       const delayType = routeDelayType(this.routeStore!.options.qId);
-      await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })));
+      await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), requestId());
       later.forEach((e) => (results[e.index] = { id: e.entry.id, partition: -1, outcome: 'scheduled' }));
     }
     return results;
@@ -157,7 +150,7 @@ export class TaskSubmitService {
   private toNewTask(item: SubmitItem, index: number): NewTask {
     checkOptionNames(item, SUBMIT_KEYS, index);
     return {
-      id: item.id === undefined ? generateTaskId() : checkId(item.id, true),
+      id: item.id === undefined ? '' : checkId(item.id, true),
       due: toDue(item),
       payload: encodePayload(item.payload, this.options.maxPayloadBytes),
     };

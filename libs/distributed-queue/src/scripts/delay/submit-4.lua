@@ -1,0 +1,64 @@
+--[[
+  Adds tasks unless their id exists; wakes workers when the earliest due time moved earlier. Each task
+  takes the next number of the type's sequence, which orders tasks due at the same time (FIFO) and names
+  the tasks submitted without an id ('#' .. base 36).
+  A repeated call (the same request key, e.g. re-sent by the client after a lost reply) writes nothing and
+  returns the first call's reply: its generated ids are the same, so nothing is created twice.
+  KEYS[1] waiting  KEYS[2] jobs  KEYS[3] sequence counter  KEYS[4] request key (kept for ARGV[2] ms)
+  ARGV[1] events channel  ARGV[2] how long the request key is kept (ms)
+  ARGV[3..] per task 4 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms), value, payload json
+  Returns: { now, then per task: id, created flag (1/0) }
+]]
+--- @include "includes/now-ms"
+--- @include "includes/head-score"
+--- @include "includes/wake-if-earlier"
+--- @include "includes/seq-tag"
+
+local waiting, jobs = KEYS[1], KEYS[2]
+local now = nowMs()
+local n = (#ARGV - 2) / 4
+local out = { now }
+local previous = redis.call('GET', KEYS[4])
+local seq
+if previous then
+  local first, flags = string.match(previous, '^(%d+):(%d*)$')
+  seq = tonumber(first)
+  for i = 1, n do
+    seq = seq + 1
+    local id = ARGV[i * 4 - 1]
+    if id == '' then id = '#' .. base36(seq) end
+    out[#out + 1] = id
+    out[#out + 1] = tonumber(string.sub(flags, i, i))
+  end
+  return out
+end
+
+local before = headScore(waiting)
+seq = redis.call('INCRBY', KEYS[3], n) - n
+local first = seq
+local zargs, flags = {}, {}
+local minDue = nil
+for i = 3, #ARGV, 4 do
+  local id, value = ARGV[i], tonumber(ARGV[i + 2])
+  seq = seq + 1
+  if id == '' then id = '#' .. base36(seq) end
+  local due = value
+  if ARGV[i + 1] == 'd' then due = now + value end
+  local tag = seqTag(seq)
+  out[#out + 1] = id
+  if redis.call('HSETNX', jobs, id, tag .. ARGV[i + 3]) == 1 then
+    zargs[#zargs + 1] = due
+    zargs[#zargs + 1] = tag .. id
+    if minDue == nil or due < minDue then minDue = due end
+    flags[#flags + 1] = '1'
+  else
+    flags[#flags + 1] = '0'
+  end
+  out[#out + 1] = tonumber(flags[#flags])
+end
+redis.call('SET', KEYS[4], string.format('%.0f', first) .. ':' .. table.concat(flags), 'PX', tonumber(ARGV[2]))
+if minDue ~= nil then
+  redis.call('ZADD', waiting, unpack(zargs))
+  wakeIfEarlier(ARGV[1], before, minDue, now)
+end
+return out
