@@ -7,10 +7,6 @@ export const ROUTE_STORE = Symbol('ROUTE_STORE');
 /** Injection token of the resolved module options. */
 export const DISTRIBUTED_QUEUE_RESOLVED_OPTIONS = Symbol('DISTRIBUTED_QUEUE_RESOLVED_OPTIONS');
 
-/** Name under which a type's safety poll is registered in the SchedulerRegistry. */
-export const pollIntervalName = (type: string): string => `distributed-queue:poll:${type}`;
-/** Name under which a type's lease renewal is registered in the SchedulerRegistry. */
-export const leaseIntervalName = (type: string): string => `distributed-queue:lease:${type}`;
 /** Name under which the route queue's heartbeat is registered in the SchedulerRegistry. */
 export const routeHeartbeatName = (qId: string): string => `distributed-queue:route-heartbeat:${qId}`;
 /** Name under which the route queue's scheduler round is registered in the SchedulerRegistry. */

@@ -1,6 +1,5 @@
 export { DistributedQueueModule } from './distributed-queue.module';
 export { DISTRIBUTED_QUEUE_MODULE_OPTIONS } from './distributed-queue.module-definition';
-export { leaseIntervalName, pollIntervalName } from './distributed-queue.constants';
 export { TaskSubmitService } from './services/task-submit.service';
 export { TaskInspectorService } from './services/task-inspector.service';
 export * from './decorators';
