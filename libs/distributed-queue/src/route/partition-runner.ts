@@ -1,10 +1,15 @@
 import type { LoggerService } from '@nestjs/common';
-import { CorruptTaskError, LeaseLostError, ShutdownError, TaskTimeoutError } from '../errors';
+import { CorruptTaskError, LeaseLostError, TaskTimeoutError } from '../errors';
 import type { ResolvedWorkerOptions, TaskHandler } from '../interfaces';
-import { backoffDelay } from '../delay/task-codec';
+import { AckBuffer } from '../runtime/ack-buffer';
+import { backoffDelay } from '../runtime/backoff';
+import { stopWithGrace } from '../runtime/graceful-stop';
+import { callHandler, toError } from '../runtime/handler-call';
 import { setLongTimeout } from '../runtime/long-timer';
+import { WakeSignal } from '../runtime/wake-signal';
 import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store';
 import { tryOpenGate } from './route-topology';
+import type { Slots } from './slots';
 
 /** An ordered worker: its handler and options. */
 export interface OrderedWorker {
@@ -17,11 +22,19 @@ export interface RunnerContext {
   store: RouteStore;
   me: string;
   workers: Map<string, OrderedWorker>;
+  /** Per ordered type: its handlers running at once in this process, over all the machine's partitions. */
+  slots: Map<string, Slots>;
   logger: LoggerService;
   /** True while this machine's claim on the partition is fresh enough to start new work. */
   leaseFresh(partition: number): boolean;
   /** Called when the loop ended (lost, released or stopped). */
   onEnd(runner: PartitionRunner): void;
+}
+
+/** A task that finished: acked (no error) or to bury (its error json). */
+interface Settled {
+  seq: number;
+  error?: string;
 }
 
 const IDLE_MS = 1000;
@@ -40,12 +53,12 @@ export class PartitionRunner {
   private ended = false;
   /** Asked to hand over: start nothing; once the running tasks ended and were acked, release. */
   private revoking = false;
-  private readonly sleepers = new Set<() => void>();
-  /** Set by notify(): work may have arrived since the last take. */
-  private kicked = false;
+  /** Aborted when no task may start any more (stopping, lost, revoking): ends the waits for a slot. */
+  private halt = new AbortController();
+  /** Notified when work may have arrived or the state changed. */
+  private readonly wake = new WakeSignal();
   private readonly controllers = new Set<AbortController>();
-  private acks: number[] = [];
-  private dead: [number, string][] = [];
+  private readonly finished = new AckBuffer<Settled>();
   private flushing?: Promise<void>;
   readonly done: Promise<void>;
 
@@ -56,14 +69,14 @@ export class PartitionRunner {
   ) {
     this.done = this.loop().finally(() => {
       this.ended = true;
+      this.wake.close();
       ctx.onEnd(this);
     });
   }
 
   /** Work arrived or ownership changed: look now. */
   notify(): void {
-    this.kicked = true;
-    for (const wake of [...this.sleepers]) wake();
+    this.wake.notify();
   }
 
   /**
@@ -73,6 +86,7 @@ export class PartitionRunner {
   revoke(): void {
     if (this.revoking || this.ended) return;
     this.revoking = true;
+    this.halt.abort();
     this.notify();
   }
 
@@ -80,32 +94,20 @@ export class PartitionRunner {
   lost(): void {
     if (this.ended) return;
     this.stopping = true;
+    this.halt.abort();
     for (const c of this.controllers) c.abort(new LeaseLostError(`partition ${this.partition}`));
     this.notify();
   }
 
-  /** Graceful stop: no new batch; the running one gets `timeoutMs`, then is aborted and left for the next owner. */
+  /** Graceful stop: no new task; the running ones get `timeoutMs`, then are aborted and left for the next owner. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
+    this.halt.abort();
     this.notify();
-    let timer: { clear(): void } | undefined;
-    await Promise.race([this.done, new Promise<void>((resolve) => (timer = setLongTimeout(resolve, timeoutMs)))]);
-    timer?.clear();
-    for (const c of this.controllers) c.abort(new ShutdownError());
-    await this.done;
-  }
-
-  /** Waits `ms` or until notified. */
-  private idle(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        timer.clear();
-        this.sleepers.delete(done);
-        resolve();
-      };
-      const timer = setLongTimeout(done, ms);
-      this.sleepers.add(done);
+    await stopWithGrace(this.done, timeoutMs, (reason) => {
+      for (const c of this.controllers) c.abort(reason);
     });
+    await this.done;
   }
 
   private async loop(): Promise<void> {
@@ -117,33 +119,33 @@ export class PartitionRunner {
         continue;
       }
       if (!this.ctx.leaseFresh(this.partition)) {
-        await this.idle(RETRY_MS);
+        await this.wake.sleep(RETRY_MS);
         continue;
       }
       let taken;
-      this.kicked = false;
+      this.wake.reset();
       try {
         taken = await store.take(this.partition, me, this.epoch, maxReplays);
       } catch (error) {
         this.ctx.logger.warn?.(`[route p${this.partition}] take failed: ${(error as Error).message}`);
-        await this.idle(RETRY_MS);
+        await this.wake.sleep(RETRY_MS);
         continue;
       }
       switch (taken.status) {
         case 'lost':
           return;
         case 'revoking':
-          this.revoking = true;
+          this.revoke();
           break;
         case 'gated':
-          if (!(await tryOpenGate(store, this.partition).catch(() => false))) await this.idle(RETRY_MS);
+          if (!(await tryOpenGate(store, this.partition).catch(() => false))) await this.wake.sleep(RETRY_MS);
           break;
         case 'expired':
-          await this.idle(RETRY_MS);
+          await this.wake.sleep(RETRY_MS);
           break;
         case 'empty':
           // NOTE: a push that published while the take was in flight must not be slept through.
-          if (!this.revoking && !this.kicked) await this.idle(IDLE_MS);
+          if (!this.wake.notified) await this.wake.sleep(IDLE_MS);
           break;
         case 'ok':
           await this.runBatch(taken.items, taken.replays);
@@ -169,9 +171,10 @@ export class PartitionRunner {
       if (result !== 'active') return true;
       // NOTE: the scheduler called the hand-over off: go on; the next take returns the batch left in flight.
       this.revoking = false;
+      this.halt = new AbortController();
     } catch (error) {
       this.ctx.logger.warn?.(`[route p${this.partition}] hand-over failed, retrying: ${(error as Error).message}`);
-      await this.idle(RETRY_MS);
+      await this.wake.sleep(RETRY_MS);
     }
     return false;
   }
@@ -182,7 +185,7 @@ export class PartitionRunner {
       const item = decodeRouteItem(entry);
       if (!item) {
         const seq = Number(/^(\d+):/.exec(entry)?.[1] ?? -1);
-        this.dead.push([seq, errorJson(new CorruptTaskError('ordered task record is unreadable'), 0)]);
+        this.finished.push({ seq, error: errorJson(new CorruptTaskError('ordered task record is unreadable'), 0) });
         continue;
       }
       const chain = chains.get(item.key);
@@ -197,14 +200,13 @@ export class PartitionRunner {
       }),
     );
     // NOTE: everything finished must be acked before the next take, or the take would replay it.
-    while (!this.stopping || this.acks.length + this.dead.length > 0) {
+    while (!this.stopping || this.finished.size > 0) {
       try {
         await this.flush();
         return;
       } catch (error) {
-        if (this.ended) return;
         this.ctx.logger.warn?.(`[route p${this.partition}] ack failed, retrying: ${(error as Error).message}`);
-        await this.idle(RETRY_MS);
+        await this.wake.sleep(RETRY_MS);
       }
     }
   }
@@ -217,13 +219,12 @@ export class PartitionRunner {
     for (const item of chain) {
       let outcome = 'stale';
       while (outcome === 'stale') {
-        while (!this.halted && !this.ctx.leaseFresh(this.partition)) await this.idle(RETRY_MS);
+        while (!this.halted && !this.ctx.leaseFresh(this.partition)) await this.wake.sleep(RETRY_MS);
         if (this.halted) return;
         outcome = await this.runItem(item, replays);
       }
       if (outcome === 'aborted') return;
-      if (outcome === 'done') this.acks.push(item.seq);
-      else this.dead.push([item.seq, outcome]);
+      this.finished.push(outcome === 'done' ? { seq: item.seq } : { seq: item.seq, error: outcome });
       void this.flush().catch(() => undefined);
     }
   }
@@ -234,54 +235,59 @@ export class PartitionRunner {
    */
   private async runItem(item: RouteItem, replays: number): Promise<string> {
     const worker = this.ctx.workers.get(item.type);
-    if (!worker) return errorJson(new Error(`no ordered @TaskWorker for type "${item.type}" on ${this.ctx.me}`), 0);
+    const slots = this.ctx.slots.get(item.type);
+    if (!worker || !slots) return errorJson(new Error(`no ordered @TaskWorker for type "${item.type}" on ${this.ctx.me}`), 0);
     const { maxAttempts, backoff } = worker.options;
     for (let attempt = 1; ; attempt++) {
+      if (!(await slots.acquire(this.halt.signal))) return 'aborted';
       // NOTE: checked again in the same tick as the handler call: a process paused (GC, SIGSTOP) since the
       // chain's check must not start a task under a claim that went stale meanwhile, nor a revoked runner.
-      if (this.halted) return 'aborted';
-      if (!this.ctx.leaseFresh(this.partition)) return attempt === 1 ? 'stale' : 'aborted';
-      const failure = await this.attempt(worker, item, attempt + replays);
+      const fresh = this.ctx.leaseFresh(this.partition);
+      if (this.halted || !fresh) {
+        slots.release();
+        return this.halted || attempt > 1 ? 'aborted' : 'stale';
+      }
+      const failure = await this.attempt(worker, item, attempt + replays).finally(() => slots.release());
       if (!failure) return 'done';
       if (this.stopping) return 'aborted';
       this.ctx.logger.warn?.(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt} failed: ${failure.message}`);
       if (attempt >= maxAttempts) return errorJson(failure, attempt);
       // NOTE: a revoked runner does not retry: the task is handed back with the rest of its chain.
       const until = performance.now() + backoffDelay(backoff, attempt);
-      while (!this.halted && performance.now() < until) await this.idle(until - performance.now());
+      while (!this.halted && performance.now() < until) await this.wake.sleep(until - performance.now());
+      if (this.halted) return 'aborted';
     }
   }
 
-  /** One run of the handler with its timeout and abort signal; the error when it failed. */
-  private async attempt(worker: OrderedWorker, item: RouteItem, attempt: number): Promise<Error | undefined> {
+  /**
+   * One run of the handler with its timeout and abort signal (lost, shutdown); resolves with its error, or
+   * null when it succeeded. The handler is called synchronously, in the caller's tick.
+   */
+  private attempt(worker: OrderedWorker, item: RouteItem, attempt: number): Promise<Error | null> {
     const { timeoutMs } = worker.options;
-    const controller = new AbortController();
-    this.controllers.add(controller);
-    const timer = setLongTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);
-    const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
-    // NOTE: an abort after the handler settled (lost or stopped later) must not be an unhandled rejection.
-    aborted.catch(() => undefined);
-    try {
+    return new Promise((resolve) => {
+      const controller = new AbortController();
+      const settle = (error: Error | null) => {
+        if (!this.controllers.delete(controller)) return;
+        timer.clear();
+        resolve(error);
+      };
+      const timer = setLongTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);
+      controller.signal.addEventListener('abort', () => settle(toError(controller.signal.reason)), { once: true });
+      this.controllers.add(controller);
       const fence = { partition: this.partition, epoch: this.epoch };
       const task = { id: item.id, type: item.type, key: item.key, payload: item.payload, attempt, dueAt: item.at, fence };
-      await Promise.race([worker.handler.handle(task, controller.signal), aborted]);
-      return undefined;
-    } catch (error) {
-      return error instanceof Error ? error : new Error(String(error));
-    } finally {
-      timer.clear();
-      this.controllers.delete(controller);
-    }
+      callHandler(worker.handler, task, controller.signal, settle);
+    });
   }
 
   /** Sends finished and buried seqs (one call in flight at a time). Fenced: a refusal means the partition is lost. */
   private flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.acks.length + this.dead.length > 0 ? this.flush() : undefined));
-    if (this.acks.length + this.dead.length === 0) return Promise.resolve();
-    const acks = this.acks;
-    const dead = this.dead;
-    this.acks = [];
-    this.dead = [];
+    if (this.flushing) return this.flushing.then(() => (this.finished.size > 0 ? this.flush() : undefined));
+    if (this.finished.size === 0) return Promise.resolve();
+    const items = this.finished.drain();
+    const acks = items.filter((s) => s.error === undefined).map((s) => s.seq);
+    const dead = items.flatMap((s): [number, string][] => (s.error === undefined ? [] : [[s.seq, s.error]]));
     this.flushing = this.ctx.store
       .ack(this.partition, this.ctx.me, this.epoch, acks, dead)
       .then(
@@ -289,8 +295,7 @@ export class PartitionRunner {
           if (!ok) this.lost();
         },
         (error: unknown) => {
-          this.acks.unshift(...acks);
-          this.dead.unshift(...dead);
+          this.finished.restore(items);
           throw error;
         },
       )

@@ -3,6 +3,7 @@ import { planAssignment } from './assignment';
 import { PartitionRunner, type OrderedWorker, type RunnerContext } from './partition-runner';
 import type { RouteStore } from './route.store';
 import { ensureTopology } from './route-topology';
+import { Slots } from './slots';
 
 /**
  * This application instance as a member of the route queue (seed 000's machine): registers and
@@ -31,6 +32,7 @@ export class RouteMachine {
       store,
       me: store.options.machineId,
       workers,
+      slots: new Map([...workers].map(([type, w]) => [type, new Slots(w.options.concurrency)])),
       logger,
       leaseFresh: (p) => performance.now() - (this.renewedAt.get(p) ?? -Infinity) < freshFor,
       onEnd: (runner) => {
