@@ -50,6 +50,31 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
     expect(await app.inspect.listOrderedDead()).toEqual([]);
   });
 
+  it('re-drives ordered dead letters exactly once and in order, even when two re-drives race', async () => {
+    const prefix = uniquePrefix('redrive-once');
+    let healed = false;
+    const seen: number[] = [];
+    const W = workerClass('ledger', { ordered: true, maxAttempts: 1 }, (task: Task<{ n: number }>) => {
+      if (!healed) throw new Error('not yet');
+      seen.push(task.payload.n);
+    });
+    const app = await start({ connection: target.connection, keyPrefix: prefix, route: routeTestOptions('q', 'solo', 2) }, [W]);
+    for (let n = 0; n < 5; n++) await app.submit.submitOrdered('ledger', 'a', { n });
+    const dead = await waitFor(async () => {
+      const list = await app.inspect.listOrderedDead();
+      return list.length === 5 ? list : null;
+    }, { timeoutMs: 5000, message: 'five dead letters' });
+    expect(dead.map((d) => d.payload)).toEqual([0, 1, 2, 3, 4].map((n) => ({ n })));
+    healed = true;
+    const counts = await Promise.all([app.inspect.redriveOrderedDead(), app.inspect.redriveOrderedDead()]);
+    expect(counts[0] + counts[1]).toBe(5);
+    await waitFor(() => seen.length >= 5, { timeoutMs: 5000, message: 'the re-driven tasks ran' });
+    await sleep(300);
+    expect(seen).toEqual([0, 1, 2, 3, 4]);
+    expect(await app.inspect.redriveOrderedDead()).toBe(0);
+    expect(await app.inspect.listOrderedDead()).toEqual([]);
+  });
+
   it.each([
     ['Discard', { outcome: 'discarded' }],
     ['DiscardOldest', { outcome: 'dropped-oldest', droppedId: 'first' }],

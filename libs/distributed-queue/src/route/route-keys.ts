@@ -2,12 +2,17 @@
 export interface PartitionKeys {
   /** LIST of waiting items `<seq>:<json>`, oldest first (the seed's q1, q2, ...). */
   list: string;
-  /** HASH: owner, epoch, state, next, lease, revokeAt, n, seq, barrier, touched, replays. */
+  /**
+   * HASH: owner, epoch, state, next, lease, n, seq, barrier, touched, replays, tk (epoch that took the
+   * batch in flight), handed (that batch was handed back: its replay is not counted), claim (last claim id).
+   */
   own: string;
   /** HASH seq -> item: the batch its owner is running. */
   inflight: string;
   /** LIST of dead letters (JSON: item, diedAt, error). */
   dead: string;
+  /** STRING with a short TTL: the reply of a state-changing call with this request id (re-sends repeat it). */
+  request(id: string): string;
 }
 
 /**
@@ -43,7 +48,7 @@ export function routeKeys(prefix: string, qId: string): RouteKeys {
       let keys = cache.get(p);
       if (!keys) {
         const pb = `${prefix}:{${prefix}:${qId}:${p}}`;
-        keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead` };
+        keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead`, request: (id) => `${pb}:req:${id}` };
         cache.set(p, keys);
       }
       return keys;

@@ -122,16 +122,9 @@ export class RouteMachine {
       if (!(await this.store.lock(this.ctx.me, Math.min(3 * rebalanceMs, offlineMs)))) return;
       const { live } = await this.store.evict();
       live.sort();
-      const n = await this.store.partitionCount();
-      const client = this.store.redis;
-      const owners = await Promise.all(
-        Array.from({ length: n }, async (_, p) => (await client.hget(this.store.keys.partition(p).own, 'owner')) || undefined),
-      );
-      const plan = planAssignment(n, live, owners);
-      const fields = plan.flatMap((m, p) => (m ? [p, m] : []));
-      if (fields.length > 0) await client.hset(this.store.keys.assign, ...fields);
-      const unplanned = plan.flatMap((m, p) => (m ? [] : [String(p)]));
-      if (unplanned.length > 0) await client.hdel(this.store.keys.assign, ...unplanned);
+      const owners = await this.store.owners(await this.store.partitionCount());
+      const plan = planAssignment(owners.length, live, owners);
+      if (!(await this.store.savePlan(this.ctx.me, plan))) return;
       const alive = new Set(live);
       await Promise.all(
         plan.map((m, p) => (m ? this.store.assign(p, m, owners[p] !== undefined && alive.has(owners[p]!)) : undefined)),
@@ -152,12 +145,9 @@ export class RouteMachine {
     await this.beating?.catch(() => undefined);
     const runners = [...this.runners.values()];
     await Promise.all(runners.map((r) => r.stop(timeoutMs)));
-    const client = this.store.redis;
     try {
       await Promise.all(runners.map((r) => this.store.leave(r.partition, this.ctx.me, r.epoch)));
-      await client.zrem(this.store.keys.machines, this.ctx.me);
-      if ((await client.get(this.store.keys.lock)) === this.ctx.me) await client.del(this.store.keys.lock);
-      await client.publish(this.store.keys.events, 'r');
+      await this.store.depart(this.ctx.me);
     } catch (error) {
       this.logger.warn?.(`[route] leaving failed (the others take over after the offline threshold): ${(error as Error).message}`);
     }

@@ -17,8 +17,7 @@ export async function ensureTopology(store: RouteStore, partitions: number): Pro
   // NOTE: every decision below derives from what Redis holds, so instances starting together agree.
   const grown = previous > 0;
   const barriers = await Promise.all(Array.from({ length: partitions }, (_, p) => store.initPartition(p, partitions, grown)));
-  const meta = store.redis;
-  if (grown) await meta.hset(store.keys.meta, 'barriers', JSON.stringify(barriers));
+  if (grown) await store.saveBarriers(barriers);
 }
 
 /**
@@ -26,10 +25,8 @@ export async function ensureTopology(store: RouteStore, partitions: number): Pro
  * the partition's gate then.
  */
 export async function tryOpenGate(store: RouteStore, partition: number): Promise<boolean> {
-  const meta = store.redis;
-  const raw = await meta.hget(store.keys.meta, 'barriers');
-  if (!raw) return false;
-  const barriers = JSON.parse(raw) as number[];
+  const barriers = await store.barriers();
+  if (!barriers) return false;
   for (let q = 0; q < barriers.length; q++) {
     if (barriers[q] < 0) continue;
     const pending = await store.progress(q);

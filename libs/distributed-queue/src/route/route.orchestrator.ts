@@ -5,8 +5,9 @@ import {
 } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
-import { createRedisClient, closeRedisClient } from '../redis/redis-connection';
+import { closeRedisClient } from '../redis/redis-connection';
 import type { RedisClient } from '../redis/script-loader';
+import { EventSubscriber } from '../runtime/event-subscriber';
 import type { OrderedWorker } from './partition-runner';
 import { RouteMachine } from './route-machine';
 import { ensureTopology } from './route-topology';
@@ -21,11 +22,12 @@ import type { RouteStore } from './route.store';
 export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('DistributedQueue');
   private machine?: RouteMachine;
-  private subscriber?: RedisClient;
+  private stopReconnectHook?: () => void;
 
   constructor(
     private readonly explorer: DistributedQueueExplorer,
     private readonly scheduler: SchedulerRegistry,
+    private readonly subscriber: EventSubscriber,
     @Inject(ROUTE_STORE) private readonly store: RouteStore | null,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
@@ -41,7 +43,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
       await this.join();
     } catch (error) {
       // NOTE: Nest cannot close an application whose bootstrap failed: close our connections ourselves.
-      await Promise.all([this.subscriber && closeRedisClient(this.subscriber), closeRedisClient(this.redis)]);
+      await Promise.all([this.subscriber.onApplicationShutdown(), closeRedisClient(this.redis)]);
       throw error;
     }
   }
@@ -57,11 +59,9 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
     }
     const machine = new RouteMachine(this.store, workers, this.logger);
     this.machine = machine;
-    this.subscriber = createRedisClient(this.options.connection, 'subscriber', `dq:${this.options.keyPrefix}:route-subscriber`);
-    this.subscriber.on('message', (_channel: string, message: string) => machine.onEvent(message));
-    this.subscriber.on('ready', () => machine.requestHeartbeat());
-    this.subscriber.on('error', (error: Error) => this.logger.debug(`route subscriber: ${error.message}`));
-    await this.subscriber.subscribe(this.store.keys.events);
+    // NOTE: after a reconnect, messages may have been missed: a heartbeat looks at every partition again.
+    this.stopReconnectHook = this.subscriber.onReconnect(() => machine.requestHeartbeat());
+    await this.subscriber.subscribe(this.store.keys.events, (message) => machine.onEvent(message));
     await machine.start();
     const { heartbeatMs, rebalanceMs, qId } = this.store.options;
     this.scheduler.addInterval(routeHeartbeatName(qId), setInterval(() => void machine.heartbeat(), heartbeatMs));
@@ -74,7 +74,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
     for (const name of [routeHeartbeatName(this.store.options.qId), routeRebalanceName(this.store.options.qId)]) {
       if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
     }
+    this.stopReconnectHook?.();
     await this.machine.stop(this.options.shutdownTimeoutMs);
-    if (this.subscriber) await closeRedisClient(this.subscriber);
   }
 }

@@ -1,3 +1,5 @@
+import { randomBytes } from 'crypto';
+import type { RouteStatus } from '../interfaces';
 import type { RedisClient } from '../redis/script-loader';
 import type { ResolvedRouteOptions } from '../options/resolve-options';
 import { routeKeys, type RouteKeys } from './route-keys';
@@ -17,6 +19,21 @@ interface RouteScripts {
   dqRouteProgress(...args: Arg[]): Promise<number>;
   dqRouteGateOpen(...args: Arg[]): Promise<number>;
   dqRouteLeave(...args: Arg[]): Promise<number>;
+  dqRouteLock(...args: Arg[]): Promise<number>;
+  dqRoutePlan(...args: Arg[]): Promise<number>;
+  dqRouteDepart(...args: Arg[]): Promise<number>;
+  dqRouteRedrive(...args: Arg[]): Promise<number>;
+}
+
+/**
+ * How long a script remembers a request id (and its reply): a command ioredis re-sends after a reconnect
+ * arrives within this window (its default retry strategy gives up after about 20 reconnect attempts).
+ */
+export const REQUEST_TTL_MS = 60_000;
+
+/** A fresh id for one state-changing call, so that a re-sent copy of the call is recognised. */
+export function newRequestId(): string {
+  return randomBytes(9).toString('base64url');
 }
 
 /** An item as stored: `<seq>:<json>` with json = { id, type, key, payload, at }. */
@@ -32,6 +49,9 @@ export interface RouteItem {
 
 export type TakeStatus = 'ok' | 'empty' | 'lost' | 'expired' | 'revoking' | 'gated';
 
+/** One partition as `getRouteStatus()` shows it. */
+export type PartitionState = Omit<RouteStatus['partitions'][number], 'partition'>;
+
 /** Decodes a stored item; null when it is corrupt. */
 export function decodeRouteItem(raw: string): RouteItem | null {
   const match = /^(\d+):/.exec(raw);
@@ -45,7 +65,7 @@ export function decodeRouteItem(raw: string): RouteItem | null {
   }
 }
 
-/** Typed calls of the route queue scripts for one qId. */
+/** The route queue's Redis access for one qId: the only code that sends route commands. */
 export class RouteStore {
   readonly keys: RouteKeys;
   private readonly log: string;
@@ -70,6 +90,7 @@ export class RouteStore {
     return this.s.dqRoutePush(k.list, k.own, n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, ...items);
   }
 
+  /** Takes the partition's next batch (the batch left in flight first) for its owner (machine, epoch). */
   async take(partition: number, me: string, epoch: number, maxReplays: number): Promise<{ status: TakeStatus; replays: number; items: string[] }> {
     const k = this.keys.partition(partition);
     const [status, replays, ...items] = await this.s.dqRouteTake(k.list, k.own, k.inflight, k.dead, me, epoch, this.options.batchSize, maxReplays, this.log);
@@ -84,6 +105,7 @@ export class RouteStore {
     return (await this.s.dqRouteAck(...args)) === 1;
   }
 
+  /** Extends this machine's lease of a partition; `claim` (a runner starts) also takes a new epoch. */
   async renew(partition: number, me: string, claim: boolean): Promise<{ owned: boolean; epoch: number; state: string; owner: string }> {
     const k = this.keys.partition(partition);
     const [owned, a, b] = await this.s.dqRouteRenew(k.own, me, this.options.idleMs, claim ? 1 : 0);
@@ -124,13 +146,26 @@ export class RouteStore {
 
   /** Takes the scheduler lock (or renews it when held); true when this machine holds it. */
   async lock(me: string, ttlMs: number): Promise<boolean> {
-    const client = this.client;
-    if ((await client.set(this.keys.lock, me, 'PX', ttlMs, 'NX')) === 'OK') return true;
-    if ((await client.get(this.keys.lock)) !== me) return false;
-    await client.pexpire(this.keys.lock, ttlMs);
-    return true;
+    return (await this.s.dqRouteLock(this.keys.lock, me, ttlMs)) === 1;
   }
 
+  /** Writes the scheduler's plan (undefined: unassigned) while `me` holds the lock; false when it does not. */
+  async savePlan(me: string, plan: (string | undefined)[]): Promise<boolean> {
+    const fields = plan.flatMap((m, p) => (m ? [p, m] : []));
+    return (await this.s.dqRoutePlan(this.keys.assign, this.keys.lock, me, ...fields)) === 1;
+  }
+
+  /** The current owner of each of the first `n` partitions (undefined when none). */
+  owners(n: number): Promise<(string | undefined)[]> {
+    return Promise.all(Array.from({ length: n }, async (_, p) => (await this.client.hget(this.keys.partition(p).own, 'owner')) || undefined));
+  }
+
+  /** A leaving machine: deregisters, releases the scheduler lock if it holds it, asks the others to rebalance. */
+  async depart(me: string): Promise<void> {
+    await this.s.dqRouteDepart(this.keys.machines, this.keys.lock, me, this.keys.events);
+  }
+
+  /** Records the partition count; returns it with the count before the latest growth (0: none). */
   topology(partitions: number): Promise<[number, number]> {
     return this.s.dqRouteTopology(this.keys.meta, partitions);
   }
@@ -138,6 +173,17 @@ export class RouteStore {
   /** Sets a partition's count; returns its barrier (-1 = none). `grown`: the queue grew from a smaller count. */
   initPartition(partition: number, n: number, grown: boolean): Promise<number> {
     return this.s.dqRoutePartitionInit(this.keys.partition(partition).own, n, grown ? 1 : 0);
+  }
+
+  /** The resize barriers of every partition (null: no resize). */
+  async barriers(): Promise<number[] | null> {
+    const raw = await this.client.hget(this.keys.meta, 'barriers');
+    return raw ? (JSON.parse(raw) as number[]) : null;
+  }
+
+  /** Records the resize barriers of every partition. */
+  async saveBarriers(barriers: number[]): Promise<void> {
+    await this.client.hset(this.keys.meta, 'barriers', JSON.stringify(barriers));
   }
 
   /** Gives a partition up on shutdown. */
@@ -156,12 +202,42 @@ export class RouteStore {
     return this.s.dqRouteProgress(k.list, k.inflight).then(Number);
   }
 
+  /** Opens a partition's resize gate. */
   openGate(partition: number): Promise<number> {
     return this.s.dqRouteGateOpen(this.keys.partition(partition).own);
   }
 
-  /** The plain client, for reads that need no script. */
-  get redis(): RedisClient {
-    return this.client;
+  /** A partition's owner, epoch, state and counts. */
+  async partitionState(partition: number): Promise<PartitionState> {
+    const k = this.keys.partition(partition);
+    const [own, waiting, inFlight, dead] = await Promise.all([
+      this.client.hgetall(k.own), this.client.llen(k.list), this.client.hlen(k.inflight), this.client.llen(k.dead),
+    ]);
+    return { owner: own.owner || null, epoch: Number(own.epoch ?? 0), state: own.state ?? 'active', waiting, inFlight, dead };
+  }
+
+  /** Registered machines with their last heartbeat (ms, Redis clock). */
+  async machines(): Promise<{ id: string; lastHeartbeat: number }[]> {
+    const flat = await this.client.zrange(this.keys.machines, 0, -1, 'WITHSCORES');
+    const machines = [];
+    for (let i = 0; i < flat.length; i += 2) machines.push({ id: flat[i], lastHeartbeat: Number(flat[i + 1]) });
+    return machines;
+  }
+
+  /** The oldest `limit` dead letters of a partition (JSON: item, diedAt, error). */
+  deadLetters(partition: number, limit: number): Promise<string[]> {
+    return this.client.lrange(this.keys.partition(partition).dead, 0, limit - 1);
+  }
+
+  /**
+   * Moves the oldest `limit` dead letters of a partition back to the tail of its list, in one script;
+   * returns how many. `requestId` makes a repeated call (a re-send) harmless.
+   */
+  redriveDead(partition: number, limit: number, requestId = newRequestId()): Promise<number> {
+    const k = this.keys.partition(partition);
+    const { maxPartitionSize } = this.options;
+    return this.s
+      .dqRouteRedrive(k.dead, k.list, k.own, k.request(requestId), limit, maxPartitionSize, this.keys.events, partition, REQUEST_TTL_MS)
+      .then(Number);
   }
 }
