@@ -1,7 +1,7 @@
 import { PartitionFullError } from '../errors';
 import type { OrderedSubmitResult } from '../interfaces';
 import { partitionOf } from './route-keys';
-import type { RouteStore } from './route.store';
+import { newRequestId, type RouteStore } from './route.store';
 
 /** Attempts when a partition's count changed under the producer (a resize in progress). */
 const STALE_RETRIES = 20;
@@ -61,7 +61,8 @@ export class RouteProducer {
       const stale: number[] = [];
       await Promise.all(
         [...groups].map(async ([partition, indexes]) => {
-          const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item));
+          // NOTE: one request id per call: ioredis re-sending the call after a reconnect appends nothing twice.
+          const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item), newRequestId());
           if (replies[0] === 'STALE') {
             stale.push(...indexes);
             return;

@@ -83,11 +83,15 @@ export class RouteStore {
     return this.client as unknown as RouteScripts;
   }
 
-  /** Appends encoded items to a partition. */
-  push(partition: number, n: number, items: string[]): Promise<string[]> {
+  /**
+   * Appends encoded items to a partition (`n`: the partition count the producer used). `requestId` names
+   * the call: a repeat (a re-send) returns the first reply and appends nothing.
+   */
+  push(partition: number, n: number, items: string[], requestId = newRequestId()): Promise<string[]> {
     const k = this.keys.partition(partition);
     const { maxPartitionSize, rejectStrategy } = this.options;
-    return this.s.dqRoutePush(k.list, k.own, n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, ...items);
+    const request = k.request(requestId);
+    return this.s.dqRoutePush(k.list, k.own, request, n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, REQUEST_TTL_MS, ...items);
   }
 
   /** Takes the partition's next batch (the batch left in flight first) for its owner (machine, epoch). */
@@ -105,10 +109,10 @@ export class RouteStore {
     return (await this.s.dqRouteAck(...args)) === 1;
   }
 
-  /** Extends this machine's lease of a partition; `claim` (a runner starts) also takes a new epoch. */
+  /** Extends this machine's lease of a partition; `claim` (a runner starts) also takes a new epoch, once per call. */
   async renew(partition: number, me: string, claim: boolean): Promise<{ owned: boolean; epoch: number; state: string; owner: string }> {
     const k = this.keys.partition(partition);
-    const [owned, a, b] = await this.s.dqRouteRenew(k.own, me, this.options.idleMs, claim ? 1 : 0);
+    const [owned, a, b] = await this.s.dqRouteRenew(k.own, me, this.options.idleMs, claim ? newRequestId() : '');
     return owned === 1
       ? { owned: true, epoch: Number(a), state: String(b), owner: me }
       : { owned: false, epoch: Number(b), state: '', owner: String(a) };

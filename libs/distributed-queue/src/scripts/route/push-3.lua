@@ -1,22 +1,33 @@
 --[[
   Appends ordered tasks to one partition, applying the reject strategy when it is full.
-  KEYS[1] partition list  KEYS[2] partition record (own)
+  Idempotent per request id: the reply is kept for a short while under the request key, and a repeated
+  call (a command re-sent after a reconnect) returns it without appending anything again.
+  KEYS[1] partition list  KEYS[2] partition record (own)  KEYS[3] request key
   ARGV[1] partition count the producer used  ARGV[2] max length  ARGV[3] strategy (Discard|DiscardOldest|Exception)
-  ARGV[4] events channel  ARGV[5] partition number  ARGV[6] lua log (0/1)  ARGV[7..] task json
-  Returns: { 'STALE', n } when the producer's partition count is not the partition's;
+  ARGV[4] events channel  ARGV[5] partition number  ARGV[6] lua log (0/1)  ARGV[7] request ttl ms
+  ARGV[8..] task json
+  Returns: { 'STALE', n } when the producer's partition count is not the partition's (nothing written);
            { 'FULL' } (Exception, nothing written past the first full point: items before it are queued);
            else per task: 'q' queued, 'd' discarded, or 'o:<dropped json>' (queued, oldest dropped)
 ]]
 --- @include "includes/fmt"
+--- @include "includes/item-body"
 --- @include "includes/route-log"
 
-local list, own = KEYS[1], KEYS[2]
+local list, own, request = KEYS[1], KEYS[2], KEYS[3]
+local replied = redis.call('GET', request)
+if replied then
+  if string.sub(replied, 1, 1) == '[' then return cjson.decode(replied) end
+  local out = {}
+  for i = 1, tonumber(replied) do out[i] = 'q' end
+  return out
+end
 local n = redis.call('HGET', own, 'n')
 if n ~= ARGV[1] then return { 'STALE', n or '' } end
 local max, strategy = tonumber(ARGV[2]), ARGV[3]
 local wasEmpty = redis.call('LLEN', list) == 0
-local out = {}
-for i = 7, #ARGV do
+local out, queued = {}, 0
+for i = 8, #ARGV do
   local len = redis.call('LLEN', list)
   local accept = true
   if len >= max then
@@ -24,14 +35,14 @@ for i = 7, #ARGV do
       out[#out + 1] = 'FULL'
       break
     elseif strategy == 'DiscardOldest' then
-      local oldest = redis.call('LPOP', list)
-      out[#out + 1] = 'o:' .. string.gsub(oldest, '^%d+:', '', 1)
+      out[#out + 1] = 'o:' .. itemBody(redis.call('LPOP', list))
     else
       out[#out + 1] = 'd'
       accept = false
     end
   else
     out[#out + 1] = 'q'
+    queued = queued + 1
   end
   if accept then
     local seq = redis.call('HINCRBY', own, 'seq', 1)
@@ -41,5 +52,8 @@ end
 if wasEmpty and redis.call('LLEN', list) > 0 then
   redis.call('PUBLISH', ARGV[4], 'p:' .. ARGV[5])
 end
-routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 6)
+-- NOTE: the common reply (every task queued) is kept as its count, to keep the request key small.
+local keep = queued == #out and tostring(queued) or cjson.encode(out)
+redis.call('SET', request, keep, 'PX', ARGV[7])
+routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 7)
 return out
