@@ -5,13 +5,13 @@ import { RouteStore } from '../libs/distributed-queue/src/route/route.store';
 import { ensureTopology } from '../libs/distributed-queue/src/route/route-topology';
 import { createRedisClient } from '../libs/distributed-queue/src/redis/redis-connection';
 import { resolveModuleOptions } from '../libs/distributed-queue/src/options/resolve-options';
-import { startQueueApp, useQueueApps, workerClass } from './support/queue-app';
+import { redisNow, startQueueApp, useQueueApps, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules on %s', (_name, target) => {
-  const { start } = useQueueApps(target);
+  const { start, redis } = useQueueApps(target);
   const producerOf = (prefix: string, qId: string, extra: object = {}) =>
     start({
       connection: target.connection, keyPrefix: prefix, workers: false, types: { ledger: { ordered: true } },
@@ -157,6 +157,27 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
     await waitFor(() => ran.length === 2, { timeoutMs: 5000 });
     expect(ran.map((r) => r.n)).toEqual([0, 1]);
     expect(ran[1].at - submittedAt).toBeGreaterThanOrEqual(300);
+  });
+
+  it("an ordered task's dueAt is Redis's time when it entered its partition, whatever the producer's clock says", async () => {
+    const due: number[] = [];
+    const W = workerClass('ledger', { ordered: true }, (task: Task) => {
+      due.push(task.dueAt);
+    });
+    const app = await start({ connection: target.connection, keyPrefix: uniquePrefix('ordered-due-at'), route: routeTestOptions('q', 'm1', 2) }, [W]);
+    const before = await redisNow(redis());
+    // This producer's clock is an hour ahead while it submits.
+    const realNow = Date.now.bind(Date);
+    const skew = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + 3_600_000);
+    try {
+      await app.submit.submitOrdered('ledger', 'k', { n: 0 });
+    } finally {
+      skew.mockRestore();
+    }
+    const after = await redisNow(redis());
+    await waitFor(() => due.length === 1, { timeoutMs: 5000 });
+    expect(due[0]).toBeGreaterThanOrEqual(before);
+    expect(due[0]).toBeLessThanOrEqual(after);
   });
 
   it('refuses mixed-up calls with typed errors', async () => {

@@ -1,6 +1,6 @@
 /** Keys of one partition: all carry the partition's own hash tag `{<prefix>:<qId>:<p>}`. */
 export interface PartitionKeys {
-  /** LIST of waiting items `<seq>:<json>`, oldest first (the seed's q1, q2, ...). */
+  /** LIST of waiting items `<seq>:<at>:<json>` (at: Redis time when pushed), oldest first (the seed's q1, q2, ...). */
   list: string;
   /**
    * HASH: owner, epoch, state, next, lease, n, seq, barrier, touched, replays, tk (epoch that took the

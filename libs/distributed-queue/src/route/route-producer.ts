@@ -6,9 +6,12 @@ import { newRequestId, type RouteStore } from './route.store';
 /** Attempts when a partition's count changed under the producer (a resize in progress). */
 const STALE_RETRIES = 20;
 
-/** Encodes an ordered task as stored after its seq: `{"id","type","key","at","payload"}`. */
-export function encodeRouteItem(id: string, type: string, key: string, payloadJson: string, at: number): string {
-  return `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"key":${JSON.stringify(key)},"at":${at},"payload":${payloadJson}}`;
+/**
+ * Encodes an ordered task as stored after its seq and time: `{"id","type","key","payload"}`.
+ * @param _at ignored: the push script stamps Redis's time (a producer's clock may be skewed); kept for callers.
+ */
+export function encodeRouteItem(id: string, type: string, key: string, payloadJson: string, _at?: number): string {
+  return `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"key":${JSON.stringify(key)},"payload":${payloadJson}}`;
 }
 
 /** An ordered task ready to push. */

@@ -36,14 +36,14 @@ export function newRequestId(): string {
   return randomBytes(9).toString('base64url');
 }
 
-/** An item as stored: `<seq>:<json>` with json = { id, type, key, payload, at }. */
+/** An item as stored: `<seq>:<at>:<json>` with json = { id, type, key, payload }. */
 export interface RouteItem {
   seq: number;
   id: string;
   type: string;
   key: string;
   payload: unknown;
-  /** Submit time (ms, Redis clock of the producer's call... the producer's own clock). */
+  /** When it entered its partition (ms, Redis clock: stamped by the push script): the task's dueAt. */
   at: number;
 }
 
@@ -52,14 +52,17 @@ export type TakeStatus = 'ok' | 'empty' | 'lost' | 'expired' | 'revoking' | 'gat
 /** One partition as `getRouteStatus()` shows it. */
 export type PartitionState = Omit<RouteStatus['partitions'][number], 'partition'>;
 
-/** Decodes a stored item; null when it is corrupt. */
+/**
+ * Decodes a stored item `<seq>:<at>:<json>` (or `<seq>:<json>` with `at` in the json, as written before
+ * the push script stamped the time); null when it is corrupt.
+ */
 export function decodeRouteItem(raw: string): RouteItem | null {
-  const match = /^(\d+):/.exec(raw);
+  const match = /^(\d+):(?:(\d+):)?/.exec(raw);
   if (!match) return null;
   try {
-    const body = JSON.parse(raw.slice(match[0].length)) as Omit<RouteItem, 'seq'>;
-    if (typeof body.id !== 'string' || typeof body.type !== 'string' || typeof body.key !== 'string') return null;
-    return { seq: Number(match[1]), ...body };
+    const { id, type, key, payload, at } = JSON.parse(raw.slice(match[0].length)) as Partial<Omit<RouteItem, 'seq'>>;
+    if (typeof id !== 'string' || typeof type !== 'string' || typeof key !== 'string') return null;
+    return { seq: Number(match[1]), id, type, key, payload, at: match[2] !== undefined ? Number(match[2]) : Number(at ?? 0) };
   } catch {
     return null;
   }

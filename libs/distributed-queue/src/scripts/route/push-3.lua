@@ -1,5 +1,6 @@
 --[[
-  Appends ordered tasks to one partition, applying the reject strategy when it is full.
+  Appends ordered tasks to one partition, applying the reject strategy when it is full. Each is stored as
+  "<seq>:<at>:<task json>", `at` being Redis's time now: a task's dueAt never comes from a machine's clock.
   Idempotent per request id: the reply is kept for a short while under the request key, and a repeated
   call (a command re-sent after a reconnect) returns it without appending anything again.
   KEYS[1] partition list  KEYS[2] partition record (own)  KEYS[3] request key
@@ -12,6 +13,7 @@
 ]]
 --- @include "includes/fmt"
 --- @include "includes/item-body"
+--- @include "includes/now-ms"
 --- @include "includes/route-log"
 
 local list, own, request = KEYS[1], KEYS[2], KEYS[3]
@@ -26,6 +28,7 @@ local n = redis.call('HGET', own, 'n')
 if n ~= ARGV[1] then return { 'STALE', n or '' } end
 local max, strategy = tonumber(ARGV[2]), ARGV[3]
 local wasEmpty = redis.call('LLEN', list) == 0
+local at = fmt(nowMs())
 local out, queued = {}, 0
 for i = 8, #ARGV do
   local len = redis.call('LLEN', list)
@@ -46,7 +49,7 @@ for i = 8, #ARGV do
   end
   if accept then
     local seq = redis.call('HINCRBY', own, 'seq', 1)
-    redis.call('RPUSH', list, fmt(seq) .. ':' .. ARGV[i])
+    redis.call('RPUSH', list, fmt(seq) .. ':' .. at .. ':' .. ARGV[i])
   end
 end
 if wasEmpty and redis.call('LLEN', list) > 0 then
