@@ -47,6 +47,10 @@ export interface RouteItem {
   at: number;
 }
 
+/**
+ * What a take found: a batch ('ok'), nothing ('empty'), not ours ('lost'), our lease ran out ('expired'),
+ * a hand-over is asked for ('revoking'), or waiting items wait for the resize gate ('gated').
+ */
 export type TakeStatus = 'ok' | 'empty' | 'lost' | 'expired' | 'revoking' | 'gated';
 
 /** One partition as `getRouteStatus()` shows it. */
