@@ -42,6 +42,7 @@ export class RouteMachine {
     };
   }
 
+  /** This machine's id (`route.machineId`). */
   get id(): string {
     return this.ctx.me;
   }
