@@ -1,4 +1,5 @@
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
+import { REQUEST_TTL_MS } from '../runtime/request-id';
 import type { RedisClient } from '../redis/script-loader';
 import type { CancelResult, TaskState } from '../interfaces';
 
@@ -21,12 +22,6 @@ interface ScriptCommands {
 
 /** When a task is due: `delay` ms after Redis's now, or at absolute epoch ms `at`. */
 export type Due = { delay: number } | { at: number };
-
-/**
- * How long Redis remembers a submit call by its request id: longer than ioredis keeps re-sending an
- * unanswered command (its default 20 reconnect attempts take about 10 s).
- */
-const REQUEST_TTL_MS = 60_000;
 
 /** A task to add: its id ('' = generated in Redis), due time and its payload already serialised. */
 export interface NewTask {
@@ -99,7 +94,7 @@ export class DelayQueueStore {
 
   /**
    * Adds tasks (at most ~1000 per call); returns each one's id (generated for id '') and whether it was
-   * created. `requestId` names the call: a repeat within `REQUEST_TTL_MS` (a re-send after a lost reply)
+   * created. `requestId` names the call: a repeat within `REQUEST_TTL_MS` (60 s; a re-send after a lost reply)
    * returns the first call's reply and writes nothing.
    */
   async submit(type: string, tasks: NewTask[], requestId: string): Promise<{ id: string; created: boolean }[]> {
@@ -195,13 +190,14 @@ export class DelayQueueStore {
 
   /**
    * Re-drives the given dead ids, or the oldest `limit` when none are given.
-   * NOTE: the oldest are picked first and then re-driven by id, so a re-sent call re-drives nothing twice.
+   * NOTE: the oldest are picked first and then re-driven by id; a re-sent call (same `requestId`) returns
+   * the first call's count and re-drives nothing twice.
    */
-  async redrive(type: string, ids: string[], limit: number): Promise<number> {
+  async redrive(type: string, ids: string[], limit: number, requestId: string): Promise<number> {
     const k = this.keys(type);
     const picked = ids.length > 0 ? ids : await this.client.zrange(k.dead, 0, limit - 1);
     if (picked.length === 0) return 0;
-    return this.scripts.dqDelayDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.events, ...picked);
+    return this.scripts.dqDelayDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.request(requestId), k.events, REQUEST_TTL_MS, ...picked);
   }
 
   deleteDead(type: string, ids: string[]): Promise<number> {

@@ -62,5 +62,3 @@ export function decodeError(json: string | null): TaskErrorInfo | undefined {
   }
 }
 
-// TODO(integration): route/partition-runner.ts still imports backoffDelay from here.
-export { backoffDelay } from '../runtime/backoff';

@@ -1,5 +1,4 @@
 import type { LoggerService } from '@nestjs/common';
-import { randomBytes } from 'crypto';
 import { CorruptTaskError, LeaseLostError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { ResolvedWorkerOptions, Task, TaskHandler } from '../interfaces';
 import { AckBuffer } from '../runtime/ack-buffer';
@@ -7,6 +6,7 @@ import { backoffDelay } from '../runtime/backoff';
 import { callHandler } from '../runtime/handler-call';
 import { setLongTimeout, type LongTimer } from '../runtime/long-timer';
 import { stopWithGrace } from '../runtime/graceful-stop';
+import { newRequestId } from '../runtime/request-id';
 import { WakeSignal } from '../runtime/wake-signal';
 import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
 
@@ -54,9 +54,7 @@ export class TaskConsumer {
   private errorTimer?: NodeJS.Timeout;
   private timers: NodeJS.Timeout[] = [];
   private idleWaiters: (() => void)[] = [];
-  /** Names take calls; a failed take that asked for tasks is retried under the same name. */
-  private readonly requestTag = randomBytes(6).toString('base64url');
-  private requests = 0;
+  /** A failed take that asked for tasks is retried under the same request id. */
   private retryRequest?: string;
 
   constructor(
@@ -175,7 +173,7 @@ export class TaskConsumer {
     if (want > 0) this.mayHaveWork = false;
     // NOTE: a take that failed may have reserved tasks in Redis all the same (its reply lost): asked again
     // under the same request id, Redis returns those reservations instead of leaving them orphaned.
-    const requestId = want > 0 ? (this.retryRequest ?? `${this.requestTag}${(this.requests++).toString(36)}`) : '';
+    const requestId = want > 0 ? (this.retryRequest ?? newRequestId()) : '';
     if (want > 0) this.retryRequest = undefined;
     let result: TakeResult | undefined;
     try {

@@ -5,7 +5,7 @@ describe('loadScripts', () => {
   it('names commands after files and counts keys from the file name', () => {
     const take = scripts.find((s) => s.command === 'dqDelayTake');
     expect(take?.numberOfKeys).toBe(8);
-    expect(scripts.find((s) => s.command === 'dqDelayDeadRedrive')?.numberOfKeys).toBe(4);
+    expect(scripts.find((s) => s.command === 'dqDelayDeadRedrive')?.numberOfKeys).toBe(5);
   });
   it('inlines every include', () => {
     for (const script of scripts) expect(script.lua).not.toMatch(/@include/);

@@ -1,7 +1,8 @@
 import { PartitionFullError } from '../errors';
 import type { OrderedSubmitResult } from '../interfaces';
 import { partitionOf } from './route-keys';
-import { newRequestId, type RouteStore } from './route.store';
+import { newRequestId } from '../runtime/request-id';
+import type { RouteStore } from './route.store';
 
 /** Attempts when a partition's count changed under the producer (a resize in progress). */
 const STALE_RETRIES = 20;

@@ -1,4 +1,4 @@
-import { randomBytes } from 'crypto';
+import { newRequestId, REQUEST_TTL_MS } from '../runtime/request-id';
 import type { RouteStatus } from '../interfaces';
 import type { RedisClient } from '../redis/script-loader';
 import type { ResolvedRouteOptions } from '../options/resolve-options';
@@ -23,17 +23,6 @@ interface RouteScripts {
   dqRoutePlan(...args: Arg[]): Promise<number>;
   dqRouteDepart(...args: Arg[]): Promise<number>;
   dqRouteRedrive(...args: Arg[]): Promise<number>;
-}
-
-/**
- * How long a script remembers a request id (and its reply): a command ioredis re-sends after a reconnect
- * arrives within this window (its default retry strategy gives up after about 20 reconnect attempts).
- */
-export const REQUEST_TTL_MS = 60_000;
-
-/** A fresh id for one state-changing call, so that a re-sent copy of the call is recognised. */
-export function newRequestId(): string {
-  return randomBytes(9).toString('base64url');
 }
 
 /** An item as stored: `<seq>:<at>:<json>` with json = { id, type, key, payload }. */

@@ -8,6 +8,7 @@ import { RouteProducer } from '../route/route-producer';
 import { readOrderedDead, readRouteStatus, redriveOrderedDead } from '../route/route-status';
 import type { RouteStore } from '../route/route.store';
 import { assertTaskType } from '../options/resolve-options';
+import { newRequestId } from '../runtime/request-id';
 import { checkId } from './task-input';
 
 function parseJson(json: string): unknown {
@@ -74,7 +75,7 @@ export class TaskInspectorService {
    */
   async redriveDead(type: string, ids: string[] = [], limit = 100): Promise<number> {
     assertTaskType(type);
-    return this.store.redrive(type, ids.map((id) => checkId(id)), limit);
+    return this.store.redrive(type, ids.map((id) => checkId(id)), limit, newRequestId());
   }
 
   /** Deletes dead tasks for good. Returns how many were deleted. */

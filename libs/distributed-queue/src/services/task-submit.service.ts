@@ -11,17 +11,13 @@ import { encodePayload } from '../delay/task-codec';
 import { encodeRouteItem, RouteProducer } from '../route/route-producer';
 import type { RouteStore } from '../route/route.store';
 import { assertTaskType, type ResolvedModuleOptions } from '../options/resolve-options';
+import { newRequestId } from '../runtime/request-id';
 import { checkId, checkKey, checkOptionNames, toDue } from './task-input';
 
 /** Tasks per submit script call: bounds the time one call holds Redis. */
 const SUBMIT_CHUNK = 500;
 const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload'];
 const ORDERED_KEYS = ['key', 'payload', 'id', 'delay', 'runAt'];
-
-/** Names submit calls: a call re-sent after a lost reply is known by its name and not run twice. */
-const REQUEST_TAG = randomBytes(9).toString('base64url');
-let requests = 0;
-const requestId = (): string => `${REQUEST_TAG}${(requests++).toString(36)}`;
 
 /** Submits tasks to both engines, cancels and reschedules them. Injectable anywhere. */
 @Injectable()
@@ -57,7 +53,7 @@ export class TaskSubmitService {
     const tasks = items.map((item, index) => this.toNewTask(item, index));
     const results: SubmitResult[] = [];
     for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
-      results.push(...(await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK), requestId())));
+      results.push(...(await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK), newRequestId())));
     }
     return results;
   }
@@ -113,7 +109,7 @@ export class TaskSubmitService {
     const later = entries.filter((e) => e.delayed);
     if (later.length > 0) {
       const delayType = routeDelayType(this.routeStore!.options.qId);
-      await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), requestId());
+      await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), newRequestId());
       later.forEach((e) => (results[e.index] = { id: e.entry.id, partition: -1, outcome: 'scheduled' }));
     }
     return results;
