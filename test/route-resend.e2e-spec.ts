@@ -46,9 +46,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route scripts re-s
 
   it('push appends once and repeats its reply', async () => {
     const { store } = await owned('resend-push', { maxPartitionSize: 3, rejectStrategy: 'DiscardOldest' });
-    expect(await store.push(0, 1, [item('1'), item('2')])).toEqual(['q', 'q']);
+    expect(await store.push(0, 1, [item('1'), item('2')])).toEqual([{ outcome: 'queued' }, { outcome: 'queued' }]);
     expect((await store.partitionState(0)).waiting).toBe(2);
-    expect(await store.push(0, 1, [item('3'), item('4')])).toEqual(['q', `o:${item('1')}`]);
+    expect(await store.push(0, 1, [item('3'), item('4')])).toEqual([{ outcome: 'queued' }, { outcome: 'dropped-oldest', dropped: item('1') }]);
     expect((await store.partitionState(0)).waiting).toBe(3);
     const taken = await store.take(0, 'a', (await store.renew(0, 'a', false)).epoch, 3);
     expect(taken.items.map((i) => decodeRouteItem(i)?.id)).toEqual(['2', '3']);

@@ -197,8 +197,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
     try {
       const store = new RouteStore(client, uniquePrefix('race'), options);
       // A records the count, B sees it before A initialised the partitions, B initialises first.
-      const [, previousA] = await store.topology(4);
-      const [, previousB] = await store.topology(4);
+      const previousA = await store.topology(4);
+      const previousB = await store.topology(4);
       for (let p = 0; p < 4; p++) expect(await store.initPartition(p, 4, previousB > 0)).toBe(-1);
       for (let p = 0; p < 4; p++) expect(await store.initPartition(p, 4, previousA > 0)).toBe(-1);
       await Promise.all([ensureTopology(store, 4), ensureTopology(store, 4)]);

@@ -1,5 +1,6 @@
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS } from '../runtime/request-id';
+import { cancelOutcome, failOutcome, type FailOutcome } from '../redis/script-outcome';
 import type { RedisClient } from '../redis/script-loader';
 import type { CancelResult, TaskState } from '../interfaces';
 
@@ -60,10 +61,6 @@ export interface TakeOptions {
   recoverLimit: number;
 }
 
-/** Outcome of `fail`. */
-export type FailOutcome = 'stale' | 'retried' | 'dead' | 'dropped';
-const FAIL_OUTCOMES: FailOutcome[] = ['stale', 'retried', 'dead', 'dropped'];
-const CANCEL_RESULTS: CancelResult[] = ['not-found', 'cancelled', 'cancel-requested'];
 
 function dueArgs(due: Due): Arg[] {
   return 'at' in due ? ['a', Math.floor(due.at)] : ['d', Math.floor(due.delay)];
@@ -134,7 +131,7 @@ export class DelayQueueStore {
   async fail(type: string, id: string, token: string, retryDelayMs: number, error: { name: string; message: string }): Promise<FailOutcome> {
     const k = this.keys(type);
     const code = await this.scripts.dqDelayFail(k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, id, token, retryDelayMs, error.name, error.message, k.events);
-    return FAIL_OUTCOMES[code];
+    return failOutcome(code);
   }
 
   /** Hands reservations back without counting the attempt. */
@@ -151,7 +148,7 @@ export class DelayQueueStore {
 
   async cancel(type: string, id: string): Promise<CancelResult> {
     const k = this.keys(type);
-    return CANCEL_RESULTS[await this.scripts.dqDelayCancel(k.waiting, k.active, k.jobs, k.errors, id, k.events)];
+    return cancelOutcome(await this.scripts.dqDelayCancel(k.waiting, k.active, k.jobs, k.errors, id, k.events));
   }
 
   /** Returns the new due time, or null when the task is not waiting. */

@@ -2,7 +2,7 @@ import { PartitionFullError } from '../errors';
 import type { OrderedSubmitResult } from '../interfaces';
 import { partitionOf } from './route-keys';
 import { newRequestId } from '../runtime/request-id';
-import type { RouteStore } from './route.store';
+import type { PushResult, RouteStore } from './route.store';
 
 /** Attempts when a partition's count changed under the producer (a resize in progress). */
 const STALE_RETRIES = 20;
@@ -22,14 +22,10 @@ export interface RouteEntry {
   item: string;
 }
 
-function outcomeOf(id: string, partition: number, result: string | undefined): OrderedSubmitResult {
-  if (result === undefined || result === 'FULL') return { id, partition, outcome: 'rejected' };
-  if (result === 'd') return { id, partition, outcome: 'discarded' };
-  if (result.startsWith('o:')) {
-    const dropped = JSON.parse(result.slice(2)) as { id: string };
-    return { id, partition, outcome: 'dropped-oldest', droppedId: dropped.id };
-  }
-  return { id, partition, outcome: 'queued' };
+function outcomeOf(id: string, partition: number, { outcome, dropped }: PushResult): OrderedSubmitResult {
+  const result: OrderedSubmitResult = { id, partition, outcome };
+  if (dropped !== undefined) result.droppedId = (JSON.parse(dropped) as { id: string }).id;
+  return result;
 }
 
 /** Pushes ordered tasks to the partition of their key, following the partition count Redis holds. */
@@ -67,7 +63,7 @@ export class RouteProducer {
         [...groups].map(async ([partition, indexes]) => {
           // NOTE: one request id per call: ioredis re-sending the call after a reconnect appends nothing twice.
           const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item), newRequestId());
-          if (replies[0] === 'STALE') {
+          if (replies === 'stale-count') {
             stale.push(...indexes);
             return;
           }

@@ -1,4 +1,3 @@
-import { PartitionShrinkError } from '../errors';
 import type { RouteStore } from './route.store';
 
 /**
@@ -6,14 +5,7 @@ import type { RouteStore } from './route.store';
  * barriers so that a key whose partition changed cannot overtake its own older tasks; refuses to shrink.
  */
 export async function ensureTopology(store: RouteStore, partitions: number): Promise<void> {
-  let previous: number;
-  try {
-    [, previous] = await store.topology(partitions);
-  } catch (error) {
-    const match = /SHRINK (\d+)/.exec((error as Error).message);
-    if (match) throw new PartitionShrinkError(store.options.qId, Number(match[1]), partitions);
-    throw error;
-  }
+  const previous = await store.topology(partitions);
   // NOTE: every decision below derives from what Redis holds, so instances starting together agree.
   const grown = previous > 0;
   const barriers = await Promise.all(Array.from({ length: partitions }, (_, p) => store.initPartition(p, partitions, grown)));

@@ -1,4 +1,9 @@
+import { PartitionShrinkError } from '../errors';
 import { newRequestId, REQUEST_TTL_MS } from '../runtime/request-id';
+import {
+  assignOutcome, fencedOutcome, pushOutcome, releaseOutcome, ScriptOutcome, takeOutcome,
+  type AssignOutcome, type PushOutcome, type ReleaseOutcome, type TakeStatus,
+} from '../redis/script-outcome';
 import type { RouteStatus } from '../interfaces';
 import type { RedisClient } from '../redis/script-loader';
 import type { ResolvedRouteOptions } from '../options/resolve-options';
@@ -6,15 +11,15 @@ import { routeKeys, type RouteKeys } from './route-keys';
 
 type Arg = string | number;
 interface RouteScripts {
-  dqRoutePush(...args: Arg[]): Promise<string[]>;
-  dqRouteTake(...args: Arg[]): Promise<[string, number, ...string[]]>;
+  dqRoutePush(...args: Arg[]): Promise<(string | number)[]>;
+  dqRouteTake(...args: Arg[]): Promise<[number, number, ...string[]]>;
   dqRouteAck(...args: Arg[]): Promise<number>;
   dqRouteRenew(...args: Arg[]): Promise<[number, number | string, number | string]>;
-  dqRouteAssign(...args: Arg[]): Promise<'kept' | 'moved' | 'revoking'>;
+  dqRouteAssign(...args: Arg[]): Promise<number>;
   dqRouteRelease(...args: Arg[]): Promise<number>;
   dqRouteHeartbeat(...args: Arg[]): Promise<number[]>;
   dqRouteEvict(...args: Arg[]): Promise<[number, string[], string[]]>;
-  dqRouteTopology(...args: Arg[]): Promise<[number, number]>;
+  dqRouteTopology(...args: Arg[]): Promise<[number, number, number?]>;
   dqRoutePartitionInit(...args: Arg[]): Promise<number>;
   dqRouteProgress(...args: Arg[]): Promise<number>;
   dqRouteGateOpen(...args: Arg[]): Promise<number>;
@@ -36,11 +41,11 @@ export interface RouteItem {
   at: number;
 }
 
-/**
- * What a take found: a batch ('ok'), nothing ('empty'), not ours ('lost'), our lease ran out ('expired'),
- * a hand-over is asked for ('revoking'), or waiting items wait for the resize gate ('gated').
- */
-export type TakeStatus = 'ok' | 'empty' | 'lost' | 'expired' | 'revoking' | 'gated';
+/** What a partition did with one pushed task; `dropped` is the json of the task DiscardOldest dropped. */
+export interface PushResult {
+  outcome: PushOutcome;
+  dropped?: string;
+}
 
 /** One partition as `getRouteStatus()` shows it. */
 export type PartitionState = Omit<RouteStatus['partitions'][number], 'partition'>;
@@ -83,18 +88,25 @@ export class RouteStore {
    * Appends encoded items to a partition (`n`: the partition count the producer used). `requestId` names
    * the call: a repeat (a re-send) returns the first reply and appends nothing.
    */
-  push(partition: number, n: number, items: string[], requestId = newRequestId()): Promise<string[]> {
+  async push(partition: number, n: number, items: string[], requestId = newRequestId()): Promise<PushResult[] | 'stale-count'> {
     const k = this.keys.partition(partition);
     const { maxPartitionSize, rejectStrategy } = this.options;
     const request = k.request(requestId);
-    return this.s.dqRoutePush(k.list, k.own, request, n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, REQUEST_TTL_MS, ...items);
+    const flat = await this.s.dqRoutePush(k.list, k.own, request, n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, REQUEST_TTL_MS, ...items);
+    if (Number(flat[0]) === ScriptOutcome.StaleCount) return 'stale-count';
+    // NOTE: under Exception the reply ends at the first full point: the tasks after it were not written.
+    return items.map((_, i): PushResult => {
+      if (2 * i >= flat.length) return { outcome: 'rejected' };
+      const dropped = String(flat[2 * i + 1]);
+      return dropped ? { outcome: pushOutcome(flat[2 * i]), dropped } : { outcome: pushOutcome(flat[2 * i]) };
+    });
   }
 
   /** Takes the partition's next batch (the batch left in flight first) for its owner (machine, epoch). */
   async take(partition: number, me: string, epoch: number, maxReplays: number): Promise<{ status: TakeStatus; replays: number; items: string[] }> {
     const k = this.keys.partition(partition);
-    const [status, replays, ...items] = await this.s.dqRouteTake(k.list, k.own, k.inflight, k.dead, me, epoch, this.options.batchSize, maxReplays, this.log);
-    return { status: status as TakeStatus, replays: Number(replays), items };
+    const [code, replays, ...items] = await this.s.dqRouteTake(k.list, k.own, k.inflight, k.dead, me, epoch, this.options.batchSize, maxReplays, this.log);
+    return { status: takeOutcome(code), replays: Number(replays), items };
   }
 
   /** Acks seqs and buries failed ones; false when fenced (not the owner any more). */
@@ -102,32 +114,31 @@ export class RouteStore {
     const k = this.keys.partition(partition);
     const args: Arg[] = [k.own, k.inflight, k.dead, me, epoch, this.options.maxDeadLetters, acked.length, ...acked];
     for (const [seq, error] of dead) args.push(seq, error);
-    return (await this.s.dqRouteAck(...args)) === 1;
+    return fencedOutcome(await this.s.dqRouteAck(...args)) === 'ok';
   }
 
   /** Extends this machine's lease of a partition; `claim` (a runner starts) also takes a new epoch, once per call. */
   async renew(partition: number, me: string, claim: boolean): Promise<{ owned: boolean; epoch: number; state: string; owner: string }> {
     const k = this.keys.partition(partition);
-    const [owned, a, b] = await this.s.dqRouteRenew(k.own, me, this.options.idleMs, claim ? newRequestId() : '');
-    return owned === 1
+    const [code, a, b] = await this.s.dqRouteRenew(k.own, me, this.options.idleMs, claim ? newRequestId() : '');
+    return fencedOutcome(code) === 'ok'
       ? { owned: true, epoch: Number(a), state: String(b), owner: me }
       : { owned: false, epoch: Number(b), state: '', owner: String(a) };
   }
 
   /** Moves a partition towards `desired`: at once when free or its owner is gone, else by asking the owner to hand over. */
-  assign(partition: number, desired: string, ownerAlive: boolean): Promise<'kept' | 'moved' | 'revoking'> {
+  async assign(partition: number, desired: string, ownerAlive: boolean): Promise<AssignOutcome> {
     const k = this.keys.partition(partition);
-    return this.s.dqRouteAssign(k.own, desired, ownerAlive ? 1 : 0, this.options.idleMs, this.keys.events, partition, this.log);
+    return assignOutcome(await this.s.dqRouteAssign(k.own, desired, ownerAlive ? 1 : 0, this.options.idleMs, this.keys.events, partition, this.log));
   }
 
   /**
    * Hands a revoking partition over to its next owner ('released'); 'lost' when not ours any more, 'active'
    * when the scheduler called the hand-over off (the partition stays ours).
    */
-  async release(partition: number, me: string, epoch: number): Promise<'released' | 'lost' | 'active'> {
+  async release(partition: number, me: string, epoch: number): Promise<ReleaseOutcome> {
     const k = this.keys.partition(partition);
-    const code = await this.s.dqRouteRelease(k.own, me, epoch, this.options.idleMs, this.keys.events, partition);
-    return code === 1 ? 'released' : code === 0 ? 'lost' : 'active';
+    return releaseOutcome(await this.s.dqRouteRelease(k.own, me, epoch, this.options.idleMs, this.keys.events, partition));
   }
 
   /** Records this machine as alive; returns the partitions the plan gives it. */
@@ -146,13 +157,13 @@ export class RouteStore {
 
   /** Takes the scheduler lock (or renews it when held); true when this machine holds it. */
   async lock(me: string, ttlMs: number): Promise<boolean> {
-    return (await this.s.dqRouteLock(this.keys.lock, me, ttlMs)) === 1;
+    return fencedOutcome(await this.s.dqRouteLock(this.keys.lock, me, ttlMs)) === 'ok';
   }
 
   /** Writes the scheduler's plan (undefined: unassigned) while `me` holds the lock; false when it does not. */
   async savePlan(me: string, plan: (string | undefined)[]): Promise<boolean> {
     const fields = plan.flatMap((m, p) => (m ? [p, m] : []));
-    return (await this.s.dqRoutePlan(this.keys.assign, this.keys.lock, me, ...fields)) === 1;
+    return fencedOutcome(await this.s.dqRoutePlan(this.keys.assign, this.keys.lock, me, ...fields)) === 'ok';
   }
 
   /** The current owner of each of the first `n` partitions (undefined when none). */
@@ -165,9 +176,14 @@ export class RouteStore {
     await this.s.dqRouteDepart(this.keys.machines, this.keys.lock, me, this.keys.events);
   }
 
-  /** Records the partition count; returns it with the count before the latest growth (0: none). */
-  topology(partitions: number): Promise<[number, number]> {
-    return this.s.dqRouteTopology(this.keys.meta, partitions);
+  /**
+   * Records the partition count; returns the count before the latest growth (0: none).
+   * @throws PartitionShrinkError when Redis holds more partitions
+   */
+  async topology(partitions: number): Promise<number> {
+    const [code, a, previous] = await this.s.dqRouteTopology(this.keys.meta, partitions);
+    if (Number(code) === ScriptOutcome.ShrinkRefused) throw new PartitionShrinkError(this.options.qId, Number(a), partitions);
+    return Number(previous);
   }
 
   /** Sets a partition's count; returns its barrier (-1 = none). `grown`: the queue grew from a smaller count. */
@@ -188,7 +204,7 @@ export class RouteStore {
 
   /** Gives a partition up on shutdown. */
   async leave(partition: number, me: string, epoch: number): Promise<boolean> {
-    return (await this.s.dqRouteLeave(this.keys.partition(partition).own, me, epoch, this.keys.events, partition)) === 1;
+    return fencedOutcome(await this.s.dqRouteLeave(this.keys.partition(partition).own, me, epoch, this.keys.events, partition)) === 'ok';
   }
 
   /** The partition count recorded in Redis (0 before the first start). */

@@ -3,8 +3,9 @@
   worker is told to abort it.
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] errors
   ARGV[1] id  ARGV[2] events channel
-  Returns: 1 cancelled, 2 cancel requested (running), 0 not found
+  Returns: OUTCOME.CANCELLED, CANCEL_REQUESTED (running) or NOT_FOUND
 ]]
+--- @include "includes/outcome"
 --- @include "includes/record"
 --- @include "includes/flags"
 
@@ -14,7 +15,7 @@ local r = parseRecord(redis.call('HGET', jobs, id), 0)
 if r and redis.call('ZREM', waiting, memberOf(r.seq, id)) == 1 then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
-  return 1
+  return OUTCOME.CANCELLED
 end
 if redis.call('ZSCORE', active, id) then
   if r then
@@ -22,6 +23,6 @@ if redis.call('ZSCORE', active, id) then
     redis.call('HSET', jobs, id, encodeRecord(r))
   end
   redis.call('PUBLISH', ARGV[2], 'c:' .. id)
-  return 2
+  return OUTCOME.CANCEL_REQUESTED
 end
-return 0
+return OUTCOME.NOT_FOUND

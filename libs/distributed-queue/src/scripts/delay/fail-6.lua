@@ -1,11 +1,12 @@
 --[[
   Records a failed attempt: retries the task after a delay, or buries it in dead letters.
-  Refused (returns 0) unless the reservation is still ours, so a repeated call changes nothing.
+  Refused (NOT_OURS) unless the reservation is still ours, so a repeated call changes nothing.
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] running
   ARGV[1] id  ARGV[2] token  ARGV[3] retry delay ms (-1 = bury)  ARGV[4] error name  ARGV[5] error message
   ARGV[6] events channel
-  Returns: 0 stale, 1 retried, 2 buried, 3 dropped (cancel was requested)
+  Returns: OUTCOME.NOT_OURS, RETRIED, BURIED or DROPPED (a cancel was requested)
 ]]
+--- @include "includes/outcome"
 --- @include "includes/now-ms"
 --- @include "includes/record"
 --- @include "includes/flags"
@@ -18,9 +19,9 @@
 
 local waiting, active, jobs, dead, errors, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id, delay = ARGV[1], tonumber(ARGV[3])
-if not redis.call('ZSCORE', active, id) then return 0 end
+if not redis.call('ZSCORE', active, id) then return OUTCOME.NOT_OURS end
 local lease = redis.call('HGET', running, id)
-if lease ~= ARGV[2] then return 0 end
+if lease ~= ARGV[2] then return OUTCOME.NOT_OURS end
 local attempt, due = parseLease(lease)
 local now = nowMs()
 local r = parseRecord(redis.call('HGET', jobs, id), due)
@@ -29,7 +30,7 @@ redis.call('HDEL', running, id)
 if r == nil or hasFlag(r, 'c') then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
-  return 3
+  return OUTCOME.DROPPED
 end
 r.attempts = attempt
 local err = errorJson(ARGV[4], ARGV[5], attempt, now)
@@ -40,8 +41,8 @@ if delay >= 0 then
   redis.call('HSET', errors, id, err)
   requeue(waiting, r, id, r.due)
   wakeIfEarlier(ARGV[6], before, r.due, now)
-  return 1
+  return OUTCOME.RETRIED
 end
 redis.call('HSET', jobs, id, encodeRecord(r))
 bury(dead, errors, id, err, now)
-return 2
+return OUTCOME.BURIED

@@ -8,8 +8,9 @@
   KEYS[1] own
   ARGV[1] desired owner  ARGV[2] current owner alive (0/1)  ARGV[3] lease ms
   ARGV[4] events channel  ARGV[5] partition number  ARGV[6] lua log (0/1)
-  Returns: 'kept' | 'moved' | 'revoking'
+  Returns: OUTCOME.KEPT, MOVED or REVOKING
 ]]
+--- @include "includes/outcome"
 --- @include "includes/fmt"
 --- @include "includes/now-ms"
 --- @include "includes/route-log"
@@ -19,18 +20,18 @@ local r = redis.call('HMGET', own, 'owner', 'state', 'next', 'lease')
 local now = nowMs()
 if r[1] == desired then
   if r[2] == 'revoking' then redis.call('HSET', own, 'state', 'active', 'next', '') end
-  return 'kept'
+  return OUTCOME.KEPT
 end
 if (not r[1]) or r[1] == '' or ARGV[2] == '0' or tonumber(r[4] or 0) < now then
   redis.call('HINCRBY', own, 'epoch', 1)
   redis.call('HSET', own, 'owner', desired, 'state', 'active', 'next', '', 'lease', fmt(now + tonumber(ARGV[3])))
   redis.call('PUBLISH', ARGV[4], 'o:' .. ARGV[5])
   routeLog(ARGV[6], 'route-assign moved', ARGV[5], r[1] or '-', '->', desired)
-  return 'moved'
+  return OUTCOME.MOVED
 end
 if r[2] ~= 'revoking' or r[3] ~= desired then
   redis.call('HSET', own, 'state', 'revoking', 'next', desired)
   redis.call('PUBLISH', ARGV[4], 'o:' .. ARGV[5])
   routeLog(ARGV[6], 'route-assign revoking', ARGV[5], r[1], '->', desired)
 end
-return 'revoking'
+return OUTCOME.REVOKING

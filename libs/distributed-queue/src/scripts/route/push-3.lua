@@ -7,10 +7,12 @@
   ARGV[1] partition count the producer used  ARGV[2] max length  ARGV[3] strategy (Discard|DiscardOldest|Exception)
   ARGV[4] events channel  ARGV[5] partition number  ARGV[6] lua log (0/1)  ARGV[7] request ttl ms
   ARGV[8..] task json
-  Returns: { 'STALE', n } when the producer's partition count is not the partition's (nothing written);
-           { 'FULL' } (Exception, nothing written past the first full point: items before it are queued);
-           else per task: 'q' queued, 'd' discarded, or 'o:<dropped json>' (queued, oldest dropped)
+  Returns: { OUTCOME.STALE_COUNT, n } when the producer's partition count is not the partition's (nothing
+           written); else per task a pair: outcome (QUEUED, DISCARDED, DROPPED_OLDEST, or PARTITION_FULL
+           under Exception: nothing past the first full point is written) and the dropped task's json for
+           DROPPED_OLDEST ('' otherwise)
 ]]
+--- @include "includes/outcome"
 --- @include "includes/fmt"
 --- @include "includes/item-body"
 --- @include "includes/now-ms"
@@ -21,11 +23,14 @@ local replied = redis.call('GET', request)
 if replied then
   if string.sub(replied, 1, 1) == '[' then return cjson.decode(replied) end
   local out = {}
-  for i = 1, tonumber(replied) do out[i] = 'q' end
+  for i = 1, tonumber(replied) do
+    out[#out + 1] = OUTCOME.QUEUED
+    out[#out + 1] = ''
+  end
   return out
 end
 local n = redis.call('HGET', own, 'n')
-if n ~= ARGV[1] then return { 'STALE', n or '' } end
+if n ~= ARGV[1] then return { OUTCOME.STALE_COUNT, n or '' } end
 local max, strategy = tonumber(ARGV[2]), ARGV[3]
 local wasEmpty = redis.call('LLEN', list) == 0
 local at = fmt(nowMs())
@@ -35,16 +40,20 @@ for i = 8, #ARGV do
   local accept = true
   if len >= max then
     if strategy == 'Exception' then
-      out[#out + 1] = 'FULL'
+      out[#out + 1] = OUTCOME.PARTITION_FULL
+      out[#out + 1] = ''
       break
     elseif strategy == 'DiscardOldest' then
-      out[#out + 1] = 'o:' .. itemBody(redis.call('LPOP', list))
+      out[#out + 1] = OUTCOME.DROPPED_OLDEST
+      out[#out + 1] = itemBody(redis.call('LPOP', list))
     else
-      out[#out + 1] = 'd'
+      out[#out + 1] = OUTCOME.DISCARDED
+      out[#out + 1] = ''
       accept = false
     end
   else
-    out[#out + 1] = 'q'
+    out[#out + 1] = OUTCOME.QUEUED
+    out[#out + 1] = ''
     queued = queued + 1
   end
   if accept then
@@ -56,7 +65,7 @@ if wasEmpty and redis.call('LLEN', list) > 0 then
   redis.call('PUBLISH', ARGV[4], 'p:' .. ARGV[5])
 end
 -- NOTE: the common reply (every task queued) is kept as its count, to keep the request key small.
-local keep = queued == #out and tostring(queued) or cjson.encode(out)
+local keep = queued * 2 == #out and tostring(queued) or cjson.encode(out)
 redis.call('SET', request, keep, 'PX', ARGV[7])
 routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 7)
 return out

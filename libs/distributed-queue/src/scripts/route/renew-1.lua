@@ -4,18 +4,19 @@
   A claim is idempotent per claim id: a repeated claim (a re-sent command) gets the epoch of the first.
   KEYS[1] own
   ARGV[1] machine id  ARGV[2] lease ms  ARGV[3] claim id ('' = no claim)
-  Returns: { 1, epoch, state } when the caller owns it, else { 0, owner or '', epoch }
+  Returns: { OUTCOME.OK, epoch, state } when the caller owns it, else { OUTCOME.NOT_OURS, owner or '', epoch }
 ]]
+--- @include "includes/outcome"
 --- @include "includes/fmt"
 --- @include "includes/now-ms"
 
 local own = KEYS[1]
 local r = redis.call('HMGET', own, 'owner', 'epoch', 'state', 'claim')
-if r[1] ~= ARGV[1] then return { 0, r[1] or '', tonumber(r[2] or 0) } end
+if r[1] ~= ARGV[1] then return { OUTCOME.NOT_OURS, r[1] or '', tonumber(r[2] or 0) } end
 local epoch = tonumber(r[2] or 0)
 if ARGV[3] ~= '' and r[4] ~= ARGV[3] then
   epoch = redis.call('HINCRBY', own, 'epoch', 1)
   redis.call('HSET', own, 'claim', ARGV[3])
 end
 redis.call('HSET', own, 'lease', fmt(nowMs() + tonumber(ARGV[2])))
-return { 1, epoch, r[3] or 'active' }
+return { OUTCOME.OK, epoch, r[3] or 'active' }

@@ -9,8 +9,9 @@
   KEYS[1] list  KEYS[2] own  KEYS[3] inflight  KEYS[4] dead
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] batch size  ARGV[4] max replays before the first in-flight
   item is buried  ARGV[5] lua log (0/1)
-  Returns: { status, replays, items... } status: 'ok' | 'empty' | 'lost' | 'expired' | 'revoking' | 'gated'
+  Returns: { outcome, replays, items... } outcome: OUTCOME.OK, EMPTY, NOT_OURS, LEASE_EXPIRED, REVOKING or GATED
 ]]
+--- @include "includes/outcome"
 --- @include "includes/now-ms"
 --- @include "includes/route-log"
 --- @include "includes/seq-of"
@@ -18,10 +19,10 @@
 local list, own, inflight, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local r = redis.call('HMGET', own, 'owner', 'epoch', 'state', 'lease', 'barrier', 'replays', 'tk', 'handed')
 local epoch = tonumber(ARGV[2])
-if r[1] ~= ARGV[1] or tonumber(r[2]) ~= epoch then return { 'lost', 0 } end
+if r[1] ~= ARGV[1] or tonumber(r[2]) ~= epoch then return { OUTCOME.NOT_OURS, 0 } end
 local now = nowMs()
-if tonumber(r[4] or 0) < now then return { 'expired', 0 } end
-if r[3] == 'revoking' then return { 'revoking', 0 } end
+if tonumber(r[4] or 0) < now then return { OUTCOME.LEASE_EXPIRED, 0 } end
+if r[3] == 'revoking' then return { OUTCOME.REVOKING, 0 } end
 redis.call('HSET', own, 'touched', now)
 
 -- 1. Replay what a previous owner left in flight.
@@ -42,12 +43,12 @@ if #left > 0 then
       redis.call('RPUSH', dead, cjson.encode({ item = first, diedAt = now, error = {
         name = 'LeaseExpiredError', message = 'its owner was lost ' .. (replays - 1) .. ' times while running it' } }))
       redis.call('HSET', own, 'replays', 0)
-      if #items == 0 then return { 'empty', 0 } end
+      if #items == 0 then return { OUTCOME.EMPTY, 0 } end
       replays = 0
     end
   end
   routeLog(ARGV[5], 'route-take replay', list, #items)
-  local out = { 'ok', replays }
+  local out = { OUTCOME.OK, replays }
   for _, item in ipairs(items) do out[#out + 1] = item end
   return out
 end
@@ -56,7 +57,7 @@ end
 local batch = tonumber(ARGV[3])
 local barrier = tonumber(r[5] or -1)
 local head = redis.call('LRANGE', list, 0, batch - 1)
-if #head == 0 then return { 'empty', 0 } end
+if #head == 0 then return { OUTCOME.EMPTY, 0 } end
 local count = #head
 if barrier >= 0 then
   count = 0
@@ -64,10 +65,10 @@ if barrier >= 0 then
     if seqOf(item) > barrier then break end
     count = count + 1
   end
-  if count == 0 then return { 'gated', 0 } end
+  if count == 0 then return { OUTCOME.GATED, 0 } end
 end
 redis.call('LTRIM', list, count, -1)
-local hset, out = {}, { 'ok', 0 }
+local hset, out = {}, { OUTCOME.OK, 0 }
 for i = 1, count do
   hset[#hset + 1] = tostring(seqOf(head[i]))
   hset[#hset + 1] = head[i]
