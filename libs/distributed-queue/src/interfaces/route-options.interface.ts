@@ -15,7 +15,10 @@ export interface RouteQueueOptions {
   maxPartitionSize?: number;
   /** @default 'Discard' */
   rejectStrategy?: RejectStrategy;
-  /** This instance's identity; an instance restarted with the same id resumes its partitions. @default `<hostname>:<pid>` */
+  /**
+   * This instance's identity; an instance restarted with the same id resumes its partitions. Two live
+   * instances must never share one. @default `<hostname>:<pid>:<6 random hex digits>` (new at every start)
+   */
   machineId?: string;
   /** Heartbeat period: renews this machine and the leases of its partitions. @default 5000 */
   heartbeatMs?: number;

@@ -41,7 +41,7 @@ describe('resolveModuleOptions', () => {
   it('applies the seed defaults to the route queue', () => {
     expect(resolveModuleOptions({ route: { qId: 'q' } }).route).toMatchObject({
       qId: 'q', partitions: 8, maxPartitionSize: 50_000, rejectStrategy: 'Discard', offlineMs: 150_000, idleMs: 300_000,
-      luaLog: false, machineId: expect.stringMatching(/:\d+$/),
+      luaLog: false, machineId: expect.stringMatching(/:\d+:[0-9a-f]{6}$/),
     });
   });
 

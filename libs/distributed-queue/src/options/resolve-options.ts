@@ -1,6 +1,7 @@
 import { InvalidOptionsError, InvalidTaskTypeError } from '../errors';
 import { quote } from '../errors/quote';
 import { MAX_TIMER_MS } from '../runtime/long-timer';
+import { randomBytes } from 'crypto';
 import { hostname } from 'os';
 import type {
   DistributedQueueModuleOptions,
@@ -171,7 +172,8 @@ function resolveRouteOptions(route: RouteQueueOptions | undefined): ResolvedRout
     partitions: route.partitions ?? 8,
     maxPartitionSize: route.maxPartitionSize ?? 50_000,
     rejectStrategy: route.rejectStrategy ?? 'Discard',
-    machineId: route.machineId ?? `${hostname()}:${process.pid}`,
+    // NOTE: random part: two applications in one process (or a pid reused in a container) are two machines.
+    machineId: route.machineId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
     heartbeatMs: route.heartbeatMs ?? 5000,
     offlineMs: route.offlineMs ?? 150_000,
     idleMs: route.idleMs ?? 300_000,

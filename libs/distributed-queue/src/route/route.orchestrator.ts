@@ -15,8 +15,8 @@ import type { RouteStore } from './route.store';
 
 /**
  * Runs the route queue's membership: makes sure the partitions exist (every application, producers too),
- * and where ordered workers exist joins as a machine with heartbeat and rebalance registered in the
- * SchedulerRegistry; leaves before shutdown.
+ * and where ordered workers exist joins as a machine with heartbeat and rebalance registered as interval
+ * jobs of @nestjs/schedule (SchedulerRegistry); leaves before shutdown.
  */
 @Injectable()
 export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -70,10 +70,9 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    if (!this.machine || !this.store) return;
-    for (const name of [routeHeartbeatName(this.store.options.qId), routeRebalanceName(this.store.options.qId)]) {
-      if (this.scheduler.doesExist('interval', name)) this.scheduler.deleteInterval(name);
-    }
+    if (!this.machine) return;
+    // NOTE: the heartbeat and rebalance jobs stay registered: a stopped machine ignores their ticks, and the
+    // ScheduleModule clears its registry when the application shuts down.
     this.stopReconnectHook?.();
     await this.machine.stop(this.options.shutdownTimeoutMs);
   }
