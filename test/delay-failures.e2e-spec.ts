@@ -137,18 +137,18 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
       const store = new DelayQueueStore(client, keyPrefix);
       const take = { count: 1, leaseMs: 100, maxAttempts: 5, keepDone: 10, recoverLimit: 10 };
       await store.submit('stale', [{ id: 's', due: { delay: 0 }, payload: '{}' }], 'sub-1');
-      const first = await store.take('stale', take, [], 'r1');
+      const first = await store.take('stale', take, [], 'c', 'r1');
       expect(first.reserved.map((r) => [r.id, r.attempt])).toEqual([['s', 1]]);
       await sleep(150);
-      const second = await store.take('stale', take, [], 'r2');
+      const second = await store.take('stale', take, [], 'c', 'r2');
       expect(second.reserved.map((r) => [r.id, r.attempt])).toEqual([['s', 2]]);
       const oldToken = first.reserved[0].token;
       expect(await store.extend('stale', 10_000, [['s', oldToken]])).toEqual(['s']);
       expect(await store.fail('stale', 's', oldToken, 0, { name: 'E', message: 'x' })).toBe('stale');
-      const refused = await store.take('stale', { ...take, count: 0 }, [['s', oldToken]], '');
+      const refused = await store.take('stale', { ...take, count: 0 }, [['s', oldToken]], 'c', '');
       expect(refused.refused).toEqual(['s']);
       expect((await store.get('stale', 's')).state).toBe('running');
-      const accepted = await store.take('stale', { ...take, count: 0 }, [['s', second.reserved[0].token]], '');
+      const accepted = await store.take('stale', { ...take, count: 0 }, [['s', second.reserved[0].token]], 'c', '');
       expect(accepted.refused).toEqual([]);
       expect((await store.get('stale', 's')).state).toBe('done');
     } finally {

@@ -1,5 +1,6 @@
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS } from '../runtime/request-id';
+import { withoutSeqTag } from './task-codec';
 import { cancelOutcome, failOutcome, type FailOutcome } from '../redis/script-outcome';
 import type { RedisClient } from '../redis/script-loader';
 import type { CancelResult, TaskState } from '../interfaces';
@@ -105,13 +106,14 @@ export class DelayQueueStore {
   }
 
   /**
-   * Acks finished tasks and reserves up to `count` due ones. `requestId` names this call: a repeat with
-   * the same id (a re-send or a retry after an error) returns the first call's reservations again.
+   * Acks finished tasks and reserves up to `count` due ones. `consumer` names the calling consumer (its
+   * request key) and `requestId` this call: a repeat with the same id (a re-send or a retry after an error)
+   * returns the first call's reservations again.
    */
-  async take(type: string, options: TakeOptions, acks: [string, string][], requestId: string): Promise<TakeResult> {
+  async take(type: string, options: TakeOptions, acks: [string, string][], consumer: string, requestId: string): Promise<TakeResult> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(requestId)];
-    args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events);
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer)];
+    args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, ...flat] = await this.scripts.dqDelayTake(...args);
     const reserved: Reservation[] = [];
@@ -121,7 +123,7 @@ export class DelayQueueStore {
         attempt: Number(flat[i + 1]),
         token: String(flat[i + 2]),
         dueAt: Number(flat[i + 3]),
-        payload: String(flat[i + 4]),
+        payload: withoutSeqTag(String(flat[i + 4])),
       });
     }
     return { now: Number(now), nextDueIn: Number(nextDueIn), refused, reserved };

@@ -1,5 +1,5 @@
 import { InvalidPayloadError, PayloadTooLargeError } from '../errors';
-import { decodeRecord, encodePayload } from './task-codec';
+import { decodeRecord, encodePayload, withoutSeqTag } from './task-codec';
 
 describe('records and payloads', () => {
   it('splits a record whose payload holds colons and newlines', () => {
@@ -12,6 +12,12 @@ describe('records and payloads', () => {
   it('reads the sequence tag of a task that never ran', () => {
     expect(decodeRecord('Bzz{"a":1}', 42)).toEqual({ attempts: 0, seq: 36 * 36 - 1, dueAt: 42, flags: '', payload: '{"a":1}' });
     expect(decodeRecord('A7true')).toEqual({ attempts: 0, seq: 7, dueAt: 0, flags: '', payload: 'true' });
+  });
+  it('drops the seq tag of a never-run record and leaves a bare payload alone', () => {
+    expect(withoutSeqTag('C1zz{"a":1}')).toBe('{"a":1}');
+    expect(withoutSeqTag('A0null')).toBe('null');
+    expect(withoutSeqTag('{"a":1}')).toBe('{"a":1}');
+    expect(withoutSeqTag('"Abc"')).toBe('"Abc"');
   });
   it('encodes JSON and enforces the size limit', () => {
     expect(encodePayload({ a: 1 }, 100)).toBe('{"a":1}');

@@ -33,6 +33,12 @@ export interface DecodedRecord {
 const RECORD = /^~(\d+):(\d+):(\d+):([a-z]*):/;
 const SEQ_TAG = /^[A-K]/;
 
+/** A payload without the seq tag a never-run task's record begins with (JSON never begins with A-K). */
+export function withoutSeqTag(text: string): string {
+  const first = text.charCodeAt(0);
+  return first >= 65 && first <= 75 ? text.slice(first - 63) : text;
+}
+
 /** Splits a record; null when it is not one. `dueAt` is the score, for a bare record. */
 export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
   if (SEQ_TAG.test(record)) {

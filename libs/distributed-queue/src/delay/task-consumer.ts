@@ -54,6 +54,8 @@ export class TaskConsumer {
   private errorTimer?: NodeJS.Timeout;
   private timers: NodeJS.Timeout[] = [];
   private idleWaiters: (() => void)[] = [];
+  /** Names this consumer's request key in Redis. */
+  private readonly consumerId = newRequestId();
   /** A failed take that asked for tasks is retried under the same request id. */
   private retryRequest?: string;
 
@@ -177,7 +179,7 @@ export class TaskConsumer {
     if (want > 0) this.retryRequest = undefined;
     let result: TakeResult | undefined;
     try {
-      result = await this.store.take(this.type, this.takeOptions(want), acks, requestId);
+      result = await this.store.take(this.type, this.takeOptions(want), acks, this.consumerId, requestId);
     } catch (error) {
       this.acks.restore(acks);
       if (want > 0) {
@@ -219,7 +221,7 @@ export class TaskConsumer {
   private async flushAcks(): Promise<void> {
     const acks = this.acks.drain();
     try {
-      await this.store.take(this.type, this.takeOptions(0), acks, '');
+      await this.store.take(this.type, this.takeOptions(0), acks, this.consumerId, '');
     } catch (error) {
       this.acks.restore(acks);
       throw error;

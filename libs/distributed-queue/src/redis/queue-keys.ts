@@ -21,7 +21,7 @@ export interface DelayQueueKeys {
   done: string;
   /** Pub/sub channel: `w:<ms until due>` wake-ups and `c:<id>` cancel requests. */
   events: string;
-  /** STRING, one per submit call (60 s) and per take call (one lease): its reply, so that a repeat returns it. */
+  /** STRING, one per submit call (60 s) and per consumer (its last take, one lease): a reply for a repeated call. */
   request(requestId: string): string;
 }
 

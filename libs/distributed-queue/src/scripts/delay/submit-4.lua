@@ -41,10 +41,10 @@ local minDue = nil
 for i = 3, #ARGV, 4 do
   local id, value = ARGV[i], tonumber(ARGV[i + 2])
   seq = seq + 1
-  if id == '' then id = '#' .. base36(seq) end
+  local tag, digits = seqTag(seq)
+  if id == '' then id = '#' .. digits end
   local due = value
   if ARGV[i + 1] == 'd' then due = now + value end
-  local tag = seqTag(seq)
   out[#out + 1] = id
   if redis.call('HSETNX', jobs, id, tag .. ARGV[i + 3]) == 1 then
     zargs[#zargs + 1] = due

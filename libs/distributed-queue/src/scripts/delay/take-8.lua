@@ -3,18 +3,21 @@
   reserves up to `count` due tasks into the active set with a lease and a fresh token, in (due time,
   submission) order.
   A repeated call (the same request id, e.g. re-sent by the client after a lost reply) reserves nothing
-  new: it returns the reservations the first call made that are still held.
+  new: it returns the reservations the first call made that are still held. The consumer's request key
+  holds its last call's request id and reservations for one lease (one key per consumer, overwritten).
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
-  KEYS[8] request key (this call's request id; holds what it reserved for one lease)
+  KEYS[8] the consumer's request key
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
   ARGV[4] finished ids to keep in `done` (0 = none)
   ARGV[5] max expired reservations to recover in this call
   ARGV[6] events channel
-  ARGV[7..] pairs of id, token to acknowledge
+  ARGV[7] request id of this call
+  ARGV[8..] pairs of id, token to acknowledge
   Returns: { now, ms until the next due task (-1: none or not asked, 0: look again now), refused ack ids,
-             then per reserved task: id, attempt, token, due, payload }
+             then per reserved task: id, attempt, token, due, payload (a never-run task's whole record:
+             seq tag and payload) }
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/record"
@@ -34,26 +37,28 @@ local now = nowMs()
 
 -- 0. A repeat of a call that reserved tasks: hand back the same reservations, nothing else.
 local previous = count > 0 and redis.call('GET', KEYS[8])
-if previous then
+local rid = ARGV[7] .. '\n'
+if previous and string.sub(previous, 1, #rid) == rid then
   local out = { now, 0, {} }
-  local held = cjson.decode(previous)
+  local held = cjson.decode(string.sub(previous, #rid + 1))
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
     local attempt, due = parseLease(token)
-    local r = redis.call('HGET', running, id) == token and parseRecord(redis.call('HGET', jobs, id), due)
-    if r then
+    local _, payload = nil, nil
+    if redis.call('HGET', running, id) == token then _, payload = reservedPayload(redis.call('HGET', jobs, id), due) end
+    if payload then
       out[#out + 1] = id
       out[#out + 1] = attempt
       out[#out + 1] = token
       out[#out + 1] = due
-      out[#out + 1] = r.payload
+      out[#out + 1] = payload
     end
   end
   return out
 end
 
 -- 1. Acknowledge: only while the reservation is still ours (in active, same token).
-local ok, refused = checkReservations(active, running, 7)
+local ok, refused = checkReservations(active, running, 8)
 if #ok > 0 then
   redis.call('ZREM', active, unpack(ok))
   redis.call('HDEL', jobs, unpack(ok))
@@ -116,13 +121,13 @@ if #ids > 0 then
   local leases, zadd, held = {}, {}, {}
   local deadline = now + lease
   for i, id in ipairs(ids) do
-    local r = parseRecord(recs[i], dues[i])
-    if r == nil then
+    local attempts, payload = reservedPayload(recs[i], dues[i])
+    if payload == nil then
       local reason = 'task record is unreadable'
       if not recs[i] then reason = 'task record is missing' end
       bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
     else
-      local attempt = r.attempts + 1
+      local attempt = attempts + 1
       local token = string.format('%.0f:%d:%s', now * 1000 + i, attempt, dues[i])
       leases[#leases + 1] = id
       leases[#leases + 1] = token
@@ -134,13 +139,13 @@ if #ids > 0 then
       out[#out + 1] = attempt
       out[#out + 1] = token
       out[#out + 1] = dues[i]
-      out[#out + 1] = r.payload
+      out[#out + 1] = payload
     end
   end
   if #zadd > 0 then
     redis.call('HSET', running, unpack(leases))
     redis.call('ZADD', active, unpack(zadd))
-    redis.call('SET', KEYS[8], cjson.encode(held), 'PX', lease)
+    redis.call('SET', KEYS[8], rid .. cjson.encode(held), 'PX', lease)
   end
 end
 

@@ -22,3 +22,14 @@ end
 local function encodeRecord(r)
   return string.format('~%.0f:%.0f:%.0f:%s:', r.attempts, r.seq, r.due, r.flags) .. r.payload
 end
+
+-- What a reservation hands out: attempts so far and the payload. NOTE: hot path: a task that never ran goes
+-- out as its whole record (tag and payload; the reader drops the tag), with no parsing or copying here.
+-- nil when the record is missing or unreadable.
+local function reservedPayload(rec, due)
+  local b = type(rec) == 'string' and string.byte(rec, 1)
+  if b and b >= 65 and b <= 75 then return 0, rec end
+  local r = parseRecord(rec, due)
+  if r == nil then return nil end
+  return r.attempts, r.payload
+end
