@@ -21,7 +21,7 @@ setInterval(() => {
   pending = [];
 }, 20);
 
-const Worker = workerClass('ordered', { ordered: true, concurrency: Number(process.env.BENCH_CONCURRENCY ?? 50) }, async (task: Task<{ n: number }>) => {
+const Worker = workerClass('ordered', { ordered: true, concurrency: 128 }, async (task: Task<{ n: number }>) => {
   pending.push(`${task.key}|${task.payload.n}|${task.fence!.partition}|${Date.now()}`);
   if (task.payload.n % 2 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
 });

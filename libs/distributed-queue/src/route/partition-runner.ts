@@ -239,7 +239,7 @@ export class PartitionRunner {
     if (!worker || !slots) return errorJson(new Error(`no ordered @TaskWorker for type "${item.type}" on ${this.ctx.me}`), 0);
     const { maxAttempts, backoff } = worker.options;
     for (let attempt = 1; ; attempt++) {
-      if (!(await slots.acquire(this.halt.signal))) return 'aborted';
+      if (!slots.tryAcquire() && !(await slots.acquire(this.halt.signal))) return 'aborted';
       // NOTE: checked again in the same tick as the handler call: a process paused (GC, SIGSTOP) since the
       // chain's check must not start a task under a claim that went stale meanwhile, nor a revoked runner.
       const fresh = this.ctx.leaseFresh(this.partition);
@@ -247,7 +247,7 @@ export class PartitionRunner {
         slots.release();
         return this.halted || attempt > 1 ? 'aborted' : 'stale';
       }
-      const failure = await this.attempt(worker, item, attempt + replays).finally(() => slots.release());
+      const failure = await this.attempt(worker, item, attempt + replays, slots);
       if (!failure) return 'done';
       if (this.stopping) return 'aborted';
       this.ctx.logger.warn?.(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt} failed: ${failure.message}`);
@@ -260,16 +260,18 @@ export class PartitionRunner {
   }
 
   /**
-   * One run of the handler with its timeout and abort signal (lost, shutdown); resolves with its error, or
-   * null when it succeeded. The handler is called synchronously, in the caller's tick.
+   * One run of the handler with its timeout and abort signal (lost, shutdown); gives its slot back as it
+   * settles and resolves with its error, or null when it succeeded. The handler is called synchronously,
+   * in the caller's tick.
    */
-  private attempt(worker: OrderedWorker, item: RouteItem, attempt: number): Promise<Error | null> {
+  private attempt(worker: OrderedWorker, item: RouteItem, attempt: number, slots: Slots): Promise<Error | null> {
     const { timeoutMs } = worker.options;
     return new Promise((resolve) => {
       const controller = new AbortController();
       const settle = (error: Error | null) => {
         if (!this.controllers.delete(controller)) return;
         timer.clear();
+        slots.release();
         resolve(error);
       };
       const timer = setLongTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);

@@ -30,4 +30,15 @@ describe('Slots', () => {
     expect(await second).toBe(true);
     expect(await slots.acquire(quit.signal)).toBe(false);
   });
+
+  it('tryAcquire takes a free slot at once, never ahead of a waiter', async () => {
+    const slots = new Slots(1);
+    const signal = new AbortController().signal;
+    expect(slots.tryAcquire()).toBe(true);
+    expect(slots.tryAcquire()).toBe(false);
+    const waiter = slots.acquire(signal);
+    slots.release();
+    expect(slots.tryAcquire()).toBe(false);
+    expect(await waiter).toBe(true);
+  });
 });

@@ -11,6 +11,13 @@ export class Slots {
     this.free = size;
   }
 
+  /** Takes a free slot now, without waiting: true when taken (the hot path: no promise). */
+  tryAcquire(): boolean {
+    if (this.free === 0 || this.waiting.length > 0) return false;
+    this.free--;
+    return true;
+  }
+
   /** Takes a slot: true once taken, false when `signal` aborted first (nothing taken, the wait left). */
   acquire(signal: AbortSignal): Promise<boolean> {
     if (signal.aborted) return Promise.resolve(false);
