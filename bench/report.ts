@@ -32,18 +32,24 @@ export function renderTable(rows: Row[]): string {
 
 const NOTES = `## Reading the figures
 
-- Immediate: this library spends about 4 times less CPU than BullMQ in Node and in Redis (1.7 Redis
+- Immediate: this library spends about 3 to 4 times less CPU than BullMQ in Node and in Redis (1.7 Redis
   commands per task against 37: a worker acks the tasks it finished and reserves the next ones in one script
   call, for at most its free slots, with two such calls in flight). What bounds it now is Redis's time in
-  that script, about 6 µs per task (the reservation lives in a small hash, so reserving and acking never copy
-  the payload); from run to run on this 2-core machine it has measured 2.5 to 3.1 times BullMQ's rate.
+  that script, about 6 to 8 µs per task (the reservation lives in a small hash, so reserving and acking never
+  copy the payload; a never-run task's record goes out whole). The fetch also keeps its reply for a repeat
+  (one key per worker, overwritten by each fetch), so a command re-sent after a reconnect reserves nothing
+  twice.
 - Delayed: workers sleep until the next due time that the fetch script returns and are woken when an
   earlier task arrives, so lateness is a timer's; BullMQ's p99 over all tasks includes the backlog it
-  builds while the tasks are being added.
-- Ordered: BullMQ is only order-safe at concurrency 1. At concurrency 50 it saw no violations here because a
-  key's tasks are 500 jobs apart in its queue; that is luck of the workload, not a guarantee.
-- Memory: one hash entry and one sorted-set entry per pending task; the record is the bare payload until a
-  run fails, and generated ids are short (\`#<base 36>\`).
+  builds while the tasks are being added. Tasks due at the same millisecond start in submission order.
+- Ordered: two processes, each ordered worker at \`concurrency: 128\` (what 4 partitions × \`keyConcurrency\` 32
+  gave before \`concurrency\` bounded ordered workers). Order is judged by the time each task first started.
+  BullMQ is only order-safe at concurrency 1. At concurrency 50 it saw no violations here because a key's
+  tasks are 500 jobs apart in its queue; that is luck of the workload, not a guarantee.
+- Memory: one hash entry and one sorted-set entry per pending task; the record is the payload behind a
+  short sequence tag (FIFO order) until a run fails, and generated ids are short (\`#<hex>\`).
+- The machine is shared: the same code measures up to ±30 % apart from run to run; compare ratios from one
+  run, and several runs before drawing a conclusion.
 `;
 
 /** Writes docs/benchmarks.md with the machine and the date. */

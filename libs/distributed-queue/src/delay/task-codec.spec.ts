@@ -10,11 +10,12 @@ describe('records and payloads', () => {
     expect(decodeRecord('{"a":1}', 42)).toBeNull();
   });
   it('reads the sequence tag of a task that never ran', () => {
-    expect(decodeRecord('Bzz{"a":1}', 42)).toEqual({ attempts: 0, seq: 36 * 36 - 1, dueAt: 42, flags: '', payload: '{"a":1}' });
+    expect(decodeRecord('Bff{"a":1}', 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', payload: '{"a":1}' });
     expect(decodeRecord('A7true')).toEqual({ attempts: 0, seq: 7, dueAt: 0, flags: '', payload: 'true' });
   });
   it('drops the seq tag of a never-run record and leaves a bare payload alone', () => {
-    expect(withoutSeqTag('C1zz{"a":1}')).toBe('{"a":1}');
+    expect(withoutSeqTag('C1ff{"a":1}')).toBe('{"a":1}');
+    expect(withoutSeqTag('N1fffffffffffff[1]')).toBe('[1]');
     expect(withoutSeqTag('A0null')).toBe('null');
     expect(withoutSeqTag('{"a":1}')).toBe('{"a":1}');
     expect(withoutSeqTag('"Abc"')).toBe('"Abc"');

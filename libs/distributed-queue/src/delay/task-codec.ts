@@ -31,19 +31,19 @@ export interface DecodedRecord {
 }
 
 const RECORD = /^~(\d+):(\d+):(\d+):([a-z]*):/;
-const SEQ_TAG = /^[A-K]/;
+const SEQ_TAG = /^[A-N]/;
 
-/** A payload without the seq tag a never-run task's record begins with (JSON never begins with A-K). */
+/** A payload without the seq tag a never-run task's record begins with (JSON never begins with A-N). */
 export function withoutSeqTag(text: string): string {
   const first = text.charCodeAt(0);
-  return first >= 65 && first <= 75 ? text.slice(first - 63) : text;
+  return first >= 65 && first <= 78 ? text.slice(first - 63) : text;
 }
 
 /** Splits a record; null when it is not one. `dueAt` is the score, for a bare record. */
 export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
   if (SEQ_TAG.test(record)) {
     const digits = record.charCodeAt(0) - 64;
-    const seq = parseInt(record.slice(1, 1 + digits), 36);
+    const seq = parseInt(record.slice(1, 1 + digits), 16);
     if (!Number.isFinite(seq)) return null;
     return { attempts: 0, seq, dueAt, flags: '', payload: record.slice(1 + digits) };
   }

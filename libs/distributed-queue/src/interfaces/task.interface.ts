@@ -38,7 +38,7 @@ export interface SubmitOptions {
    * The task's id, unique per type. Submitting an id that already exists (delayed, ready, running or
    * dead) creates nothing and leaves the existing task as it is; finished tasks do not block the id.
    * Ids starting with `#` are reserved for generated ones.
-   * @default a generated id, `#<base 36 counter>` (short ids keep memory per task low)
+   * @default a generated id, `#<hex counter>` (short ids keep memory per task low)
    */
   id?: string;
   /** Run after this many milliseconds (Redis clock). Not with `runAt`. @default 0 */

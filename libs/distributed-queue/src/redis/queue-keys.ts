@@ -9,7 +9,7 @@ export interface DelayQueueKeys {
   active: string;
   /** HASH id -> record: `<seq tag><payload json>` until a run fails or is lost, then `~<attempts>:<seq>:<due>:<flags>:<payload json>`. */
   jobs: string;
-  /** STRING counter: the submission sequence of the type (FIFO order at equal due times; generated ids `#<base 36>`). */
+  /** STRING counter: the submission sequence of the type (FIFO order at equal due times; generated ids `#<hex>`). */
   seq: string;
   /** HASH id -> `<stamp>:<attempt>:<due>`: the reservation of each running task (the worker's token). */
   running: string;

@@ -1,7 +1,7 @@
 --[[
   Adds tasks unless their id exists; wakes workers when the earliest due time moved earlier. Each task
   takes the next number of the type's sequence, which orders tasks due at the same time (FIFO) and names
-  the tasks submitted without an id ('#' .. base 36).
+  the tasks submitted without an id ('#' .. hex).
   A repeated call (the same request key, e.g. re-sent by the client after a lost reply) writes nothing and
   returns the first call's reply: its generated ids are the same, so nothing is created twice.
   KEYS[1] waiting  KEYS[2] jobs  KEYS[3] sequence counter  KEYS[4] request key (kept for ARGV[2] ms)
@@ -26,7 +26,7 @@ if previous then
   for i = 1, n do
     seq = seq + 1
     local id = ARGV[i * 4 - 1]
-    if id == '' then id = '#' .. base36(seq) end
+    if id == '' then id = '#' .. string.format('%x', seq) end
     out[#out + 1] = id
     out[#out + 1] = tonumber(string.sub(flags, i, i))
   end

@@ -28,7 +28,7 @@ end
 -- nil when the record is missing or unreadable.
 local function reservedPayload(rec, due)
   local b = type(rec) == 'string' and string.byte(rec, 1)
-  if b and b >= 65 and b <= 75 then return 0, rec end
+  if b and b >= 65 and b <= 78 then return 0, rec end
   local r = parseRecord(rec, due)
   if r == nil then return nil end
   return r.attempts, r.payload

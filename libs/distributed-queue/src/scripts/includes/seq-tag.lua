@@ -1,18 +1,18 @@
--- A task's submission sequence as sortable text: one letter for the number of base-36 digits ('A' + n),
--- then the digits. Tags compare as bytes in the same order as the numbers, so members "<tag><id>" of the
--- waiting set order tasks with equal due times by submission (FIFO), whatever their ids.
---- @include "includes/base36"
+-- A task's submission sequence as sortable text: one letter for the number of hex digits ('A' + n, so 'A'
+-- to 'N'), then the lower-case hex digits. Tags compare as bytes in the same order as the numbers, so
+-- members "<tag><id>" of the waiting set order tasks with equal due times by submission (FIFO), whatever
+-- their ids. NOTE: hex because string.format is C: submit makes one per task.
 
 local function seqTag(seq)
-  local digits = base36(seq)
+  local digits = string.format('%x', seq)
   return string.char(64 + #digits) .. digits, digits
 end
 
 -- seq and the index of the first character after the tag; nil when `s` does not begin with a tag.
 local function splitSeqTag(s)
   local n = string.byte(s, 1) - 64
-  if n < 1 or n > 11 then return nil end
-  local seq = tonumber(string.sub(s, 2, 1 + n), 36)
+  if n < 1 or n > 14 then return nil end
+  local seq = tonumber(string.sub(s, 2, 1 + n), 16)
   if seq == nil then return nil end
   return seq, 2 + n
 end
@@ -26,6 +26,6 @@ end
 -- NOTE: on the hot path: the tag's first letter gives its length, nothing else is parsed.
 local function idOfMember(member)
   local n = string.byte(member, 1) - 64
-  if n < 1 or n > 11 then return member end
+  if n < 1 or n > 14 then return member end
   return string.sub(member, n + 2)
 end
