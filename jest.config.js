@@ -15,8 +15,8 @@ const transform = {
 };
 
 const moduleNameMapper = {
-  '^@app/distributed-queue$': '<rootDir>/libs/distributed-queue/src',
-  '^@app/distributed-queue/(.*)$': '<rootDir>/libs/distributed-queue/src/$1',
+  '^nestjs-distributed-queue$': '<rootDir>/libs/distributed-queue/src',
+  '^nestjs-distributed-queue/(.*)$': '<rootDir>/libs/distributed-queue/src/$1',
 };
 
 const common = {
@@ -25,7 +25,7 @@ const common = {
   transform,
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper,
-  modulePathIgnorePatterns: ['<rootDir>/dist/'],
+  modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/libs/distributed-queue/dist/'],
 };
 
 /** @type {import('jest').Config} */

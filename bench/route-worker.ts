@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { DistributedQueueModule, type Task } from '../libs/distributed-queue/src';
+import { DistributedQueueModule, type Task } from 'nestjs-distributed-queue';
 import { workerClass } from '../test/support/queue-app';
 
 const env = (name: string): string => {

@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Task } from '../libs/distributed-queue/src';
+import type { Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
 
 /** A task start as a benchmark sees it: when it started and when it was due (epoch ms). */

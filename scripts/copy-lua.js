@@ -1,8 +1,9 @@
-// Copies the Lua scripts next to the compiled library: Lua is data and must reach dist/.
+// Copies the library's Lua scripts next to its compiled code (libs/distributed-queue/dist/scripts): Lua is
+// data, it ships in the package and the script loader reads it from there.
 const { cpSync } = require('fs');
 const { join } = require('path');
-const root = join(__dirname, '..');
-cpSync(join(root, 'libs/distributed-queue/src/scripts'), join(root, 'dist/libs/distributed-queue/src/scripts'), {
+const lib = join(__dirname, '..', 'libs', 'distributed-queue');
+cpSync(join(lib, 'src', 'scripts'), join(lib, 'dist', 'scripts'), {
   recursive: true,
   filter: (src) => !src.endsWith('.ts'),
 });

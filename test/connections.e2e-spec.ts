@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { Logger, LoggerService, Type } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import type { DistributedQueueModuleOptions, Task } from '../libs/distributed-queue/src';
-import { loadScripts } from '../libs/distributed-queue/src/redis/script-loader';
+import type { DistributedQueueModuleOptions, Task } from 'nestjs-distributed-queue';
+import { loadScripts } from 'nestjs-distributed-queue/redis/script-loader';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { redisCommand, startRedisServer, type RedisServerHandle } from './support/redis-server';
 import { getTargets, uniquePrefix } from './support/targets';

@@ -1,5 +1,5 @@
 import { Cluster, Redis } from 'ioredis';
-import type { Task } from '../libs/distributed-queue/src';
+import type { Task } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
 import { connect, startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { startRedisServer } from './support/redis-server';

@@ -1,5 +1,5 @@
-import { InvalidOptionsError, type Task } from '../libs/distributed-queue/src';
-import { DelayQueueStore } from '../libs/distributed-queue/src/delay/delay-queue.store';
+import { InvalidOptionsError, type Task } from 'nestjs-distributed-queue';
+import { DelayQueueStore } from 'nestjs-distributed-queue/delay/delay-queue.store';
 import { redisNow, startQueueApp, useQueueApps, workerClass } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';

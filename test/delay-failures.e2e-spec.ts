@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
-import { TaskCancelledError, TaskTimeoutError, type Task } from '../libs/distributed-queue/src';
-import { DelayQueueStore } from '../libs/distributed-queue/src/delay/delay-queue.store';
-import { createRedisClient } from '../libs/distributed-queue/src/redis/redis-connection';
+import { TaskCancelledError, TaskTimeoutError, type Task } from 'nestjs-distributed-queue';
+import { DelayQueueStore } from 'nestjs-distributed-queue/delay/delay-queue.store';
+import { createRedisClient } from 'nestjs-distributed-queue/redis/redis-connection';
 import { keysOf, useQueueApps, untilAborted, workerClass } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';

@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import {
   InvalidOptionsError, InvalidPayloadError, InvalidSubmitOptionsError, InvalidTaskTypeError, InvalidTaskWorkerError,
   PayloadTooLargeError, RouteNotConfiguredError, UnknownTaskTypeError,
-} from '../libs/distributed-queue/src';
+} from 'nestjs-distributed-queue';
 import { connect, startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
 

@@ -1,4 +1,4 @@
-import type { Task } from '../libs/distributed-queue/src';
+import type { Task } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
 import { redisNow, useQueueApps, workerClass } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';

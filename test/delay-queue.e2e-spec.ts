@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { Task } from '../libs/distributed-queue/src';
+import type { Task } from 'nestjs-distributed-queue';
 import { keysOf, useQueueApps, percentiles, workerClass } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { partitionOf } from '../libs/distributed-queue/src';
+import { partitionOf } from 'nestjs-distributed-queue/route/route-keys';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
 import { httpCall, startSampleApp, type Reply, type SampleApp } from './support/http';

@@ -1,7 +1,7 @@
 import { createHash } from 'crypto';
 import { Redis } from 'ioredis';
-import type { RedisConnection, Task } from '../libs/distributed-queue/src';
-import { loadScripts } from '../libs/distributed-queue/src/redis/script-loader';
+import type { RedisConnection, Task } from 'nestjs-distributed-queue';
+import { loadScripts } from 'nestjs-distributed-queue/redis/script-loader';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { HOST } from './support/redis-server';
 import { ProxyRules, startTcpProxy, type DropRule, type ProxiedCommand, type TcpProxy } from './support/tcp-proxy';

@@ -1,4 +1,4 @@
-import type { Task } from '../libs/distributed-queue/src';
+import type { Task } from 'nestjs-distributed-queue';
 import { useQueueApps, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';

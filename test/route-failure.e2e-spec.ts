@@ -1,4 +1,4 @@
-import type { RouteStatus } from '../libs/distributed-queue/src';
+import type { RouteStatus } from 'nestjs-distributed-queue';
 import { connect } from './support/queue-app';
 import { checkLog, readLog, submitLoad, useRouteMachines } from './support/route';
 import { getTargets, type RedisTarget } from './support/targets';

@@ -1,5 +1,5 @@
-import type { Task } from '../libs/distributed-queue/src';
-import { partitionOf } from '../libs/distributed-queue/src/route/route-keys';
+import type { Task } from 'nestjs-distributed-queue';
+import { partitionOf } from 'nestjs-distributed-queue/route/route-keys';
 import { connect, useQueueApps, workerClass } from './support/queue-app';
 import {
   checkLog, overlaps, readLog, readSpans, routeTestOptions, startMachine, submitLoad, useRouteMachines,

@@ -1,4 +1,4 @@
-import type { RouteStatus } from '../libs/distributed-queue/src';
+import type { RouteStatus } from 'nestjs-distributed-queue';
 import { balanced, checkLog, readLog, startMachine, submitLoad, useRouteMachines } from './support/route';
 import { getTargets, type RedisTarget } from './support/targets';
 import { connect } from './support/queue-app';

@@ -1,8 +1,8 @@
-import type { ResolvedRouteOptions } from '../libs/distributed-queue/src/options/resolve-options';
-import { resolveModuleOptions } from '../libs/distributed-queue/src/options/resolve-options';
-import { defineScripts, type RedisClient } from '../libs/distributed-queue/src/redis/script-loader';
-import { ensureTopology } from '../libs/distributed-queue/src/route/route-topology';
-import { decodeRouteItem, RouteStore } from '../libs/distributed-queue/src/route/route.store';
+import type { ResolvedRouteOptions } from 'nestjs-distributed-queue/options/resolve-options';
+import { resolveModuleOptions } from 'nestjs-distributed-queue/options/resolve-options';
+import { defineScripts, type RedisClient } from 'nestjs-distributed-queue/redis/script-loader';
+import { ensureTopology } from 'nestjs-distributed-queue/route/route-topology';
+import { decodeRouteItem, RouteStore } from 'nestjs-distributed-queue/route/route.store';
 import { connect } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';

@@ -1,10 +1,10 @@
 import {
   InvalidSubmitOptionsError, PartitionFullError, PartitionShrinkError, type Task,
-} from '../libs/distributed-queue/src';
-import { RouteStore } from '../libs/distributed-queue/src/route/route.store';
-import { ensureTopology } from '../libs/distributed-queue/src/route/route-topology';
-import { createRedisClient } from '../libs/distributed-queue/src/redis/redis-connection';
-import { resolveModuleOptions } from '../libs/distributed-queue/src/options/resolve-options';
+} from 'nestjs-distributed-queue';
+import { RouteStore } from 'nestjs-distributed-queue/route/route.store';
+import { ensureTopology } from 'nestjs-distributed-queue/route/route-topology';
+import { createRedisClient } from 'nestjs-distributed-queue/redis/redis-connection';
+import { resolveModuleOptions } from 'nestjs-distributed-queue/options/resolve-options';
 import { redisNow, startQueueApp, useQueueApps, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';

@@ -1,4 +1,4 @@
-import type { Task } from '../libs/distributed-queue/src';
+import type { Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass } from './support/queue-app';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
 import { startSentinel, type SentinelHandle } from './support/sentinel';

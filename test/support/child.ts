@@ -63,7 +63,7 @@ function tail(text: string, chars = 4000): string {
 export function spawnChild(file: string, env: Record<string, string> = {}): ChildHandle {
   installExitHook();
   const script = path.resolve(REPO_ROOT, file);
-  const [cmd, args] = withParentDeathSignal(process.execPath, ['-r', 'ts-node/register/transpile-only', script]);
+  const [cmd, args] = withParentDeathSignal(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', script]);
   const proc = spawn(cmd, args, {
     cwd: REPO_ROOT,
     env: { ...process.env, TS_NODE_TRANSPILE_ONLY: '1', ...env },

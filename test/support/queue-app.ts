@@ -3,9 +3,10 @@ import { INestApplicationContext, Injectable, Module, Type } from '@nestjs/commo
 import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import {
-  DistributedQueueModule, TaskInspectorService, TaskSubmitService, TaskWorker, delayQueueKeys,
+  DistributedQueueModule, TaskInspectorService, TaskSubmitService, TaskWorker,
   type DistributedQueueModuleOptions, type Task, type TaskHandler, type TaskWorkerOptions,
-} from '../../libs/distributed-queue/src';
+} from 'nestjs-distributed-queue';
+import { delayQueueKeys } from 'nestjs-distributed-queue/redis/queue-keys';
 import type { RedisTarget } from './targets';
 
 export interface QueueApp {

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import type { RouteQueueOptions, RouteStatus, TaskSubmitService } from '../../libs/distributed-queue/src';
+import type { RouteQueueOptions, RouteStatus, TaskSubmitService } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild, type ChildHandle } from './child';
 import { startQueueApp, type QueueApp } from './queue-app';
 import { uniquePrefix, type RedisTarget } from './targets';

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { hostname } from 'os';
-import type { RouteQueueOptions } from '../../../libs/distributed-queue/src';
+import type { RouteQueueOptions } from 'nestjs-distributed-queue';
 
 /** The route (ordered) queue settings the sample exposes; passed to the queue module's `route` option. */
 export type AppRouteOptions = Required<

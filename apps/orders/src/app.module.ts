@@ -1,5 +1,5 @@
 import { DynamicModule, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import { DistributedQueueModule } from '../../../libs/distributed-queue/src';
+import { DistributedQueueModule } from 'nestjs-distributed-queue';
 import { APP_CONFIG, AppConfig, AppConfigModule, AppOptions } from './app.config';
 import { LedgerModule } from './ledger/ledger.module';
 import { OrdersModule } from './orders/orders.module';

@@ -2,11 +2,11 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, TASK_WORKER_METADATA } from './distributed-queue.constants';
 import { DUPLICATE_WORKER, MISSING_HANDLE } from './distributed-queue.messages';
-import type { TaskWorkerMetadata } from './decorators';
+import type { TaskWorkerMetadata } from './decorators/task-worker.decorator';
 import { InvalidOptionsError, InvalidTaskWorkerError } from './errors';
-import type { ResolvedWorkerOptions, TaskHandler } from './interfaces';
+import type { TaskHandler } from './interfaces';
 import {
-  DEFAULT_ORDERED_CONCURRENCY, mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions,
+  DEFAULT_ORDERED_CONCURRENCY, mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions, type ResolvedWorkerOptions,
 } from './options/resolve-options';
 
 /** A discovered worker with its options resolved (decorator over `types[type]` over `defaults`). */

@@ -1,11 +1,11 @@
+/**
+ * nestjs-distributed-queue: distributed delay and ordered (route) queues for NestJS on Redis.
+ * The public API is what the README documents: the module, the two services, the decorator, the option,
+ * task and result types, and the errors.
+ */
 export { DistributedQueueModule } from './distributed-queue.module';
-export { DISTRIBUTED_QUEUE_MODULE_OPTIONS } from './distributed-queue.module-definition';
 export { TaskSubmitService } from './services/task-submit.service';
 export { TaskInspectorService } from './services/task-inspector.service';
 export * from './decorators';
 export * from './errors';
 export * from './interfaces';
-export { delayQueueKeys, type DelayQueueKeys } from './redis/queue-keys';
-export { routeHeartbeatName, routeRebalanceName } from './distributed-queue.constants';
-export { RouteOrchestrator } from './route/route.orchestrator';
-export { partitionOf, routeKeys, type RouteKeys, type PartitionKeys } from './route/route-keys';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Task, TaskHandler, TaskWorker } from '../../../../libs/distributed-queue/src';
+import { Task, TaskHandler, TaskWorker } from 'nestjs-distributed-queue';
 import { APP_CONFIG, AppConfig } from '../app.config';
 import { LEDGER_APPLY_TASK, LedgerApplyPayload, toCents } from './ledger';
 import { LedgerStore } from './ledger.store';

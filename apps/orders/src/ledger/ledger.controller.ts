@@ -1,5 +1,5 @@
 import { BadRequestException, Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import type { OrderedDeadTask } from '../../../../libs/distributed-queue/src';
+import type { OrderedDeadTask } from 'nestjs-distributed-queue';
 import { Account } from './ledger';
 import { parseAccountId, parseLedgerEvent } from './ledger-event.input';
 import { LedgerService, RouteStatusView, SubmittedEvent } from './ledger.service';

@@ -5,7 +5,7 @@ import { LedgerService } from './ledger.service';
 import { LedgerStore } from './ledger.store';
 
 /**
- * Account ledger on the route (ordered) queue. TaskSubmitService and RouteOrchestrator come from the global
+ * Account ledger on the route (ordered) queue. TaskSubmitService and TaskInspectorService come from the global
  * DistributedQueueModule (configured with `route`); LedgerApplyWorker is discovered by it.
  */
 @Module({

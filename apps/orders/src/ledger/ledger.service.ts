@@ -1,6 +1,6 @@
 import { Inject, Injectable, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { randomUUID } from 'crypto';
-import { OrderedDeadTask, OrderedSubmitResult, RouteOrchestrator, RouteStatus, TaskInspectorService, TaskSubmitService } from '../../../../libs/distributed-queue/src';
+import { OrderedDeadTask, OrderedSubmitResult, RouteStatus, TaskInspectorService, TaskSubmitService } from 'nestjs-distributed-queue';
 import { APP_CONFIG, AppConfig } from '../app.config';
 import { Account, LEDGER_APPLY_TASK, LedgerApplyPayload } from './ledger';
 import { LedgerEventInput } from './ledger-event.input';
@@ -21,7 +21,6 @@ export class LedgerService {
     private readonly store: LedgerStore,
     private readonly tasks: TaskSubmitService,
     private readonly inspector: TaskInspectorService,
-    private readonly route: RouteOrchestrator,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -46,7 +45,7 @@ export class LedgerService {
   }
 
   async routeStatus(): Promise<RouteStatusView> {
-    const machineId = this.route.routeMachine?.id ?? this.config.route.machineId;
+    const { machineId } = this.config.route;
     const status = await this.inspector.getRouteStatus();
     const owned = status.partitions.filter((p) => p.owner === machineId).map((p) => p.partition);
     return { machineId, owned, ...status };

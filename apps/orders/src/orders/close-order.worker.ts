@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Task, TaskHandler, TaskWorker } from '../../../../libs/distributed-queue/src';
+import { Task, TaskHandler, TaskWorker } from 'nestjs-distributed-queue';
 import { CLOSE_ORDER_TASK, CloseOrderPayload } from './order';
 import { OrdersStore } from './orders.store';
 

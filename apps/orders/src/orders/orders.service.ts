@@ -1,5 +1,5 @@
 import { ConflictException, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
-import { CancelResult, TaskInfo, TaskInspectorService, TaskSubmitService } from '../../../../libs/distributed-queue/src';
+import { CancelResult, TaskInfo, TaskInspectorService, TaskSubmitService } from 'nestjs-distributed-queue';
 import { APP_CONFIG, AppConfig } from '../app.config';
 import { CreateOrderInput } from './create-order.input';
 import { CLOSE_ORDER_TASK, CloseOrderPayload, Order } from './order';

@@ -1,1 +1,1 @@
-export * from './task-worker.decorator';
+export { TaskWorker } from './task-worker.decorator';

@@ -1,6 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, LeaseLostError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
-import type { ResolvedWorkerOptions, Task, TaskHandler } from '../interfaces';
+import type { Task, TaskHandler } from '../interfaces';
+import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { AckBuffer } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
 import { callHandler } from '../runtime/handler-call';

@@ -37,8 +37,3 @@ export interface TaskWorkerOptions {
   /** Safety poll: the worker looks for due tasks at least this often, whatever else happens. @default 1000 */
   pollIntervalMs?: number;
 }
-
-/** Options with every default applied. */
-export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff'>> & {
-  backoff: Required<BackoffOptions>;
-};

@@ -4,12 +4,17 @@ import { MAX_TIMER_MS } from '../runtime/long-timer';
 import { randomBytes } from 'crypto';
 import { hostname } from 'os';
 import type {
+  BackoffOptions,
   DistributedQueueModuleOptions,
   RedisConnection,
-  ResolvedWorkerOptions,
   RouteQueueOptions,
   TaskWorkerOptions,
 } from '../interfaces';
+
+/** Options with every default applied. */
+export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff'>> & {
+  backoff: Required<BackoffOptions>;
+};
 
 /** Route queue options with defaults applied. */
 export type ResolvedRouteOptions = Required<RouteQueueOptions>;

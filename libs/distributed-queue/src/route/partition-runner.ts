@@ -1,6 +1,7 @@
 import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, LeaseLostError, TaskTimeoutError } from '../errors';
-import type { ResolvedWorkerOptions, TaskHandler } from '../interfaces';
+import type { TaskHandler } from '../interfaces';
+import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { AckBuffer } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
 import { stopWithGrace } from '../runtime/graceful-stop';
