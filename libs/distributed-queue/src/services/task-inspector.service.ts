@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ROUTE_STORE } from '../distributed-queue.constants';
+import { typeOf, type TaskContract } from '../contracts/task-contract';
 import { RouteNotConfiguredError } from '../errors';
 import type { DeadTask, OrderedDeadTask, RouteStatus, TaskInfo, TaskState } from '../interfaces';
 import { DelayQueueStore } from '../delay/delay-queue.store';
@@ -19,7 +20,10 @@ function parseJson(json: string): unknown {
   }
 }
 
-/** Looks into the queues (task state, route ownership) and handles dead letters. Injectable anywhere. */
+/**
+ * Looks into the queues (task state, route ownership) and handles dead letters. Injectable anywhere. Every
+ * `type` is a type string or a (not ordered) contract from `defineTask`, which types the payloads returned.
+ */
 @Injectable()
 export class TaskInspectorService {
   private readonly producer?: RouteProducer;
@@ -32,12 +36,13 @@ export class TaskInspectorService {
   }
 
   /** The task's state: delayed, ready, running, done (among the last `keepDone`), dead or unknown. */
-  async getState(type: string, id: string): Promise<TaskState> {
+  async getState(type: string | TaskContract<unknown>, id: string): Promise<TaskState> {
     return (await this.getTask(type, id)).state;
   }
 
   /** The task's state with its record (attempts, due time, payload, last error). */
-  async getTask<P = unknown>(type: string, id: string): Promise<TaskInfo<P>> {
+  async getTask<P = unknown>(typeOrContract: string | TaskContract<P>, id: string): Promise<TaskInfo<P>> {
+    const type = typeOf(typeOrContract);
     assertTaskType(type);
     const { state, record, error, due, attempt } = await this.store.get(type, checkId(id));
     const info: TaskInfo<P> = { id, type, state };
@@ -52,7 +57,8 @@ export class TaskInspectorService {
   }
 
   /** Dead letters of a type, oldest first. @default offset 0, limit 100 */
-  async listDead<P = unknown>(type: string, offset = 0, limit = 100): Promise<{ total: number; tasks: DeadTask<P>[] }> {
+  async listDead<P = unknown>(typeOrContract: string | TaskContract<P>, offset = 0, limit = 100): Promise<{ total: number; tasks: DeadTask<P>[] }> {
+    const type = typeOf(typeOrContract);
     assertTaskType(type);
     const { total, items } = await this.store.deadList(type, offset, limit);
     const tasks = items.map(({ id, diedAt, record, error }) => {
@@ -73,13 +79,15 @@ export class TaskInspectorService {
    * Puts dead tasks back to run now with their attempts reset: the given ids, or when none are given the
    * oldest `limit`. Corrupt records stay dead. Returns how many were re-driven. @default limit 100
    */
-  async redriveDead(type: string, ids: string[] = [], limit = 100): Promise<number> {
+  async redriveDead(typeOrContract: string | TaskContract<unknown>, ids: string[] = [], limit = 100): Promise<number> {
+    const type = typeOf(typeOrContract);
     assertTaskType(type);
     return this.store.redrive(type, ids.map((id) => checkId(id)), limit, newRequestId());
   }
 
   /** Deletes dead tasks for good. Returns how many were deleted. */
-  async deleteDead(type: string, ids: string[]): Promise<number> {
+  async deleteDead(typeOrContract: string | TaskContract<unknown>, ids: string[]): Promise<number> {
+    const type = typeOf(typeOrContract);
     assertTaskType(type);
     if (ids.length === 0) return 0;
     return this.store.deleteDead(type, ids.map((id) => checkId(id)));

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
+import { typeOf, type TaskContract } from '../contracts/task-contract';
 import { InvalidSubmitOptionsError, PartitionFullError, RouteNotConfiguredError, UnknownTaskTypeError } from '../errors';
 import type {
   CancelResult, OrderedSubmitItem, OrderedSubmitOptions, OrderedSubmitResult, SubmitItem, SubmitOptions, SubmitResult,
@@ -19,7 +20,11 @@ const SUBMIT_CHUNK = 500;
 const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload'];
 const ORDERED_KEYS = ['key', 'payload', 'id', 'delay', 'runAt'];
 
-/** Submits tasks to both engines, cancels and reschedules them. Injectable anywhere. */
+/**
+ * Submits tasks to both engines, cancels and reschedules them. Injectable anywhere. Every `type` is a type
+ * string or a contract from `defineTask` (then the payload is checked against it at compile time; an ordered
+ * contract goes to `submitOrdered`/`submitOrderedMany` only, any other to the other methods).
+ */
 @Injectable()
 export class TaskSubmitService {
   private readonly producer?: RouteProducer;
@@ -38,7 +43,7 @@ export class TaskSubmitService {
    * dead), nothing is created or changed and the same id is returned; use `submitMany` to learn which.
    * @throws InvalidTaskTypeError, UnknownTaskTypeError, InvalidSubmitOptionsError, InvalidPayloadError
    */
-  async submit<P>(type: string, payload: P, options: SubmitOptions = {}): Promise<string> {
+  async submit<P>(type: string | TaskContract<P>, payload: NoInfer<P>, options: SubmitOptions = {}): Promise<string> {
     const [result] = await this.submitMany(type, [{ ...options, payload }]);
     return result.id;
   }
@@ -47,7 +52,8 @@ export class TaskSubmitService {
    * Submits many tasks of one type in few round trips; tasks due at the same time run in the order of
    * `items`. Every item is validated before anything is written, so a bad item rejects the whole call.
    */
-  async submitMany<P>(type: string, items: SubmitItem<P>[]): Promise<SubmitResult[]> {
+  async submitMany<P>(typeOrContract: string | TaskContract<P>, items: SubmitItem<NoInfer<P>>[]): Promise<SubmitResult[]> {
+    const type = typeOf(typeOrContract);
     this.assertDelayType(type);
     if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
     const tasks = items.map((item, index) => this.toNewTask(item, index));
@@ -59,7 +65,8 @@ export class TaskSubmitService {
   }
 
   /** Cancels a waiting task, or asks a running one to stop (it is not retried). */
-  async cancel(type: string, id: string): Promise<CancelResult> {
+  async cancel(typeOrContract: string | TaskContract<unknown>, id: string): Promise<CancelResult> {
+    const type = typeOf(typeOrContract);
     assertTaskType(type);
     return this.store.cancel(type, checkId(id));
   }
@@ -68,7 +75,8 @@ export class TaskSubmitService {
    * Moves a waiting task to a new due time (`delay` or `runAt`); it keeps its submission order among tasks
    * due at the same time. Returns false when the task is not waiting (running, finished, dead or unknown).
    */
-  async reschedule(type: string, id: string, when: Pick<SubmitOptions, 'delay' | 'runAt'>): Promise<boolean> {
+  async reschedule(typeOrContract: string | TaskContract<unknown>, id: string, when: Pick<SubmitOptions, 'delay' | 'runAt'>): Promise<boolean> {
+    const type = typeOf(typeOrContract);
     assertTaskType(type);
     return (await this.store.reschedule(type, checkId(id), toDue(when))) !== null;
   }
@@ -80,7 +88,9 @@ export class TaskSubmitService {
    * @throws PartitionFullError (rejectStrategy Exception), RouteNotConfiguredError, InvalidSubmitOptionsError,
    * UnknownTaskTypeError, InvalidPayloadError
    */
-  async submitOrdered<P>(type: string, key: string, payload: P, options: OrderedSubmitOptions = {}): Promise<OrderedSubmitResult> {
+  async submitOrdered<P>(
+    type: string | TaskContract<P, true>, key: string, payload: NoInfer<P>, options: OrderedSubmitOptions = {},
+  ): Promise<OrderedSubmitResult> {
     const [result] = await this.submitOrderedMany(type, [{ ...options, key, payload }]);
     if (result.outcome === 'rejected') throw new PartitionFullError(result.partition, this.routeStore!.options.maxPartitionSize);
     return result;
@@ -90,7 +100,8 @@ export class TaskSubmitService {
    * Submits many ordered tasks of one type with one script call per partition; tasks of one key keep the
    * order of `items`. Every item is validated before anything is written.
    */
-  async submitOrderedMany<P>(type: string, items: OrderedSubmitItem<P>[]): Promise<OrderedSubmitResult[]> {
+  async submitOrderedMany<P>(typeOrContract: string | TaskContract<P, true>, items: OrderedSubmitItem<NoInfer<P>>[]): Promise<OrderedSubmitResult[]> {
+    const type = typeOf(typeOrContract);
     const producer = this.orderedProducer(type);
     if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
     const at = Date.now();
