@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { TaskWorker, type Task, type TaskHandler } from '../libs/distributed-queue/src';
-import { defineTask, type PayloadOf } from '../libs/distributed-queue/src/contracts';
+import { defineTask, TaskWorker, type PayloadOf, type Task, type TaskHandler } from 'nestjs-distributed-queue';
 import { useQueueApps } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';

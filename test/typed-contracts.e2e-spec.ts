@@ -11,11 +11,13 @@ const ROOT = path.resolve(__dirname, '..');
 /** Where the fixtures seem to be (they are never written): imports below are relative to it. */
 const FIXTURE_DIR = path.join(ROOT, 'test', 'typed-contracts-fixtures');
 
-/** The one place the fixtures import the library from (relative for now; the package name later). */
+/** The one place the fixtures import the library from: by its package name, as users do. */
 const HEADER = `
 import { Injectable } from '@nestjs/common';
-import { TaskInspectorService, TaskSubmitService, TaskWorker, type Task, type TaskHandler } from '../../libs/distributed-queue/src';
-import { defineTask, typeOf, type PayloadOf, type TaskContract } from '../../libs/distributed-queue/src/contracts';
+import {
+  TaskInspectorService, TaskSubmitService, TaskWorker, defineTask, typeOf,
+  type PayloadOf, type Task, type TaskContract, type TaskHandler,
+} from 'nestjs-distributed-queue';
 
 interface CloseOrderPayload { orderId: string }
 const CloseOrder = defineTask<CloseOrderPayload>('order.close');
@@ -155,6 +157,9 @@ const COMPILER_OPTIONS: ts.CompilerOptions = {
   typeRoots: [path.join(ROOT, 'node_modules', '@types')],
   noEmit: true,
   skipLibCheck: true,
+  // NOTE: the package name resolves to the library's sources, as in the repo's tsconfig.json.
+  baseUrl: ROOT,
+  paths: { 'nestjs-distributed-queue': ['libs/distributed-queue/src'] },
 };
 
 /** A Program over the cases, served from memory. */

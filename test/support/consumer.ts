@@ -148,11 +148,11 @@ export function listFiles(dir: string): string[] {
 
 /**
  * What the tarball must hold, from the library's sources: for every `src/**\/*.ts` (not a spec) its
- * `dist/**\/*.js` and `.d.ts`, every Lua script under `dist/scripts`, and package.json and LICENSE.
+ * `dist/**\/*.js` and `.d.ts`, every Lua script under `dist/scripts`, and package.json, README.md and LICENSE.
  */
 export function expectedPackageFiles(): string[] {
   const src = path.join(LIB_DIR, 'src');
-  const expected = ['package.json', 'LICENSE'];
+  const expected = ['package.json', 'README.md', 'LICENSE'];
   for (const file of listFiles(src)) {
     if (file.endsWith('.lua') && file.startsWith('scripts/')) expected.push(`dist/${file}`);
     else if (file.endsWith('.ts') && !file.endsWith('.d.ts') && !/\.(spec|test)\.ts$/.test(file)) {

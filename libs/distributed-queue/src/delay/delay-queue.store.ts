@@ -194,7 +194,7 @@ export class DelayQueueStore {
    */
   async redrive(type: string, ids: string[], limit: number, requestId: string): Promise<number> {
     const k = this.keys(type);
-    const picked = ids.length > 0 ? ids : await this.client.zrange(k.dead, 0, limit - 1);
+    const picked = ids.length > 0 ? ids : await this.client.zrange(k.dead, 0, String(limit - 1));
     if (picked.length === 0) return 0;
     return this.scripts.dqDelayDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.request(requestId), k.events, REQUEST_TTL_MS, ...picked);
   }

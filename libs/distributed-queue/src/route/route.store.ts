@@ -234,7 +234,7 @@ export class RouteStore {
 
   /** Registered machines with their last heartbeat (ms, Redis clock). */
   async machines(): Promise<{ id: string; lastHeartbeat: number }[]> {
-    const flat = await this.client.zrange(this.keys.machines, 0, -1, 'WITHSCORES');
+    const flat = await this.client.zrange(this.keys.machines, 0, '-1', 'WITHSCORES');
     const machines = [];
     for (let i = 0; i < flat.length; i += 2) machines.push({ id: flat[i], lastHeartbeat: Number(flat[i + 1]) });
     return machines;

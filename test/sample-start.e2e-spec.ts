@@ -1,0 +1,41 @@
+import { spawn } from 'child_process';
+import * as path from 'path';
+import { httpCall } from './support/http';
+import { getFreePort } from './support/redis-server';
+import { getTargets } from './support/targets';
+import { waitFor } from './support/wait';
+
+const REPO_ROOT = path.resolve(__dirname, '..');
+
+/** True while something accepts HTTP on `base`. */
+const listening = (base: string): Promise<boolean> => httpCall(base, 'GET', '/route/status').then(() => true, () => false);
+
+describe('the README start command', () => {
+  const single = getTargets().find((t) => t.name === 'single');
+  const run = single ? it : it.skip;
+
+  run('builds, serves, and stops with the signal sent to `npm start` (no app left behind)', async () => {
+    const port = await getFreePort();
+    const base = `http://127.0.0.1:${port}`;
+    const npm = spawn('npm', ['start'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PORT: String(port), REDIS_URL: String(single!.connection), MACHINE_ID: `start-test-${port}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => listening(base), { timeoutMs: 120_000, intervalMs: 250, message: 'the sample answers' });
+      npm.kill('SIGTERM');
+      await Promise.race([exited, new Promise((_, reject) => setTimeout(() => reject(new Error('npm start did not exit')), 20_000))]);
+      // The app itself is gone too: nothing answers on its port any more.
+      await waitFor(async () => !(await listening(base)), { timeoutMs: 5000, message: 'the app stopped with npm start' });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n--- npm start output ---\n${output.slice(-3000)}`);
+    } finally {
+      if (npm.exitCode === null) npm.kill('SIGKILL');
+    }
+  }, 180_000);
+});
