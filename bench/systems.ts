@@ -16,6 +16,8 @@ export interface System {
   submit(items: { payload: unknown; delay: number }[]): Promise<void>;
   /** Starts a worker at `concurrency`; `onStart` runs at each handler start. */
   work(concurrency: number, onStart: (start: Start) => void | Promise<void>): Promise<void>;
+  /** Counts by state, then the first page (100) of delayed tasks: what a dashboard asks for. */
+  inspect(): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,11 @@ export function ours(url: string, prefix: string): System {
       const W = workerClass('bench', { concurrency }, (task: Task) => onStart({ id: task.id, dueAt: task.dueAt, at: Date.now() }));
       apps.push(await startQueueApp({ connection: url, keyPrefix: prefix }, [W]));
     },
+    async inspect() {
+      producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} } });
+      await producer.inspect.getCounts('bench');
+      return producer.inspect.listTasks('bench', 'delayed', { limit: 100 });
+    },
     async close() {
       await Promise.all(apps.map((a) => a.close()));
     },
@@ -71,6 +78,10 @@ export function bullmq(url: string, name: string): System {
         { connection, concurrency },
       );
       await worker.waitUntilReady();
+    },
+    async inspect() {
+      await queue.getJobCounts();
+      return queue.getJobs(['delayed'], 0, 99);
     },
     async close() {
       await worker?.close();

@@ -128,6 +128,12 @@ export function scale(ctx: Context): Promise<Row[]> {
     await system.submit(Array.from({ length: n }, (_, i) => ({ payload: payload(i), delay: 3_600_000 + i })));
     const seconds = (performance.now() - t0) / 1000;
     const after = await sampleServer(ctx.redis);
+    const inspections: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const at = performance.now();
+      await system.inspect();
+      inspections.push(performance.now() - at);
+    }
     const starts: Start[] = [];
     await system.work(50, (s) => {
       starts.push(s);
@@ -142,6 +148,7 @@ export function scale(ctx: Context): Promise<Row[]> {
       figures: {
         'submit/s': Math.round(n / seconds),
         'bytes/task': Math.round((after.memory - before.memory) / n),
+        'counts+page ms': percentiles(inspections).p50.toFixed(1),
         'late p50/p99/max ms': `${r.all.p50}/${r.all.p99}/${r.all.max}`,
         early: r.early,
         missing: r.missing,

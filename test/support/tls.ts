@@ -122,7 +122,7 @@ export function libraryAclRule(prefix: string): string {
   const direct = ['get', 'set', 'del', 'pexpire', 'hget', 'hgetall', 'hset', 'hdel', 'hlen', 'llen', 'lrange', 'ltrim', 'zrange', 'zrem'];
   const inScripts = [
     'time', 'incrby', 'hsetnx', 'hmget', 'hincrby', 'hkeys', 'lindex', 'lpop', 'lpos', 'lpush', 'rpush',
-    'zadd', 'zcard', 'zmscore', 'zrangebyscore', 'zscore',
+    'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zscore',
   ];
   const commands = [...new Set([...connection, ...messaging, ...direct, ...inScripts])];
   return [

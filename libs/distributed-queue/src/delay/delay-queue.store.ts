@@ -20,6 +20,16 @@ interface ScriptCommands {
   dqDelayDeadList(...args: Arg[]): Promise<Reply[]>;
   dqDelayDeadRedrive(...args: Arg[]): Promise<number>;
   dqDelayDeadDelete(...args: Arg[]): Promise<number>;
+  dqDelayCounts(...args: Arg[]): Promise<number[]>;
+  dqDelayList(...args: Arg[]): Promise<[number, ...(string | null)[]]>;
+}
+
+/** A task of a listing page: its id, due time, record and, while running, the attempt it is on. */
+export interface ListedTask {
+  id: string;
+  due: number | null;
+  record: string | null;
+  attempt: number | null;
 }
 
 /** When a task is due: `delay` ms after Redis's now, or at absolute epoch ms `at`. */
@@ -202,5 +212,29 @@ export class DelayQueueStore {
   deleteDead(type: string, ids: string[]): Promise<number> {
     const k = this.keys(type);
     return this.scripts.dqDelayDeadDelete(k.dead, k.jobs, k.errors, ...ids);
+  }
+
+  /** A type's tasks by state (O(log n)); `done` counts the remembered finished ids (at most keepDone). */
+  async counts(type: string): Promise<{ delayed: number; ready: number; running: number; dead: number; done: number }> {
+    const k = this.keys(type);
+    const [, delayed, ready, running, dead, done] = (await this.scripts.dqDelayCounts(k.waiting, k.active, k.dead, k.done)).map(Number);
+    return { delayed, ready, running, dead, done };
+  }
+
+  /** One page of a type's tasks in a state other than dead (see `deadList`), earliest due first. */
+  async list(type: string, state: 'ready' | 'delayed' | 'running' | 'done', offset: number, limit: number): Promise<ListedTask[]> {
+    const k = this.keys(type);
+    const [, ...flat] = await this.scripts.dqDelayList(k.waiting, k.active, k.jobs, k.done, k.running, state, offset, limit);
+    const out: ListedTask[] = [];
+    for (let i = 0; i < flat.length; i += 4) {
+      const lease = flat[i + 3] ? String(flat[i + 3]) : null;
+      out.push({
+        id: String(flat[i]),
+        due: flat[i + 1] ? Number(flat[i + 1]) : null,
+        record: flat[i + 2] ? String(flat[i + 2]) : null,
+        attempt: lease ? Number(lease.split(':')[1]) : null,
+      });
+    }
+    return out;
   }
 }

@@ -48,6 +48,16 @@ export class InvalidSubmitOptionsError extends DistributedQueueError {
   }
 }
 
+/** An argument of an inspection call is invalid (a state name, an offset or a limit); names it. */
+export class InvalidArgumentError extends DistributedQueueError {
+  constructor(
+    readonly argument: string,
+    problem: string,
+  ) {
+    super(`Invalid argument "${argument}": ${problem}`);
+  }
+}
+
 /** The payload cannot be serialised to JSON or is larger than `maxPayloadBytes`. */
 export class InvalidPayloadError extends DistributedQueueError {
   constructor(problem: string) {

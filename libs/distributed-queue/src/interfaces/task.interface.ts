@@ -158,3 +158,29 @@ export interface RouteStatus {
   }[];
   machines: { id: string; lastHeartbeat: number }[];
 }
+
+/** How many tasks of a type are in each state (`getCounts`). */
+export interface TaskCounts {
+  /** Waiting, due later. */
+  delayed: number;
+  /** Waiting, due now or earlier. */
+  ready: number;
+  /** Reserved by a worker (delay queue) or in an owner's batch (route queue). */
+  running: number;
+  dead: number;
+  /** Finished ids still remembered (at most `keepDone`; 0 for ordered types, which keep none). */
+  done: number;
+  /**
+   * Ordered types only: the counts of each partition of the route queue (shared by all its ordered types;
+   * `delayed` counts the queue's delayed ordered tasks).
+   */
+  partitions?: { partition: number; ready: number; running: number; dead: number }[];
+}
+
+/** A page of `listTasks`. */
+export interface ListOptions {
+  /** Tasks to skip. @default 0 */
+  offset?: number;
+  /** Tasks in the page, 1 to 1000. @default 100 */
+  limit?: number;
+}

@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ROUTE_STORE } from '../distributed-queue.constants';
+import { ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
+import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { typeOf, type TaskContract } from '../contracts/task-contract';
-import { RouteNotConfiguredError } from '../errors';
-import type { DeadTask, OrderedDeadTask, RouteStatus, TaskInfo, TaskState } from '../interfaces';
+import { InvalidArgumentError, RouteNotConfiguredError } from '../errors';
+import type { DeadTask, ListOptions, OrderedDeadTask, RouteStatus, TaskCounts, TaskInfo, TaskState } from '../interfaces';
 import { DelayQueueStore } from '../delay/delay-queue.store';
 import { decodeError, decodeRecord } from '../delay/task-codec';
 import { RouteProducer } from '../route/route-producer';
@@ -11,6 +12,8 @@ import type { RouteStore } from '../route/route.store';
 import { assertTaskType } from '../options/resolve-options';
 import { newRequestId } from '../runtime/request-id';
 import { checkId } from './task-input';
+
+const LISTED_STATES: TaskState[] = ['delayed', 'ready', 'running', 'dead', 'done'];
 
 function parseJson(json: string): unknown {
   try {
@@ -30,9 +33,55 @@ export class TaskInspectorService {
 
   constructor(
     private readonly store: DelayQueueStore,
+    private readonly explorer: DistributedQueueExplorer,
     @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
   ) {
     if (routeStore) this.producer = new RouteProducer(routeStore);
+  }
+
+  /**
+   * How many tasks of a type are delayed, ready, running, dead and recently done: O(log n) in Redis. For an
+   * ordered type, the counts of its route queue (all its ordered types), with each partition's.
+   */
+  async getCounts(type: string | TaskContract<unknown, boolean>): Promise<TaskCounts> {
+    const name = typeOf(type);
+    assertTaskType(name);
+    if (!this.isOrdered(type)) return this.store.counts(name);
+    const route = this.route('getCounts() of an ordered type');
+    const [status, waiting] = await Promise.all([readRouteStatus(route), this.store.counts(routeDelayType(route.options.qId))]);
+    const partitions = status.partitions.map((p) => ({ partition: p.partition, ready: p.waiting, running: p.inFlight, dead: p.dead }));
+    const sum = (key: 'ready' | 'running' | 'dead'): number => partitions.reduce((total, p) => total + p[key], 0);
+    // NOTE: a delayed ordered task waits in the delay queue until due, then enters its partition.
+    return { delayed: waiting.delayed + waiting.ready, ready: sum('ready'), running: sum('running'), dead: sum('dead'), done: 0, partitions };
+  }
+
+  /**
+   * One page of a delay-queue type's tasks in a state: waiting ones by due time (then submission), running
+   * ones by lease, dead ones oldest death first, done ones newest first. O(log n + offset + limit) in Redis;
+   * a page past the end is empty. @throws InvalidArgumentError for a bad state, offset or limit
+   */
+  async listTasks<P = unknown>(type: string | TaskContract<P>, state: Exclude<TaskState, 'unknown'>, page: ListOptions = {}): Promise<TaskInfo<P>[]> {
+    const name = typeOf(type);
+    assertTaskType(name);
+    const { offset = 0, limit = 100 } = page ?? {};
+    if (!LISTED_STATES.includes(state)) throw new InvalidArgumentError('state', `must be one of ${LISTED_STATES.join(', ')}, got ${JSON.stringify(state)}`.slice(0, 200));
+    if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
+    if (state === 'dead') {
+      const { tasks } = await this.listDead<P>(name, offset, limit);
+      return tasks.map(({ id, payload, error }) => ({ id, type: name, state, attempts: error.attempts, payload, lastError: error }));
+    }
+    const rows = await this.store.list(name, state, offset, limit);
+    return rows.map(({ id, due, record, attempt }) => {
+      const info: TaskInfo<P> = { id, type: name, state };
+      const decoded = record ? decodeRecord(record, due ?? 0) : null;
+      if (decoded) {
+        info.attempts = attempt ?? decoded.attempts;
+        info.dueAt = decoded.dueAt;
+        info.payload = parseJson(decoded.payload) as P;
+      }
+      return info;
+    });
   }
 
   /** The task's state: delayed, ready, running, done (among the last `keepDone`), dead or unknown. */
@@ -110,6 +159,10 @@ export class TaskInspectorService {
    */
   async redriveOrderedDead(limit = 100): Promise<number> {
     return redriveOrderedDead(this.route('redriveOrderedDead()'), this.producer!, limit);
+  }
+
+  private isOrdered(type: string | TaskContract<unknown, boolean>): boolean {
+    return typeof type === 'string' ? this.explorer.isOrdered(type) : type.ordered;
   }
 
   private route(call: string): RouteStore {
