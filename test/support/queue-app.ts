@@ -3,7 +3,7 @@ import { INestApplicationContext, Injectable, Module, Type } from '@nestjs/commo
 import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import {
-  DistributedQueueModule, TaskInspectorService, TaskSubmitService, TaskWorker,
+  DistributedQueueModule, QueueControlService, TaskInspectorService, TaskSubmitService, TaskWorker,
   type DistributedQueueModuleOptions, type Task, type TaskHandler, type TaskWorkerOptions,
 } from 'nestjs-distributed-queue';
 import { delayQueueKeys } from 'nestjs-distributed-queue/redis/queue-keys';
@@ -13,6 +13,7 @@ export interface QueueApp {
   app: INestApplicationContext;
   submit: TaskSubmitService;
   inspect: TaskInspectorService;
+  control: QueueControlService;
   close(): Promise<void>;
 }
 
@@ -35,6 +36,7 @@ export async function startQueueApp(
     app,
     submit: app.get(TaskSubmitService),
     inspect: app.get(TaskInspectorService),
+    control: app.get(QueueControlService),
     close: async () => {
       if (closed) return;
       closed = true;

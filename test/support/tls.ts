@@ -121,7 +121,7 @@ export function libraryAclRule(prefix: string): string {
   const messaging = ['evalsha', 'eval', 'subscribe', 'publish'];
   const direct = ['get', 'set', 'del', 'pexpire', 'hget', 'hgetall', 'hset', 'hdel', 'hlen', 'llen', 'lrange', 'ltrim', 'zrange', 'zrem'];
   const inScripts = [
-    'time', 'incrby', 'hsetnx', 'hmget', 'hincrby', 'hkeys', 'lindex', 'lpop', 'lpos', 'lpush', 'rpush',
+    'time', 'exists', 'incrby', 'hsetnx', 'hmget', 'hincrby', 'hkeys', 'lindex', 'lpop', 'lpos', 'lpush', 'rpush',
     'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zscore',
   ];
   const commands = [...new Set([...connection, ...messaging, ...direct, ...inScripts])];

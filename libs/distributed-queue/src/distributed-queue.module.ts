@@ -8,6 +8,7 @@ import { DistributedQueueExplorer } from './distributed-queue.explorer';
 import { ConfigurableDistributedQueueModule, DISTRIBUTED_QUEUE_MODULE_OPTIONS } from './distributed-queue.module-definition';
 import { DistributedQueueOrchestrator } from './distributed-queue.orchestrator';
 import { DelayQueueStore } from './delay/delay-queue.store';
+import { QueueControlService } from './services/queue-control.service';
 import { TaskInspectorService } from './services/task-inspector.service';
 import { TaskSubmitService } from './services/task-submit.service';
 import type { DistributedQueueModuleOptions } from './interfaces';
@@ -61,7 +62,8 @@ const PrivateScheduleModule = {
     RouteOrchestrator,
     TaskSubmitService,
     TaskInspectorService,
+    QueueControlService,
   ],
-  exports: [TaskSubmitService, TaskInspectorService, RouteOrchestrator],
+  exports: [TaskSubmitService, TaskInspectorService, QueueControlService],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule {}

@@ -6,6 +6,7 @@
 export { DistributedQueueModule } from './distributed-queue.module';
 export { TaskSubmitService } from './services/task-submit.service';
 export { TaskInspectorService } from './services/task-inspector.service';
+export { QueueControlService } from './services/queue-control.service';
 export { defineTask, typeOf, type PayloadOf, type TaskContract, type TypedTaskWorkerDecorator } from './contracts';
 export * from './decorators';
 export * from './errors';

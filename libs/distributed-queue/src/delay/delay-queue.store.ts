@@ -122,7 +122,7 @@ export class DelayQueueStore {
    */
   async take(type: string, options: TakeOptions, acks: [string, string][], consumer: string, requestId: string): Promise<TakeResult> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer)];
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, ...flat] = await this.scripts.dqDelayTake(...args);
@@ -236,5 +236,21 @@ export class DelayQueueStore {
       });
     }
     return out;
+  }
+
+  /** Pauses or resumes a type for the whole fleet; a resume wakes the workers. */
+  async setPaused(type: string, paused: boolean): Promise<void> {
+    const k = this.keys(type);
+    if (paused) {
+      await this.client.set(k.paused, '1');
+      return;
+    }
+    await this.client.del(k.paused);
+    await this.client.publish(k.events, 'w:0');
+  }
+
+  /** Whether a type is paused. */
+  async isPaused(type: string): Promise<boolean> {
+    return (await this.client.exists(this.keys(type).paused)) === 1;
   }
 }

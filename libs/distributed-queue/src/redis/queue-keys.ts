@@ -21,6 +21,8 @@ export interface DelayQueueKeys {
   done: string;
   /** Pub/sub channel: `w:<ms until due>` wake-ups and `c:<id>` cancel requests. */
   events: string;
+  /** STRING: exists while the type is paused (no task starts; submits and acks go on). */
+  paused: string;
   /** STRING, one per submit call (60 s) and per consumer (its last take, one lease): a reply for a repeated call. */
   request(requestId: string): string;
 }
@@ -37,6 +39,7 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     dead: `${base}:dead`,
     errors: `${base}:errors`,
     done: `${base}:done`,
+    paused: `${base}:paused`,
     events: `${prefix}:events:${type}`,
     request: (requestId) => `${base}:rq:${requestId}`,
   };

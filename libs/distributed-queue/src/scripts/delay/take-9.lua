@@ -6,7 +6,7 @@
   new: it returns the reservations the first call made that are still held. The consumer's request key
   holds its last call's request id and reservations for one lease (one key per consumer, overwritten).
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
-  KEYS[8] the consumer's request key
+  KEYS[8] the consumer's request key  KEYS[9] paused flag (while it exists, nothing is recovered or reserved)
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -71,6 +71,8 @@ if #ok > 0 then
 end
 
 if count <= 0 then return { now, -1, refused } end
+-- NOTE: a paused type still takes acks: running tasks finish; the resume publishes a wake-up.
+if redis.call('EXISTS', KEYS[9]) == 1 then return { now, -1, refused } end
 
 -- 2. Recover reservations whose lease expired (their worker died or stalled). The attempt counts; past
 --    maxAttempts the task is buried instead of run again. The others go back to their place in waiting
