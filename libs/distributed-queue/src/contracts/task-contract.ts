@@ -73,3 +73,10 @@ export function isTaskContract(value: unknown): value is TaskContract<unknown, b
 export function typeOf(type: string | TaskContract<unknown, boolean>): string {
   return isTaskContract(type) ? type.type : type;
 }
+
+/** The type string of a type or contract, checked: `InvalidTaskTypeError` unless it can name a queue. */
+export function checkedTypeOf(type: string | TaskContract<unknown, boolean>): string {
+  const name = typeOf(type);
+  assertTaskType(name);
+  return name;
+}

@@ -1,6 +1,6 @@
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS } from '../runtime/request-id';
-import { withoutSeqTag } from './task-codec';
+import { decodeLease, withoutSeqTag } from './task-codec';
 import { cancelOutcome, failOutcome, type FailOutcome } from '../redis/script-outcome';
 import type { RedisClient } from '../redis/script-loader';
 import type { CancelResult, TaskState } from '../interfaces';
@@ -177,9 +177,9 @@ export class DelayQueueStore {
   async get(type: string, id: string): Promise<{ state: TaskState; record: string | null; error: string | null; due: number | null; attempt: number | null }> {
     const k = this.keys(type);
     const [state, record, error, score, lease] = await this.scripts.dqDelayGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
-    const [, attempt, leaseDue] = lease ? String(lease).split(':').map(Number) : [];
-    const due = state === 'running' ? (leaseDue ?? null) : score ? Number(score) : null;
-    return { state, record: record || null, error: error || null, due, attempt: attempt ?? null };
+    const reservation = decodeLease(lease);
+    const due = state === 'running' ? reservation.due : score ? Number(score) : null;
+    return { state, record: record || null, error: error || null, due, attempt: reservation.attempt };
   }
 
   async deadList(type: string, offset: number, limit: number): Promise<{ total: number; items: { id: string; diedAt: number; record: string | null; error: string | null }[] }> {
@@ -227,12 +227,11 @@ export class DelayQueueStore {
     const [, ...flat] = await this.scripts.dqDelayList(k.waiting, k.active, k.jobs, k.done, k.running, state, offset, limit);
     const out: ListedTask[] = [];
     for (let i = 0; i < flat.length; i += 4) {
-      const lease = flat[i + 3] ? String(flat[i + 3]) : null;
       out.push({
         id: String(flat[i]),
         due: flat[i + 1] ? Number(flat[i + 1]) : null,
         record: flat[i + 2] ? String(flat[i + 2]) : null,
-        attempt: lease ? Number(lease.split(':')[1]) : null,
+        attempt: decodeLease(flat[i + 3]).attempt,
       });
     }
     return out;

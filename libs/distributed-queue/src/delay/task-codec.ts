@@ -39,6 +39,13 @@ export function withoutSeqTag(text: string): string {
   return first >= 65 && first <= 78 ? text.slice(first - 63) : text;
 }
 
+/** A reservation `<stamp>:<attempt>:<due>` (see scripts/includes/lease.lua): the attempt and the due time it holds. */
+export function decodeLease(lease: unknown): { attempt: number | null; due: number | null } {
+  if (!lease) return { attempt: null, due: null };
+  const [, attempt, due] = String(lease).split(':').map(Number);
+  return { attempt: attempt ?? null, due: due ?? null };
+}
+
 /** Splits a record; null when it is not one. `dueAt` is the score, for a bare record. */
 export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
   if (SEQ_TAG.test(record)) {

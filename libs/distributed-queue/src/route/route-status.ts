@@ -1,5 +1,4 @@
 import type { OrderedDeadTask, RouteStatus } from '../interfaces';
-import type { RouteProducer } from './route-producer';
 import { decodeRouteItem, type RouteStore } from './route.store';
 
 /** Who owns which partition, how much waits, and which machines are alive. */
@@ -31,9 +30,9 @@ export async function readOrderedDead(store: RouteStore, limit: number): Promise
 /**
  * Puts the oldest `limit` dead letters of every partition back at the tail of their partition (behind what
  * is queued now), one script per partition: each letter comes back exactly once. Unreadable ones are
- * dropped. Returns how many came back. (`_producer` is no longer needed: kept for the callers' signature.)
+ * dropped. Returns how many came back.
  */
-export async function redriveOrderedDead(store: RouteStore, _producer: RouteProducer | undefined, limit: number): Promise<number> {
+export async function redriveOrderedDead(store: RouteStore, limit: number): Promise<number> {
   const n = await store.partitionCount();
   const counts = await Promise.all(Array.from({ length: n }, (_, p) => store.redriveDead(p, limit)));
   return counts.reduce((a, b) => a + b, 0);

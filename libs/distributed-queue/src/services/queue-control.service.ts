@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { typeOf, type TaskContract } from '../contracts/task-contract';
+import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
 import { DelayQueueStore } from '../delay/delay-queue.store';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { InvalidArgumentError } from '../errors';
-import { assertTaskType } from '../options/resolve-options';
 
 /** Steers the queues for the whole fleet: pause and resume a delay-queue type. Injectable anywhere. */
 @Injectable()
@@ -33,8 +32,7 @@ export class QueueControlService {
   }
 
   private delayType(type: string | TaskContract<unknown>): string {
-    const name = typeOf(type);
-    assertTaskType(name);
+    const name = checkedTypeOf(type);
     if (this.explorer.isOrdered(name)) throw new InvalidArgumentError('type', `"${name}" is ordered: pausing the route queue is not supported yet`);
     return name;
   }

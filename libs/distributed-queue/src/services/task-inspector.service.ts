@@ -1,17 +1,28 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import { typeOf, type TaskContract } from '../contracts/task-contract';
+import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
 import { InvalidArgumentError, RouteNotConfiguredError } from '../errors';
+import { quote } from '../errors/quote';
 import type { DeadTask, ListOptions, OrderedDeadTask, RouteStatus, TaskCounts, TaskInfo, TaskState } from '../interfaces';
 import { DelayQueueStore } from '../delay/delay-queue.store';
 import { decodeError, decodeRecord } from '../delay/task-codec';
-import { RouteProducer } from '../route/route-producer';
 import { readOrderedDead, readRouteStatus, redriveOrderedDead } from '../route/route-status';
 import type { RouteStore } from '../route/route.store';
-import { assertTaskType } from '../options/resolve-options';
 import { newRequestId } from '../runtime/request-id';
 import { checkId } from './task-input';
+
+/** A task as the inspector shows it, from its record (attempts, due time, payload) when there is one. */
+function taskInfo<P>(id: string, type: string, state: TaskState, record: string | null, due: number | null, attempt: number | null): TaskInfo<P> {
+  const info: TaskInfo<P> = { id, type, state };
+  const decoded = record ? decodeRecord(record, due ?? 0) : null;
+  if (decoded) {
+    info.attempts = attempt ?? decoded.attempts;
+    info.dueAt = decoded.dueAt;
+    info.payload = parseJson(decoded.payload) as P;
+  }
+  return info;
+}
 
 const LISTED_STATES: TaskState[] = ['delayed', 'ready', 'running', 'dead', 'done'];
 
@@ -29,23 +40,18 @@ function parseJson(json: string): unknown {
  */
 @Injectable()
 export class TaskInspectorService {
-  private readonly producer?: RouteProducer;
-
   constructor(
     private readonly store: DelayQueueStore,
     private readonly explorer: DistributedQueueExplorer,
     @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
-  ) {
-    if (routeStore) this.producer = new RouteProducer(routeStore);
-  }
+  ) {}
 
   /**
    * How many tasks of a type are delayed, ready, running, dead and recently done: O(log n) in Redis. For an
    * ordered type, the counts of its route queue (all its ordered types), with each partition's.
    */
   async getCounts(type: string | TaskContract<unknown, boolean>): Promise<TaskCounts> {
-    const name = typeOf(type);
-    assertTaskType(name);
+    const name = checkedTypeOf(type);
     if (!this.isOrdered(type)) return this.store.counts(name);
     const route = this.route('getCounts() of an ordered type');
     const [status, waiting] = await Promise.all([readRouteStatus(route), this.store.counts(routeDelayType(route.options.qId))]);
@@ -61,10 +67,9 @@ export class TaskInspectorService {
    * a page past the end is empty. @throws InvalidArgumentError for a bad state, offset or limit
    */
   async listTasks<P = unknown>(type: string | TaskContract<P>, state: Exclude<TaskState, 'unknown'>, page: ListOptions = {}): Promise<TaskInfo<P>[]> {
-    const name = typeOf(type);
-    assertTaskType(name);
+    const name = checkedTypeOf(type);
     const { offset = 0, limit = 100 } = page ?? {};
-    if (!LISTED_STATES.includes(state)) throw new InvalidArgumentError('state', `must be one of ${LISTED_STATES.join(', ')}, got ${JSON.stringify(state)}`.slice(0, 200));
+    if (!LISTED_STATES.includes(state)) throw new InvalidArgumentError('state', `must be one of ${LISTED_STATES.join(', ')}, got ${quote(state)}`);
     if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
     if (state === 'dead') {
@@ -72,16 +77,7 @@ export class TaskInspectorService {
       return tasks.map(({ id, payload, error }) => ({ id, type: name, state, attempts: error.attempts, payload, lastError: error }));
     }
     const rows = await this.store.list(name, state, offset, limit);
-    return rows.map(({ id, due, record, attempt }) => {
-      const info: TaskInfo<P> = { id, type: name, state };
-      const decoded = record ? decodeRecord(record, due ?? 0) : null;
-      if (decoded) {
-        info.attempts = attempt ?? decoded.attempts;
-        info.dueAt = decoded.dueAt;
-        info.payload = parseJson(decoded.payload) as P;
-      }
-      return info;
-    });
+    return rows.map(({ id, due, record, attempt }) => taskInfo<P>(id, name, state, record, due, attempt));
   }
 
   /** The task's state: delayed, ready, running, done (among the last `keepDone`), dead or unknown. */
@@ -91,24 +87,16 @@ export class TaskInspectorService {
 
   /** The task's state with its record (attempts, due time, payload, last error). */
   async getTask<P = unknown>(typeOrContract: string | TaskContract<P>, id: string): Promise<TaskInfo<P>> {
-    const type = typeOf(typeOrContract);
-    assertTaskType(type);
+    const type = checkedTypeOf(typeOrContract);
     const { state, record, error, due, attempt } = await this.store.get(type, checkId(id));
-    const info: TaskInfo<P> = { id, type, state };
-    const decoded = record ? decodeRecord(record, due ?? 0) : null;
-    if (decoded) {
-      info.attempts = attempt ?? decoded.attempts;
-      info.dueAt = decoded.dueAt;
-      info.payload = parseJson(decoded.payload) as P;
-    }
+    const info = taskInfo<P>(id, type, state, record, due, attempt);
     info.lastError = decodeError(error);
     return info;
   }
 
   /** Dead letters of a type, oldest first. @default offset 0, limit 100 */
   async listDead<P = unknown>(typeOrContract: string | TaskContract<P>, offset = 0, limit = 100): Promise<{ total: number; tasks: DeadTask<P>[] }> {
-    const type = typeOf(typeOrContract);
-    assertTaskType(type);
+    const type = checkedTypeOf(typeOrContract);
     const { total, items } = await this.store.deadList(type, offset, limit);
     const tasks = items.map(({ id, diedAt, record, error }) => {
       const decoded = record ? decodeRecord(record) : null;
@@ -129,15 +117,13 @@ export class TaskInspectorService {
    * oldest `limit`. Corrupt records stay dead. Returns how many were re-driven. @default limit 100
    */
   async redriveDead(typeOrContract: string | TaskContract<unknown>, ids: string[] = [], limit = 100): Promise<number> {
-    const type = typeOf(typeOrContract);
-    assertTaskType(type);
+    const type = checkedTypeOf(typeOrContract);
     return this.store.redrive(type, ids.map((id) => checkId(id)), limit, newRequestId());
   }
 
   /** Deletes dead tasks for good. Returns how many were deleted. */
   async deleteDead(typeOrContract: string | TaskContract<unknown>, ids: string[]): Promise<number> {
-    const type = typeOf(typeOrContract);
-    assertTaskType(type);
+    const type = checkedTypeOf(typeOrContract);
     if (ids.length === 0) return 0;
     return this.store.deleteDead(type, ids.map((id) => checkId(id)));
   }
@@ -158,7 +144,7 @@ export class TaskInspectorService {
    * @default limit 100
    */
   async redriveOrderedDead(limit = 100): Promise<number> {
-    return redriveOrderedDead(this.route('redriveOrderedDead()'), this.producer!, limit);
+    return redriveOrderedDead(this.route('redriveOrderedDead()'), limit);
   }
 
   private isOrdered(type: string | TaskContract<unknown, boolean>): boolean {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import { typeOf, type TaskContract } from '../contracts/task-contract';
+import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
 import { InvalidSubmitOptionsError, PartitionFullError, RouteNotConfiguredError, UnknownTaskTypeError } from '../errors';
 import type {
   CancelResult, OrderedSubmitItem, OrderedSubmitOptions, OrderedSubmitResult, SubmitItem, SubmitOptions, SubmitResult,
@@ -11,7 +11,7 @@ import { DelayQueueStore, type NewTask } from '../delay/delay-queue.store';
 import { encodePayload } from '../delay/task-codec';
 import { encodeRouteItem, RouteProducer } from '../route/route-producer';
 import type { RouteStore } from '../route/route.store';
-import { assertTaskType, type ResolvedModuleOptions } from '../options/resolve-options';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { newRequestId } from '../runtime/request-id';
 import { checkId, checkKey, checkOptionNames, toDue } from './task-input';
 
@@ -53,7 +53,7 @@ export class TaskSubmitService {
    * `items`. Every item is validated before anything is written, so a bad item rejects the whole call.
    */
   async submitMany<P>(typeOrContract: string | TaskContract<P>, items: SubmitItem<NoInfer<P>>[]): Promise<SubmitResult[]> {
-    const type = typeOf(typeOrContract);
+    const type = checkedTypeOf(typeOrContract);
     this.assertDelayType(type);
     if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
     const tasks = items.map((item, index) => this.toNewTask(item, index));
@@ -66,8 +66,7 @@ export class TaskSubmitService {
 
   /** Cancels a waiting task, or asks a running one to stop (it is not retried). */
   async cancel(typeOrContract: string | TaskContract<unknown>, id: string): Promise<CancelResult> {
-    const type = typeOf(typeOrContract);
-    assertTaskType(type);
+    const type = checkedTypeOf(typeOrContract);
     return this.store.cancel(type, checkId(id));
   }
 
@@ -76,8 +75,7 @@ export class TaskSubmitService {
    * due at the same time. Returns false when the task is not waiting (running, finished, dead or unknown).
    */
   async reschedule(typeOrContract: string | TaskContract<unknown>, id: string, when: Pick<SubmitOptions, 'delay' | 'runAt'>): Promise<boolean> {
-    const type = typeOf(typeOrContract);
-    assertTaskType(type);
+    const type = checkedTypeOf(typeOrContract);
     return (await this.store.reschedule(type, checkId(id), toDue(when))) !== null;
   }
 
@@ -101,7 +99,7 @@ export class TaskSubmitService {
    * order of `items`. Every item is validated before anything is written.
    */
   async submitOrderedMany<P>(typeOrContract: string | TaskContract<P, true>, items: OrderedSubmitItem<NoInfer<P>>[]): Promise<OrderedSubmitResult[]> {
-    const type = typeOf(typeOrContract);
+    const type = checkedTypeOf(typeOrContract);
     const producer = this.orderedProducer(type);
     if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
     const at = Date.now();
@@ -134,7 +132,6 @@ export class TaskSubmitService {
   }
 
   private orderedProducer(type: string): RouteProducer {
-    assertTaskType(type);
     if (!this.producer) throw new RouteNotConfiguredError(`Ordered task type "${type}"`);
     const known = this.explorer.hasWorker(type) || type in this.options.types;
     if (known && !this.explorer.isOrdered(type)) {
@@ -145,7 +142,6 @@ export class TaskSubmitService {
   }
 
   private assertDelayType(type: string): void {
-    assertTaskType(type);
     if (this.options.strictTypes && !this.explorer.hasWorker(type) && !(type in this.options.types)) {
       throw new UnknownTaskTypeError(type);
     }
