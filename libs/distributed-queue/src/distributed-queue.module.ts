@@ -15,6 +15,8 @@ import type { DistributedQueueModuleOptions } from './interfaces';
 import { resolveModuleOptions, type ResolvedModuleOptions } from './options/resolve-options';
 import { createRedisClient } from './redis/redis-connection';
 import { EventSubscriber } from './runtime/event-subscriber';
+import { TaskEventBus } from './events/task-event-bus';
+import { TaskEventExplorer } from './events/task-event.explorer';
 import type { RedisClient } from './redis/script-loader';
 
 /**
@@ -58,6 +60,8 @@ const PrivateScheduleModule = {
     },
     DistributedQueueExplorer,
     EventSubscriber,
+    TaskEventBus,
+    TaskEventExplorer,
     DistributedQueueOrchestrator,
     RouteOrchestrator,
     TaskSubmitService,

@@ -1,1 +1,2 @@
 export { TaskWorker } from './task-worker.decorator';
+export { OnTaskEvent } from './on-task-event.decorator';

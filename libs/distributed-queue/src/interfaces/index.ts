@@ -2,3 +2,5 @@ export * from './module-options.interface';
 export * from './task.interface';
 export * from './task-worker-options.interface';
 export * from './route-options.interface';
+export * from './task-event.interface';
+export * from './observability-options.interface';

@@ -1,5 +1,7 @@
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
+import type { MetricsOptions, TracingOptions } from './observability-options.interface';
 import type { RouteQueueOptions } from './route-options.interface';
+import type { EventsOptions } from './task-event.interface';
 import type { TaskWorkerOptions } from './task-worker-options.interface';
 
 /** A Redis Cluster: seed nodes and ioredis cluster options. */
@@ -36,4 +38,10 @@ export interface DistributedQueueModuleOptions {
   keepDone?: number;
   /** The route (ordered) queue; required when a worker is `ordered` or ordered tasks are submitted. */
   route?: RouteQueueOptions;
+  /** Lifecycle event streams in Redis (what `@OnTaskEvent(..., { scope: 'fleet' })` listeners read). */
+  events?: EventsOptions;
+  /** Prometheus metrics (needs `prom-client`): true for the defaults. @default false */
+  metrics?: boolean | MetricsOptions;
+  /** OpenTelemetry spans (needs `@opentelemetry/api`): true for the defaults. @default false */
+  tracing?: boolean | TracingOptions;
 }

@@ -17,6 +17,11 @@ export interface Task<P = unknown> {
    * owner; store it with your side effects to refuse writes from a stale owner (a fencing token).
    */
   readonly fence?: { partition: number; epoch: number };
+  /**
+   * The W3C `traceparent` of the span the task was submitted under (with the `tracing` option), so that its
+   * runs join the submitter's trace; undefined otherwise.
+   */
+  readonly traceContext?: string;
 }
 
 /** What a `@TaskWorker` class implements. */

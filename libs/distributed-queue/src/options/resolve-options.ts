@@ -1,7 +1,12 @@
 import { InvalidOptionsError, InvalidTaskTypeError } from '../errors';
 import { quote } from '../errors/quote';
+import { checkBool, checkInt, checkKeys } from './checks';
 import { MAX_TIMER_MS } from '../runtime/long-timer';
 import { randomBytes } from 'crypto';
+import {
+  resolveEventsOptions, resolveMetricsOptions, resolveTracingOptions,
+  type ResolvedEventsOptions, type ResolvedMetricsOptions, type ResolvedTracingOptions,
+} from './resolve-observability';
 import { hostname } from 'os';
 import type {
   BackoffOptions,
@@ -33,6 +38,11 @@ export interface ResolvedModuleOptions {
   maxPayloadBytes: number;
   keepDone: number;
   route?: ResolvedRouteOptions;
+  events: ResolvedEventsOptions;
+  /** null: no metrics. */
+  metrics: ResolvedMetricsOptions | null;
+  /** null: no tracing. */
+  tracing: ResolvedTracingOptions | null;
 }
 
 export const DEFAULT_WORKER_OPTIONS: ResolvedWorkerOptions = {
@@ -53,38 +63,13 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'route',
+  'maxPayloadBytes', 'keepDone', 'route', 'events', 'metrics', 'tracing',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
 
 /** Characters a type or prefix may not hold: braces would break the Redis Cluster hash tag. */
 const RESERVED = /[{}\s]/;
-
-function checkKeys(value: unknown, allowed: string[], path: string): void {
-  if (value === undefined) return;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidOptionsError(path || 'options', 'must be an object');
-  }
-  for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) {
-      throw new InvalidOptionsError(path ? `${path}.${key}` : key, `unknown option (known: ${allowed.join(', ')})`);
-    }
-  }
-}
-
-function checkInt(value: unknown, path: string, min: number, max = Number.MAX_SAFE_INTEGER): void {
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidOptionsError(path, `must be an integer from ${min} to ${max}, got ${quote(value)}`);
-  }
-}
-
-function checkBool(value: unknown, path: string): void {
-  if (value !== undefined && typeof value !== 'boolean') {
-    throw new InvalidOptionsError(path, `must be true or false, got ${quote(value)}`);
-  }
-}
 
 /** Validates partial worker options (from a decorator, `defaults` or `types`); throws naming the option. */
 export function validateWorkerOptions(options: TaskWorkerOptions | undefined, path: string): void {
@@ -235,5 +220,8 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     maxPayloadBytes: options.maxPayloadBytes ?? 1024 * 1024,
     keepDone: options.keepDone ?? 1000,
     route: resolveRouteOptions(options.route),
+    events: resolveEventsOptions(options.events),
+    metrics: resolveMetricsOptions(options.metrics),
+    tracing: resolveTracingOptions(options.tracing),
   };
 }

@@ -1,0 +1,75 @@
+import type { Task, TaskErrorInfo } from './task.interface';
+
+/**
+ * What happened to a task:
+ * - `completed`: its handler succeeded;
+ * - `failed`: an attempt failed (every failed attempt, then one of `retrying`, `dead` or `cancelled`);
+ * - `retrying`: the failed attempt will be retried after its backoff;
+ * - `dead`: the task was moved to dead letters;
+ * - `cancelled`: the task was cancelled (waiting, or running: its handler was aborted);
+ * - `recovered`: its worker died or stalled, and the task was taken back from the expired lease (or, for an
+ *   ordered task, from the lost partition) to run again.
+ */
+export type TaskEventName = 'completed' | 'failed' | 'retrying' | 'dead' | 'cancelled' | 'recovered';
+
+/** Every event name, for validation and for `'*'`. */
+export const TASK_EVENT_NAMES: readonly TaskEventName[] = ['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered'];
+
+/**
+ * Where an event comes from:
+ * - `local`: a task this application instance ran (delivered in this process, at most once: lost if the
+ *   process dies before the listener ran);
+ * - `fleet`: the type's event stream in Redis, written in the same script as the state change by whichever
+ *   instance made it; every following instance gets every event written after it started following, while
+ *   the stream (capped at `events.streamMaxLen` entries) still holds it.
+ */
+export type TaskEventScope = 'local' | 'fleet';
+
+/** One lifecycle event, as an `@OnTaskEvent` method receives it. */
+export interface TaskEvent<P = unknown> {
+  event: TaskEventName;
+  scope: TaskEventScope;
+  /**
+   * The task. Local events carry the task as the handler saw it; fleet events carry id, type, attempt
+   * (and key for ordered tasks) but no payload (`payload` is undefined), `dueAt` is 0 when unknown.
+   */
+  task: Task<P>;
+  /** `failed`, `retrying`, `dead`: the error (an `Error` locally; name and message from the stream). */
+  error?: Error | TaskErrorInfo;
+  /** `completed`, local only: what the handler returned. */
+  result?: unknown;
+  /** Local `completed` and `failed`: how long the handler ran, in ms. */
+  durationMs?: number;
+  /** Local `completed` and `failed`: when the handler started (epoch ms, this process's clock). */
+  startedAt?: number;
+  /** When it happened: epoch ms (local: this process's clock; fleet: the Redis clock). */
+  at: number;
+}
+
+/** A listener of lifecycle events. Its errors are logged; a listener that hangs holds nothing up. */
+export type TaskEventListener = (event: TaskEvent) => unknown;
+
+/** Options of `@OnTaskEvent`. */
+export interface OnTaskEventOptions {
+  /**
+   * `local`: tasks this instance ran; `fleet`: every instance's tasks of the type, from its Redis event
+   * stream (the application follows the stream while it has such a listener).
+   * @default 'local'
+   */
+  scope?: TaskEventScope;
+}
+
+/** Module option `events`: the per-type event streams in Redis. */
+export interface EventsOptions {
+  /**
+   * Write lifecycle events to a capped per-type Redis stream in the scripts that change a task's state
+   * (what fleet-scope listeners read). Set it the same on every instance: the instance that changes the
+   * state is the one that writes.
+   * @default true
+   */
+  stream?: boolean;
+  /** Entries kept per stream (approximately: trimmed with `MAXLEN ~`); one entry holds a batch of tasks. @default 10000 */
+  streamMaxLen?: number;
+  /** How often a following instance reads the streams it follows, in ms. @default 200 */
+  followIntervalMs?: number;
+}
