@@ -23,6 +23,8 @@ export interface DelayQueueKeys {
   events: string;
   /** STRING: exists while the type is paused (no task starts; submits and acks go on). */
   paused: string;
+  /** STREAM of lifecycle events, capped (`events.streamMaxLen`): what fleet-scope listeners read. */
+  log: string;
   /** STRING, one per submit call (60 s) and per consumer (its last take, one lease): a reply for a repeated call. */
   request(requestId: string): string;
 }
@@ -40,6 +42,7 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     errors: `${base}:errors`,
     done: `${base}:done`,
     paused: `${base}:paused`,
+    log: `${base}:log`,
     events: `${prefix}:events:${type}`,
     request: (requestId) => `${base}:rq:${requestId}`,
   };

@@ -11,6 +11,8 @@ export interface PartitionKeys {
   inflight: string;
   /** LIST of dead letters (JSON: item, diedAt, error). */
   dead: string;
+  /** STREAM of the partition's lifecycle events (completed, dead), capped: what fleet-scope listeners read. */
+  log: string;
   /** STRING with a short TTL: the reply of a state-changing call with this request id (re-sends repeat it). */
   request(id: string): string;
 }
@@ -48,7 +50,7 @@ export function routeKeys(prefix: string, qId: string): RouteKeys {
       let keys = cache.get(p);
       if (!keys) {
         const pb = `${prefix}:{${prefix}:${qId}:${p}}`;
-        keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead`, request: (id) => `${pb}:req:${id}` };
+        keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead`, log: `${pb}:log`, request: (id) => `${pb}:req:${id}` };
         cache.set(p, keys);
       }
       return keys;
