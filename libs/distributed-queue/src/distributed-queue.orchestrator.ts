@@ -55,6 +55,11 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     this.logger.log(WORKERS_STARTED(workers.map((w) => w.type)));
   }
 
+  /** The consumers running in this process (health checks and metrics read them). */
+  getConsumers(): TaskConsumer[] {
+    return [...this.consumers.values()];
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all([...this.consumers.values()].map((c) => c.stop(this.options.shutdownTimeoutMs)));
     this.consumers.clear();

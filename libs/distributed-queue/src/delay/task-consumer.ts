@@ -59,6 +59,8 @@ export class TaskConsumer {
   private readonly consumerId = newRequestId();
   /** A failed take that asked for tasks is retried under the same request id. */
   private retryRequest?: string;
+  /** When a take or a lease renewal last succeeded (epoch ms): health checks read it. */
+  lastContactAt = Date.now();
 
   constructor(
     readonly type: string,
@@ -99,6 +101,7 @@ export class TaskConsumer {
     if (held.length === 0) return;
     try {
       const lost = await this.store.extend(this.type, this.options.visibilityTimeoutMs, held);
+      this.lastContactAt = Date.now();
       for (const id of lost) this.abortRunning(id, new LeaseLostError(id));
     } catch (error) {
       this.logger.warn?.(`[${this.type}] lease renewal failed: ${(error as Error).message}`);
@@ -181,6 +184,7 @@ export class TaskConsumer {
     let result: TakeResult | undefined;
     try {
       result = await this.store.take(this.type, this.takeOptions(want), acks, this.consumerId, requestId);
+      this.lastContactAt = Date.now();
     } catch (error) {
       this.acks.restore(acks);
       if (want > 0) {
