@@ -28,6 +28,9 @@ const PrivateScheduleModule = {
   global: false,
 };
 
+/** Entries kept per event stream; 0 when streams are off. */
+const streamLength = (options: ResolvedModuleOptions): number => (options.events.stream ? options.events.streamMaxLen : 0);
+
 /**
  * Distributed queues on Redis. `DistributedQueueModule.forRoot({...})` or `forRootAsync({ useFactory,
  * inject, imports })`; global by default (`isGlobal: false` to scope it). Discovers `@TaskWorker`
@@ -49,13 +52,13 @@ const PrivateScheduleModule = {
     },
     {
       provide: DelayQueueStore,
-      useFactory: (client: RedisClient, options: ResolvedModuleOptions) => new DelayQueueStore(client, options.keyPrefix),
+      useFactory: (client: RedisClient, options: ResolvedModuleOptions) => new DelayQueueStore(client, options.keyPrefix, streamLength(options)),
       inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
     },
     {
       provide: ROUTE_STORE,
       useFactory: (client: RedisClient, options: ResolvedModuleOptions) =>
-        options.route ? new RouteStore(client, options.keyPrefix, options.route) : null,
+        options.route ? new RouteStore(client, options.keyPrefix, options.route, streamLength(options)) : null,
       inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
     },
     DistributedQueueExplorer,

@@ -11,6 +11,7 @@ import { DelayQueueStore } from './delay/delay-queue.store';
 import { TaskConsumer } from './delay/task-consumer';
 import type { ResolvedModuleOptions } from './options/resolve-options';
 import { EventSubscriber } from './runtime/event-subscriber';
+import { TaskEventBus } from './events/task-event-bus';
 import { closeRedisClient } from './redis/redis-connection';
 import type { RedisClient } from './redis/script-loader';
 
@@ -30,6 +31,7 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     private readonly store: DelayQueueStore,
     private readonly submitService: TaskSubmitService,
     private readonly subscriber: EventSubscriber,
+    private readonly events: TaskEventBus,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {}
@@ -45,8 +47,10 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
       workers.push({ type: routeDelayType(route.qId), className: 'RouteDelayMover', handler, options });
     }
     if (workers.length === 0) return;
+    // NOTE: the internal mover of delayed ordered tasks reports no events: the ordered task's run does.
+    const internal = new Set(route ? [routeDelayType(route.qId)] : []);
     for (const { type, handler, options } of workers) {
-      this.consumers.set(type, new TaskConsumer(type, handler, options, this.store, this.options.keepDone, this.logger));
+      this.consumers.set(type, new TaskConsumer(type, handler, options, this.store, this.options.keepDone, this.logger, internal.has(type) ? undefined : this.events));
     }
     this.subscriber.onReconnect(this.onReconnect);
     this.redis.on('ready', this.onReconnect);

@@ -81,9 +81,13 @@ function dueArgs(due: Due): Arg[] {
 export class DelayQueueStore {
   private readonly keyCache = new Map<string, DelayQueueKeys>();
 
+  /**
+   * @param streamMaxLen entries kept in each type's event stream; 0 writes no events.
+   */
   constructor(
     private readonly client: RedisClient,
     private readonly prefix: string,
+    private readonly streamMaxLen = 0,
   ) {}
 
   private get scripts(): ScriptCommands {
@@ -122,8 +126,8 @@ export class DelayQueueStore {
    */
   async take(type: string, options: TakeOptions, acks: [string, string][], consumer: string, requestId: string): Promise<TakeResult> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused];
-    args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId);
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused, k.log];
+    args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId, this.streamMaxLen);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, ...flat] = await this.scripts.dqDelayTake(...args);
     const reserved: Reservation[] = [];
@@ -142,7 +146,7 @@ export class DelayQueueStore {
   /** Retries (`retryDelayMs` >= 0) or buries (-1) a failed reservation. */
   async fail(type: string, id: string, token: string, retryDelayMs: number, error: { name: string; message: string }): Promise<FailOutcome> {
     const k = this.keys(type);
-    const code = await this.scripts.dqDelayFail(k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, id, token, retryDelayMs, error.name, error.message, k.events);
+    const code = await this.scripts.dqDelayFail(k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, k.log, id, token, retryDelayMs, error.name, error.message, k.events, this.streamMaxLen);
     return failOutcome(code);
   }
 
@@ -160,7 +164,7 @@ export class DelayQueueStore {
 
   async cancel(type: string, id: string): Promise<CancelResult> {
     const k = this.keys(type);
-    return cancelOutcome(await this.scripts.dqDelayCancel(k.waiting, k.active, k.jobs, k.errors, id, k.events));
+    return cancelOutcome(await this.scripts.dqDelayCancel(k.waiting, k.active, k.jobs, k.errors, k.log, id, k.events, this.streamMaxLen));
   }
 
   /** Returns the new due time, or null when the task is not waiting. */

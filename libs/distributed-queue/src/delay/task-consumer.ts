@@ -10,12 +10,20 @@ import { stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
 import { WakeSignal } from '../runtime/wake-signal';
 import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
+import type { FailOutcome } from '../redis/script-outcome';
+import type { TaskEventBus } from '../events/task-event-bus';
+import type { TaskEventName } from '../interfaces/task-event.interface';
+import { splitTraceContext } from '../tracing/trace-carrier';
 
 interface RunningTask {
   reservation: Reservation;
   controller: AbortController;
   batch: Batch;
   settled: boolean;
+  /** The task as its handler got it (undefined when its payload could not be read). */
+  view?: Task;
+  /** When its handler started (epoch ms). */
+  startedAt: number;
 }
 
 /** Tasks reserved together start together: one timeout timer serves them all. */
@@ -23,6 +31,9 @@ interface Batch {
   tasks: Set<RunningTask>;
   timer?: LongTimer;
 }
+
+/** The event a recorded failure makes. */
+const OUTCOME_EVENTS: Record<Exclude<FailOutcome, 'stale'>, TaskEventName> = { retried: 'retrying', dead: 'dead', dropped: 'cancelled' };
 
 /** How long to wait before talking to Redis again after an error. */
 const ERROR_BACKOFF_MS = 250;
@@ -69,6 +80,7 @@ export class TaskConsumer {
     private readonly store: DelayQueueStore,
     private readonly keepDone: number,
     private readonly logger: LoggerService,
+    private readonly events?: TaskEventBus,
   ) {}
 
   /** Starts fetching, the safety poll and lease renewal. */
@@ -244,18 +256,29 @@ export class TaskConsumer {
   }
 
   private run(reservation: Reservation, batch: Batch): void {
-    const task: RunningTask = { reservation, controller: new AbortController(), batch, settled: false };
+    const task: RunningTask = { reservation, controller: new AbortController(), batch, settled: false, startedAt: Date.now() };
     batch.tasks.add(task);
     this.running.set(reservation.id, task);
+    const { json, traceContext } = splitTraceContext(reservation.payload);
     let payload: unknown;
     try {
-      payload = JSON.parse(reservation.payload);
+      payload = JSON.parse(json);
     } catch (error) {
       void this.finish(task, new CorruptTaskError(`payload is not valid JSON: ${(error as Error).message}`));
       return;
     }
-    const view: Task = { id: reservation.id, type: this.type, payload, attempt: reservation.attempt, dueAt: reservation.dueAt };
-    callHandler(this.handler, view, task.controller.signal, (error) => void this.finish(task, error));
+    const { id, attempt, dueAt } = reservation;
+    task.view = traceContext ? { id, type: this.type, payload, attempt, dueAt, traceContext } : { id, type: this.type, payload, attempt, dueAt };
+    callHandler(this.handler, task.view, task.controller.signal, (error, result) => void this.finish(task, error, result));
+  }
+
+  /** Reports a lifecycle event of a task this consumer ran (skipped when nobody listens). */
+  private emit(task: RunningTask, event: TaskEventName, error?: Error, result?: unknown): void {
+    if (!this.events?.wants('local', this.type, event)) return;
+    const { id, attempt, dueAt } = task.reservation;
+    const view = task.view ?? { id, type: this.type, payload: undefined, attempt, dueAt };
+    const at = Date.now();
+    this.events.emit({ event, scope: 'local', task: view, error, result, durationMs: at - task.startedAt, startedAt: task.startedAt, at });
   }
 
   /** Marks a task settled: its handler's outcome no longer matters. Returns false when it was already. */
@@ -281,20 +304,23 @@ export class TaskConsumer {
     void this.finish(task, reason);
   }
 
-  private async finish(task: RunningTask, error: Error | null): Promise<void> {
+  private async finish(task: RunningTask, error: Error | null, result?: unknown): Promise<void> {
     if (!this.settle(task)) return;
     const { id, token, attempt } = task.reservation;
     if (!error) {
       this.acks.push([id, token]);
+      this.emit(task, 'completed', undefined, result);
       this.afterSlotFreed();
       return;
     }
+    this.emit(task, 'failed', error);
     if (!task.controller.signal.aborted) task.controller.abort(error);
     const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || attempt >= this.options.maxAttempts;
     const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;
     try {
       const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message });
+      if (outcome !== 'stale') this.emit(task, OUTCOME_EVENTS[outcome], error);
       const level = outcome === 'dead' ? 'error' : 'warn';
       this.logger[level]?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);
     } catch (failError) {

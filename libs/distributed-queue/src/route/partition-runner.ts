@@ -11,6 +11,9 @@ import { WakeSignal } from '../runtime/wake-signal';
 import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store';
 import { tryOpenGate } from './route-topology';
 import type { Slots } from './slots';
+import type { TaskEventBus } from '../events/task-event-bus';
+import type { TaskEventName } from '../interfaces/task-event.interface';
+import type { Task } from '../interfaces';
 
 /** An ordered worker: its handler and options. */
 export interface OrderedWorker {
@@ -30,6 +33,8 @@ export interface RunnerContext {
   leaseFresh(partition: number): boolean;
   /** Called when the loop ended (lost, released or stopped). */
   onEnd(runner: PartitionRunner): void;
+  /** Where lifecycle events of the tasks run here go. */
+  events?: TaskEventBus;
 }
 
 /** A task that finished: acked (no error) or to bury (its error json). */
@@ -189,6 +194,8 @@ export class PartitionRunner {
         this.finished.push({ seq, error: errorJson(new CorruptTaskError('ordered task record is unreadable'), 0) });
         continue;
       }
+      // NOTE: a replayed batch is one a previous owner took and did not finish (it died or was cut off).
+      if (replays > 0) this.emit(item, 'recovered', replays, {});
       const chain = chains.get(item.key);
       if (chain) chain.push(item);
       else chains.set(item.key, [item]);
@@ -252,7 +259,9 @@ export class PartitionRunner {
       if (!failure) return 'done';
       if (this.stopping) return 'aborted';
       this.ctx.logger.warn?.(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt} failed: ${failure.message}`);
-      if (attempt >= maxAttempts) return errorJson(failure, attempt);
+      const final = attempt >= maxAttempts;
+      if (final || !this.halted) this.emit(item, final ? 'dead' : 'retrying', attempt + replays, { error: failure });
+      if (final) return errorJson(failure, attempt);
       // NOTE: a revoked runner does not retry: the task is handed back with the rest of its chain.
       const until = performance.now() + backoffDelay(backoff, attempt);
       while (!this.halted && performance.now() < until) await this.wake.sleep(until - performance.now());
@@ -269,19 +278,36 @@ export class PartitionRunner {
     const { timeoutMs } = worker.options;
     return new Promise((resolve) => {
       const controller = new AbortController();
-      const settle = (error: Error | null) => {
+      const startedAt = Date.now();
+      const settle = (error: Error | null, result?: unknown) => {
         if (!this.controllers.delete(controller)) return;
         timer.clear();
         slots.release();
+        if (!(error instanceof LeaseLostError)) this.emit(item, error ? 'failed' : 'completed', attempt, { error: error ?? undefined, result, startedAt });
         resolve(error);
       };
       const timer = setLongTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);
       controller.signal.addEventListener('abort', () => settle(toError(controller.signal.reason)), { once: true });
       this.controllers.add(controller);
       const fence = { partition: this.partition, epoch: this.epoch };
-      const task = { id: item.id, type: item.type, key: item.key, payload: item.payload, attempt, dueAt: item.at, fence };
-      callHandler(worker.handler, task, controller.signal, settle);
+      callHandler(worker.handler, this.view(item, attempt), controller.signal, settle);
     });
+  }
+
+  /** The task as its handler gets it. */
+  private view(item: RouteItem, attempt: number): Task {
+    const fence = { partition: this.partition, epoch: this.epoch };
+    const { id, type, key, payload, at: dueAt, traceContext } = item;
+    return traceContext ? { id, type, key, payload, attempt, dueAt, fence, traceContext } : { id, type, key, payload, attempt, dueAt, fence };
+  }
+
+  /** Reports a lifecycle event of a task run here (skipped when nobody listens). */
+  private emit(item: RouteItem, event: TaskEventName, attempt: number, extra: { error?: Error; result?: unknown; startedAt?: number }): void {
+    const events = this.ctx.events;
+    if (!events?.wants('local', item.type, event)) return;
+    const at = Date.now();
+    const durationMs = extra.startedAt === undefined ? undefined : at - extra.startedAt;
+    events.emit({ event, scope: 'local', task: this.view(item, attempt), ...extra, durationMs, at });
   }
 
   /** Sends finished and buried seqs (one call in flight at a time). Fenced: a refusal means the partition is lost. */

@@ -4,6 +4,7 @@ import { PartitionRunner, type OrderedWorker, type RunnerContext } from './parti
 import type { RouteStore } from './route.store';
 import { ensureTopology } from './route-topology';
 import { Slots } from './slots';
+import type { TaskEventBus } from '../events/task-event-bus';
 
 /**
  * This application instance as a member of the route queue (seed 000's machine): registers and
@@ -23,6 +24,7 @@ export class RouteMachine {
     private readonly store: RouteStore,
     workers: Map<string, OrderedWorker>,
     private readonly logger: LoggerService,
+    events?: TaskEventBus,
   ) {
     const { heartbeatMs, offlineMs } = store.options;
     // NOTE: a claim is fresh while no eviction can have happened: the scheduler evicts after offlineMs without
@@ -34,6 +36,7 @@ export class RouteMachine {
       workers,
       slots: new Map([...workers].map(([type, w]) => [type, new Slots(w.options.concurrency)])),
       logger,
+      events,
       leaseFresh: (p) => performance.now() - (this.renewedAt.get(p) ?? -Infinity) < freshFor,
       onEnd: (runner) => {
         if (this.runners.get(runner.partition) === runner) this.runners.delete(runner.partition);

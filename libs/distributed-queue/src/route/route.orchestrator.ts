@@ -1,3 +1,4 @@
+import { TaskEventBus } from '../events/task-event-bus';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import {
@@ -28,6 +29,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
     private readonly explorer: DistributedQueueExplorer,
     private readonly scheduler: SchedulerRegistry,
     private readonly subscriber: EventSubscriber,
+    private readonly events: TaskEventBus,
     @Inject(ROUTE_STORE) private readonly store: RouteStore | null,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
@@ -57,7 +59,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
       await ensureTopology(this.store, this.store.options.partitions);
       return;
     }
-    const machine = new RouteMachine(this.store, workers, this.logger);
+    const machine = new RouteMachine(this.store, workers, this.logger, this.events);
     this.machine = machine;
     // NOTE: after a reconnect, messages may have been missed: a heartbeat looks at every partition again.
     this.stopReconnectHook = this.subscriber.onReconnect(() => machine.requestHeartbeat());

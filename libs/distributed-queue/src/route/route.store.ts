@@ -39,6 +39,8 @@ export interface RouteItem {
   payload: unknown;
   /** When it entered its partition (ms, Redis clock: stamped by the push script): the task's dueAt. */
   at: number;
+  /** The W3C traceparent it was submitted under (the `tracing` option). */
+  traceContext?: string;
 }
 
 /** What a partition did with one pushed task; `dropped` is the json of the task DiscardOldest dropped. */
@@ -71,10 +73,12 @@ export class RouteStore {
   readonly keys: RouteKeys;
   private readonly log: string;
 
+  /** @param streamMaxLen entries kept in each partition's event stream; 0 writes no events. */
   constructor(
     private readonly client: RedisClient,
     prefix: string,
     readonly options: ResolvedRouteOptions,
+    private readonly streamMaxLen = 0,
   ) {
     this.keys = routeKeys(prefix, options.qId);
     this.log = options.luaLog ? '1' : '0';
@@ -112,7 +116,7 @@ export class RouteStore {
   /** Acks seqs and buries failed ones; false when fenced (not the owner any more). */
   async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][]): Promise<boolean> {
     const k = this.keys.partition(partition);
-    const args: Arg[] = [k.own, k.inflight, k.dead, me, epoch, this.options.maxDeadLetters, acked.length, ...acked];
+    const args: Arg[] = [k.own, k.inflight, k.dead, k.log, me, epoch, this.options.maxDeadLetters, this.streamMaxLen, acked.length, ...acked];
     for (const [seq, error] of dead) args.push(seq, error);
     return fencedOutcome(await this.s.dqRouteAck(...args)) === 'ok';
   }

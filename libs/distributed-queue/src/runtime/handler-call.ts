@@ -6,12 +6,17 @@ export function toError(thrown: unknown): Error {
 }
 
 /**
- * Calls a handler and reports its outcome to `settle` (null = success): a synchronous throw, a rejection,
- * or success. Both engines run handlers through this; timeouts and aborts settle from outside.
+ * Calls a handler and reports its outcome to `settle` (null = success, with what the handler returned): a
+ * synchronous throw, a rejection, or success. Both engines run handlers through this; timeouts and aborts settle from outside.
  * NOTE: a handler that returns no promise is done at once: no promise round for it (the hot path of
  * synchronous work).
  */
-export function callHandler(handler: TaskHandler, task: Task, signal: AbortSignal, settle: (error: Error | null) => void): void {
+export function callHandler(
+  handler: TaskHandler,
+  task: Task,
+  signal: AbortSignal,
+  settle: (error: Error | null, result?: unknown) => void,
+): void {
   let outcome: unknown;
   try {
     outcome = handler.handle(task, signal);
@@ -20,8 +25,8 @@ export function callHandler(handler: TaskHandler, task: Task, signal: AbortSigna
     return;
   }
   if (outcome && typeof (outcome as PromiseLike<unknown>).then === 'function') {
-    (outcome as PromiseLike<unknown>).then(() => settle(null), (error: unknown) => settle(toError(error)));
+    (outcome as PromiseLike<unknown>).then((result) => settle(null, result), (error: unknown) => settle(toError(error)));
   } else {
-    settle(null);
+    settle(null, outcome);
   }
 }

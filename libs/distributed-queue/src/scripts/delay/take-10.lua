@@ -7,6 +7,7 @@
   holds its last call's request id and reservations for one lease (one key per consumer, overwritten).
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
   KEYS[8] the consumer's request key  KEYS[9] paused flag (while it exists, nothing is recovered or reserved)
+  KEYS[10] the type's event stream
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -14,7 +15,8 @@
   ARGV[5] max expired reservations to recover in this call
   ARGV[6] events channel
   ARGV[7] request id of this call
-  ARGV[8..] pairs of id, token to acknowledge
+  ARGV[8] event stream length (0: no events written)
+  ARGV[9..] pairs of id, token to acknowledge
   Returns: { now, ms until the next due task (-1: none or not asked, 0: look again now), refused ack ids,
              then per reserved task: id, attempt, token, due, payload (a never-run task's whole record:
              seq tag and payload) }
@@ -29,10 +31,12 @@
 --- @include "includes/lease"
 --- @include "includes/check-reservations"
 --- @include "includes/requeue"
+--- @include "includes/event-log"
 
 local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local keepDone, recoverLimit = tonumber(ARGV[4]), tonumber(ARGV[5])
+local log, logLen = KEYS[10], tonumber(ARGV[8])
 local now = nowMs()
 
 -- 0. A repeat of a call that reserved tasks: hand back the same reservations, nothing else.
@@ -58,7 +62,7 @@ if previous and string.sub(previous, 1, #rid) == rid then
 end
 
 -- 1. Acknowledge: only while the reservation is still ours (in active, same token).
-local ok, refused = checkReservations(active, running, 8)
+local ok, refused, okTokens = checkReservations(active, running, 9)
 if #ok > 0 then
   redis.call('ZREM', active, unpack(ok))
   redis.call('HDEL', jobs, unpack(ok))
@@ -67,6 +71,11 @@ if #ok > 0 then
   if keepDone > 0 then
     redis.call('LPUSH', done, unpack(ok))
     redis.call('LTRIM', done, 0, keepDone - 1)
+  end
+  if logLen > 0 then
+    local attempts = {}
+    for i, token in ipairs(okTokens) do attempts[i] = parseLease(token) or 0 end
+    logEvent(log, logLen, 'completed', { 'ids', cjson.encode(ok), 'a', cjson.encode(attempts) })
   end
 end
 
@@ -85,11 +94,14 @@ if #expired > 0 then
   local leases = redis.call('HMGET', running, unpack(expired))
   redis.call('HDEL', running, unpack(expired))
   local minDue = nil
+  local back, backA, lost, lostA, lostErr = {}, {}, {}, {}, {}
   for i, id in ipairs(expired) do
     local attempt, due = parseLease(leases[i])
     local r = parseRecord(recs[i], due or now)
     if r == nil then
       bury(dead, errors, id, errorJson('CorruptTaskError', 'task record is missing or unreadable', 0, now), now)
+      lost[#lost + 1], lostA[#lostA + 1] = id, 0
+      lostErr[#lostErr + 1] = { name = 'CorruptTaskError', message = 'task record is missing or unreadable' }
     elseif hasFlag(r, 'c') then
       redis.call('HDEL', jobs, id)
       redis.call('HDEL', errors, id)
@@ -97,15 +109,22 @@ if #expired > 0 then
       r.attempts = attempt or (r.attempts + 1)
       redis.call('HSET', jobs, id, encodeRecord(r))
       if r.attempts >= maxAttempts then
-        bury(dead, errors, id, errorJson('LeaseExpiredError',
-          'lease expired on attempt ' .. r.attempts .. ' (worker lost or stalled)', r.attempts, now), now)
+        local message = 'lease expired on attempt ' .. r.attempts .. ' (worker lost or stalled)'
+        bury(dead, errors, id, errorJson('LeaseExpiredError', message, r.attempts, now), now)
+        lost[#lost + 1], lostA[#lostA + 1] = id, r.attempts
+        lostErr[#lostErr + 1] = { name = 'LeaseExpiredError', message = message }
       else
         requeue(waiting, r, id, r.due)
+        back[#back + 1], backA[#backA + 1] = id, r.attempts
         if minDue == nil or r.due < minDue then minDue = r.due end
       end
     end
   end
   if minDue ~= nil then wakeIfEarlier(ARGV[6], before, minDue, now) end
+  if #back > 0 then logEvent(log, logLen, 'recovered', { 'ids', cjson.encode(back), 'a', cjson.encode(backA) }) end
+  if #lost > 0 then
+    logEvent(log, logLen, 'dead', { 'ids', cjson.encode(lost), 'a', cjson.encode(lostA), 'err', cjson.encode(lostErr) })
+  end
 end
 
 -- 3. Reserve due tasks: the record stays as it is; the reservation goes to `running`.
@@ -128,6 +147,7 @@ if #ids > 0 then
       local reason = 'task record is unreadable'
       if not recs[i] then reason = 'task record is missing' end
       bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
+      logEvent(log, logLen, 'dead', { 'ids', cjson.encode({ id }), 'a', '[0]', 'err', cjson.encode({ { name = 'CorruptTaskError', message = reason } }) })
     else
       local attempt = attempts + 1
       local token = string.format('%.0f:%d:%s', now * 1000 + i, attempt, dues[i])

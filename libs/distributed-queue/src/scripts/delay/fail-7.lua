@@ -1,9 +1,9 @@
 --[[
   Records a failed attempt: retries the task after a delay, or buries it in dead letters.
   Refused (NOT_OURS) unless the reservation is still ours, so a repeated call changes nothing.
-  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] running
+  KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] running  KEYS[7] event stream
   ARGV[1] id  ARGV[2] token  ARGV[3] retry delay ms (-1 = bury)  ARGV[4] error name  ARGV[5] error message
-  ARGV[6] events channel
+  ARGV[6] events channel  ARGV[7] event stream length (0: no events written)
   Returns: OUTCOME.NOT_OURS, RETRIED, BURIED or DROPPED (a cancel was requested)
 ]]
 --- @include "includes/outcome"
@@ -16,9 +16,11 @@
 --- @include "includes/bury"
 --- @include "includes/lease"
 --- @include "includes/requeue"
+--- @include "includes/event-log"
 
 local waiting, active, jobs, dead, errors, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id, delay = ARGV[1], tonumber(ARGV[3])
+local log, logLen = KEYS[7], tonumber(ARGV[7])
 if not redis.call('ZSCORE', active, id) then return OUTCOME.NOT_OURS end
 local lease = redis.call('HGET', running, id)
 if lease ~= ARGV[2] then return OUTCOME.NOT_OURS end
@@ -30,10 +32,12 @@ redis.call('HDEL', running, id)
 if r == nil or hasFlag(r, 'c') then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
+  logEvent(log, logLen, 'cancelled', { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }) })
   return OUTCOME.DROPPED
 end
 r.attempts = attempt
 local err = errorJson(ARGV[4], ARGV[5], attempt, now)
+local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }), 'err', cjson.encode({ { name = ARGV[4], message = ARGV[5] } }) }
 if delay >= 0 then
   local before = headScore(waiting)
   r.due = now + delay
@@ -41,8 +45,10 @@ if delay >= 0 then
   redis.call('HSET', errors, id, err)
   requeue(waiting, r, id, r.due)
   wakeIfEarlier(ARGV[6], before, r.due, now)
+  logEvent(log, logLen, 'retrying', fields)
   return OUTCOME.RETRIED
 end
 redis.call('HSET', jobs, id, encodeRecord(r))
 bury(dead, errors, id, err, now)
+logEvent(log, logLen, 'dead', fields)
 return OUTCOME.BURIED

@@ -1,0 +1,65 @@
+--[[
+  The owner acknowledges finished items and buries failed ones. Fenced by owner and epoch.
+  KEYS[1] own  KEYS[2] inflight  KEYS[3] dead  KEYS[4] the partition's event stream
+  ARGV[1] machine id  ARGV[2] epoch  ARGV[3] dead letters kept  ARGV[4] event stream length (0: none written)
+  ARGV[5] number of acked seqs A
+  ARGV[6 .. 5+A] acked seqs, then pairs of seq, error json for buried items
+  Returns: OUTCOME.OK (1) done, NOT_OURS (2) fenced (not the owner any more: nothing changed)
+]]
+--- @include "includes/outcome"
+--- @include "includes/fmt"
+--- @include "includes/is-owner"
+--- @include "includes/now-ms"
+--- @include "includes/item-body"
+--- @include "includes/event-log"
+
+-- Appends an event of the items (raw route items) to the stream: their ids, types, keys and errors.
+local function logItems(event, items, errs)
+  local ids, types, keys, attempts = {}, {}, {}, {}
+  for i, item in ipairs(items) do
+    local ok, task = pcall(cjson.decode, itemBody(item) or '')
+    if not ok or type(task) ~= 'table' then task = {} end
+    ids[i], types[i], keys[i], attempts[i] = tostring(task.id or '?'), tostring(task.type or '?'), tostring(task.key or ''), 0
+    if errs then attempts[i] = errs[i].attempts or 0 end
+  end
+  local fields = { 'ids', cjson.encode(ids), 't', cjson.encode(types), 'k', cjson.encode(keys), 'a', cjson.encode(attempts) }
+  if errs then
+    local out = {}
+    for i, e in ipairs(errs) do out[i] = { name = e.name, message = e.message } end
+    fields[#fields + 1], fields[#fields + 2] = 'err', cjson.encode(out)
+  end
+  logEvent(KEYS[4], tonumber(ARGV[4]), event, fields)
+end
+
+local own, inflight, dead = KEYS[1], KEYS[2], KEYS[3]
+if not isOwner(own, ARGV[1], ARGV[2]) then return OUTCOME.NOT_OURS end
+local acked, logging = tonumber(ARGV[5]), tonumber(ARGV[4]) > 0
+local now = nowMs()
+if acked > 0 then
+  local seqs = {}
+  for i = 6, 5 + acked do seqs[#seqs + 1] = ARGV[i] end
+  if logging then
+    local items = {}
+    for _, item in ipairs(redis.call('HMGET', inflight, unpack(seqs))) do
+      if item then items[#items + 1] = item end
+    end
+    if #items > 0 then logItems('completed', items, nil) end
+  end
+  redis.call('HDEL', inflight, unpack(seqs))
+end
+local buried, errs = {}, {}
+for i = 6 + acked, #ARGV, 2 do
+  local item = redis.call('HGET', inflight, ARGV[i])
+  if item then
+    redis.call('HDEL', inflight, ARGV[i])
+    redis.call('RPUSH', dead, '{"item":' .. cjson.encode(item) .. ',"diedAt":' .. fmt(now) .. ',"error":' .. ARGV[i + 1] .. '}')
+    if logging then
+      local ok, e = pcall(cjson.decode, ARGV[i + 1])
+      buried[#buried + 1], errs[#errs + 1] = item, (ok and type(e) == 'table') and e or { name = 'Error', message = ARGV[i + 1] }
+    end
+  end
+end
+if #buried > 0 then logItems('dead', buried, errs) end
+if #ARGV > 5 + acked then redis.call('LTRIM', dead, -tonumber(ARGV[3]), -1) end
+if redis.call('HLEN', inflight) == 0 then redis.call('HSET', own, 'replays', 0) end
+return OUTCOME.OK
