@@ -17,6 +17,7 @@ import { createRedisClient } from './redis/redis-connection';
 import { EventSubscriber } from './runtime/event-subscriber';
 import { TaskEventBus } from './events/task-event-bus';
 import { TaskEventExplorer } from './events/task-event.explorer';
+import { EventStreamFollower } from './events/event-stream-follower';
 import type { RedisClient } from './redis/script-loader';
 
 /**
@@ -65,6 +66,7 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     EventSubscriber,
     TaskEventBus,
     TaskEventExplorer,
+    EventStreamFollower,
     DistributedQueueOrchestrator,
     RouteOrchestrator,
     TaskSubmitService,

@@ -1,0 +1,28 @@
+import { eventsOfEntry } from './event-entry';
+
+describe('eventsOfEntry', () => {
+  it('gives one event per task of a batch entry, with the entry time', () => {
+    const events = eventsOfEntry(['1700000000000-0', ['e', 'completed', 'ids', '["a","b"]', 'a', '[1,2]']], 'order.close');
+    expect(events.map((e) => [e.event, e.scope, e.task.id, e.task.type, e.task.attempt, e.at])).toEqual([
+      ['completed', 'fleet', 'a', 'order.close', 1, 1700000000000],
+      ['completed', 'fleet', 'b', 'order.close', 2, 1700000000000],
+    ]);
+    expect(events[0].task.payload).toBeUndefined();
+  });
+
+  it('precedes retrying and dead with failed, both carrying the error', () => {
+    const events = eventsOfEntry(['5-0', ['e', 'dead', 'ids', '["x"]', 'a', '[3]', 'err', '[{"name":"Boom","message":"no"}]']], 't');
+    expect(events.map((e) => e.event)).toEqual(['failed', 'dead']);
+    expect(events[1].error).toEqual({ name: 'Boom', message: 'no', attempts: 3, failedAt: 5 });
+  });
+
+  it('reads route entries: each task its own type and key', () => {
+    const [event] = eventsOfEntry(['7-1', ['e', 'completed', 'ids', '["i"]', 't', '["acct"]', 'k', '["k1"]', 'a', '[0]']]);
+    expect(event.task).toMatchObject({ id: 'i', type: 'acct', key: 'k1' });
+  });
+
+  it('ignores entries it cannot read', () => {
+    expect(eventsOfEntry(['1-0', ['e', 'exploded', 'ids', '["a"]']], 't')).toEqual([]);
+    expect(eventsOfEntry(['1-0', ['e', 'completed', 'ids', 'not json']], 't')).toEqual([]);
+  });
+});
