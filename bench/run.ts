@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const ctx: Context = {
     redis,
     quick,
-    make: { ours: () => ours(server.url, `bench${Date.now()}`), bullmq: () => bullmq(server.url, `bench${Date.now()}`) },
+    make: { ours: (observability) => ours(server.url, `bench${Date.now()}`, observability), bullmq: () => bullmq(server.url, `bench${Date.now()}`) },
   };
   const rows: Row[] = [];
   const workloads: [string, () => Promise<Row[]>][] = [

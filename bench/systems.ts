@@ -1,5 +1,7 @@
+import { Injectable } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Task } from 'nestjs-distributed-queue';
+import { Registry } from 'prom-client';
+import { OnTaskEvent, type DistributedQueueModuleOptions, type Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
 
 /** A task start as a benchmark sees it: when it started and when it was due (epoch ms). */
@@ -32,12 +34,35 @@ async function inChunks<T>(items: T[], parallel: number, fn: (chunk: T[]) => Pro
   }));
 }
 
+/** A listener of every local event (what an application watching its tasks adds). */
+@Injectable()
+class EventCounter {
+  count = 0;
+  @OnTaskEvent('*', '*')
+  on(): void {
+    this.count++;
+  }
+}
+
+/**
+ * How much of the operations side runs: `default` as installed (event streams on, metrics off), `all`
+ * (streams, a local listener of every event, Prometheus metrics), `none` (streams off, no metrics).
+ */
+export type Observability = 'default' | 'all' | 'none';
+
+const OBSERVED: Record<Observability, { label: string; options: () => DistributedQueueModuleOptions; providers: unknown[] }> = {
+  default: { label: '', options: () => ({}), providers: [] },
+  all: { label: ' (events+metrics on)', options: () => ({ metrics: { registry: new Registry() } }), providers: [EventCounter] },
+  none: { label: ' (events+metrics off)', options: () => ({ events: { stream: false } }), providers: [] },
+};
+
 /** This library, through its Nest module as an application uses it. */
-export function ours(url: string, prefix: string): System {
+export function ours(url: string, prefix: string, observability: Observability = 'default'): System {
   const apps: QueueApp[] = [];
   let producer: QueueApp | undefined;
+  const observed = OBSERVED[observability];
   return {
-    name: 'this library',
+    name: `this library${observed.label}`,
     async submit(items) {
       producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} } });
       apps.push(producer);
@@ -45,7 +70,7 @@ export function ours(url: string, prefix: string): System {
     },
     async work(concurrency, onStart) {
       const W = workerClass('bench', { concurrency }, (task: Task) => onStart({ id: task.id, dueAt: task.dueAt, at: Date.now() }));
-      apps.push(await startQueueApp({ connection: url, keyPrefix: prefix }, [W]));
+      apps.push(await startQueueApp({ connection: url, keyPrefix: prefix, ...observed.options() }, [W, ...(observed.providers as never[])]));
     },
     async inspect() {
       producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} } });

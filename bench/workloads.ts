@@ -1,17 +1,17 @@
 import type { Redis } from 'ioredis';
 import type { Row } from './report';
 import { nodeCpu, payload, percentiles, sampleServer, until } from './stats';
-import type { Start, System } from './systems';
+import type { Observability, Start, System } from './systems';
 
 export interface Context {
   redis: Redis;
   quick: boolean;
-  make: { ours: () => System; bullmq: () => System };
+  make: { ours: (observability?: Observability) => System; bullmq: () => System };
 }
 
-async function each(ctx: Context, fn: (system: System) => Promise<Row>): Promise<Row[]> {
+async function each(ctx: Context, fn: (system: System) => Promise<Row>, makers = [() => ctx.make.ours(), ctx.make.bullmq]): Promise<Row[]> {
   const rows: Row[] = [];
-  for (const make of [ctx.make.ours, ctx.make.bullmq]) {
+  for (const make of makers) {
     await ctx.redis.flushall();
     const system = make();
     try {
@@ -23,7 +23,10 @@ async function each(ctx: Context, fn: (system: System) => Promise<Row>): Promise
   return rows;
 }
 
-/** 1. Immediate: bulk submit, then one worker at concurrency 50 with a no-op handler. */
+/**
+ * 1. Immediate: bulk submit, then one worker at concurrency 50 with a no-op handler; this library with
+ * events and metrics on (streams, a listener of every event, Prometheus) and off.
+ */
 export function immediate(ctx: Context): Promise<Row[]> {
   const n = ctx.quick ? 10_000 : 50_000;
   return each(ctx, async (system) => {
@@ -55,7 +58,14 @@ export function immediate(ctx: Context): Promise<Row[]> {
       },
       key: { name: 'process/s', value: n / ((t1 - first) / 1000) },
     };
-  });
+  }, [() => ctx.make.ours('all'), () => ctx.make.ours('none'), ctx.make.bullmq]).then(withOnOffRatio);
+}
+
+/** Adds to the events+metrics-on row its process rate as a share of the off row's (the cost of observing). */
+function withOnOffRatio(rows: Row[]): Row[] {
+  const [on, off] = rows;
+  if (on?.key && off?.key) on.figures['on/off'] = `${Math.round((100 * on.key.value) / off.key.value)} %`;
+  return rows;
 }
 
 function lateness(starts: Start[], n: number, submittedAt: number) {
