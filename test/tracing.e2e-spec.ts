@@ -129,6 +129,40 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('tracing on %s', (_
     expect(dead.payload).toEqual({ fail: true });
     expect(dead.raw).toBeUndefined();
     expect(await inspect.listTasks('tr.delay', 'dead')).toMatchObject([{ id: 'd3', payload: { fail: true } }]);
+    const orderedDead = await waitFor(async () => (await inspect.listOrderedDead()).find((t) => t.id === 'o3'), { message: 'o3 is dead' });
+    expect(orderedDead.payload).toEqual({ fail: true });
+
+    // Re-driven dead letters keep their trace context.
+    expect(await inspect.redriveDead('tr.delay', ['d3'])).toBe(1);
+    expect(await inspect.redriveOrderedDead()).toBe(1);
+    const runsOf = (id: string) => child.messages.filter((m) => m.type === 'ran' && m.id === id);
+    await waitFor(() => runsOf('d3').length === 2 && runsOf('o3').length === 2, { timeoutMs: 10_000, message: 're-driven tasks ran again' });
+    for (const id of ['d3', 'o3']) {
+      expect(runsOf(id).map((m) => m.traceContext)).toEqual(Array(2).fill(`00-${root.traceId}-${published.get(id)!.spanId}-01`));
+    }
+  });
+
+  it('synchronous handlers: a return ends the run span OK, a throw with ERROR; an untraced task runs in a root span', async () => {
+    const prefix = uniquePrefix('tracing-sync');
+    const Ok = workerClass('sync.ok', { pollIntervalMs: 100 }, () => 'done');
+    const Bad = workerClass('sync.bad', { pollIntervalMs: 100, maxAttempts: 1 }, () => {
+      throw new Error('sync boom');
+    });
+    const producer = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { 'sync.ok': {}, 'sync.bad': {} } });
+    await start({ connection: target.connection, keyPrefix: prefix, tracing: true }, [Ok, Bad]);
+    await producer.submit.submit('sync.ok', {}, { id: 'a' });
+    await producer.submit.submit('sync.bad', {}, { id: 'b' });
+    const spans = await waitFor(() => {
+      const runs = exporter.getFinishedSpans().map(reportOf);
+      return runs.length === 2 ? runs : null;
+    }, { message: 'two process spans' });
+    const ok = spans.find((s) => s.name === 'sync.ok process')!;
+    expect(ok).toMatchObject({ kind: SpanKind.CONSUMER, parentSpanId: undefined, status: { code: SpanStatusCode.OK }, events: [] });
+    expect(ok.attributes).toMatchObject({ 'messaging.message.id': 'a', 'messaging.distributed_queue.attempt': 1 });
+    const bad = spans.find((s) => s.name === 'sync.bad process')!;
+    expect(bad).toMatchObject({ parentSpanId: undefined, status: { code: SpanStatusCode.ERROR, message: 'sync boom' } });
+    expect(bad.events).toMatchObject([{ name: 'exception', attributes: { 'exception.message': 'sync boom' } }]);
+    await waitFor(async () => (await producer.inspect.getState('sync.bad', 'b')) === 'dead', { message: 'b is dead' });
   });
 
   it('a failing submit ends its publish span with an error', async () => {
