@@ -25,13 +25,14 @@ function messaging(type: string, operation: 'send' | 'process', name: string): A
  * trace in any process. Provided under `TASK_TRACER`: null when tracing is off.
  */
 export class TaskTracer {
+  // NOTE: private, so that the emitted typings never name @opentelemetry/api (applications without it compile).
+  private readonly otel: Otel;
   private readonly tracer: Tracer;
 
-  constructor(
-    private readonly otel: Otel,
-    tracerName: string,
-  ) {
-    this.tracer = otel.trace.getTracer(tracerName);
+  /** @throws InvalidOptionsError without `@opentelemetry/api` */
+  constructor(tracerName: string) {
+    this.otel = loadOtelApi();
+    this.tracer = this.otel.trace.getTracer(tracerName);
   }
 
   /**
@@ -110,5 +111,5 @@ export class TaskTracer {
 
 /** The tracer of the `tracing` option: null when it is off (nothing loaded). @throws InvalidOptionsError without `@opentelemetry/api` */
 export function createTaskTracer(options: ResolvedTracingOptions | null): TaskTracer | null {
-  return options ? new TaskTracer(loadOtelApi(), options.tracerName) : null;
+  return options ? new TaskTracer(options.tracerName) : null;
 }
