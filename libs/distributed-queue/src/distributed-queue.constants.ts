@@ -4,6 +4,8 @@ export const TASK_WORKER_METADATA = 'distributed-queue:task-worker';
 export const DISTRIBUTED_QUEUE_REDIS = Symbol('DISTRIBUTED_QUEUE_REDIS');
 /** Injection token of the route queue store (null without the `route` option). */
 export const ROUTE_STORE = Symbol('ROUTE_STORE');
+/** Injection token of the `TaskTracer` (null without the `tracing` option). */
+export const TASK_TRACER = Symbol('TASK_TRACER');
 /** Injection token of the resolved module options. */
 export const DISTRIBUTED_QUEUE_RESOLVED_OPTIONS = Symbol('DISTRIBUTED_QUEUE_RESOLVED_OPTIONS');
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
-import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, TASK_WORKER_METADATA } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, TASK_TRACER, TASK_WORKER_METADATA } from './distributed-queue.constants';
 import { DUPLICATE_WORKER, MISSING_HANDLE } from './distributed-queue.messages';
 import type { TaskWorkerMetadata } from './decorators/task-worker.decorator';
 import { InvalidOptionsError, InvalidTaskWorkerError } from './errors';
@@ -8,6 +8,7 @@ import type { TaskHandler } from './interfaces';
 import {
   DEFAULT_ORDERED_CONCURRENCY, mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions, type ResolvedWorkerOptions,
 } from './options/resolve-options';
+import type { TaskTracer } from './tracing/task-tracer';
 
 /** A discovered worker with its options resolved (decorator over `types[type]` over `defaults`). */
 export interface DiscoveredWorker {
@@ -21,11 +22,14 @@ export interface DiscoveredWorker {
 @Injectable()
 export class DistributedQueueExplorer implements OnModuleInit {
   private readonly workers = new Map<string, DiscoveredWorker>();
+  /** The provider instance of each type (a worker's `handler` may be it wrapped in a span). */
+  private readonly instances = new Map<string, TaskHandler>();
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly reflector: Reflector,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    @Inject(TASK_TRACER) private readonly tracer: TaskTracer | null,
   ) {}
 
   onModuleInit(): void {
@@ -40,9 +44,10 @@ export class DistributedQueueExplorer implements OnModuleInit {
 
   private record({ type, options }: TaskWorkerMetadata, className: string, handler: TaskHandler): void {
     const existing = this.workers.get(type);
-    if (existing && existing.handler !== handler) {
+    if (existing && this.instances.get(type) !== handler) {
       throw new InvalidTaskWorkerError(DUPLICATE_WORKER(type, existing.className, className));
     }
+    if (existing) return;
     if (typeof handler.handle !== 'function') throw new InvalidTaskWorkerError(MISSING_HANDLE(className, type));
     validateWorkerOptions(options, `@TaskWorker('${type}')`);
     const layers = [this.options.types[type], options];
@@ -53,7 +58,10 @@ export class DistributedQueueExplorer implements OnModuleInit {
     if (resolved.ordered && !this.options.route) {
       throw new InvalidOptionsError('route', `is required: ${className} is an ordered @TaskWorker('${type}')`);
     }
-    this.workers.set(type, { type, className, handler, options: resolved });
+    this.instances.set(type, handler);
+    // NOTE: wrapped once here, so that both engines run every handler in its span.
+    const traced = this.tracer ? this.tracer.wrap(type, handler) : handler;
+    this.workers.set(type, { type, className, handler: traced, options: resolved });
   }
 
   /** Workers found, by type. */

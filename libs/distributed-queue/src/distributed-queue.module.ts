@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, TASK_TRACER } from './distributed-queue.constants';
 import { RouteOrchestrator } from './route/route.orchestrator';
 import { RouteStore } from './route/route.store';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';
@@ -19,6 +19,7 @@ import { TaskEventBus } from './events/task-event-bus';
 import { TaskEventExplorer } from './events/task-event.explorer';
 import { EventStreamFollower } from './events/event-stream-follower';
 import type { RedisClient } from './redis/script-loader';
+import { createTaskTracer } from './tracing/task-tracer';
 
 /**
  * A private, non-global ScheduleModule with decorator scanning switched off: it gives this module a
@@ -61,6 +62,11 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
       useFactory: (client: RedisClient, options: ResolvedModuleOptions) =>
         options.route ? new RouteStore(client, options.keyPrefix, options.route, streamLength(options)) : null,
       inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+    },
+    {
+      provide: TASK_TRACER,
+      useFactory: (options: ResolvedModuleOptions) => createTaskTracer(options.tracing),
+      inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
     },
     DistributedQueueExplorer,
     EventSubscriber,

@@ -13,6 +13,11 @@ describe('records and payloads', () => {
     expect(decodeRecord('Bff{"a":1}', 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', payload: '{"a":1}' });
     expect(decodeRecord('A7true')).toEqual({ attempts: 0, seq: 7, dueAt: 0, flags: '', payload: 'true' });
   });
+  it('splits the trace context off a traced payload, in both record forms', () => {
+    const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    expect(decodeRecord(`Bff^${tp}|{"a":1}`, 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', payload: '{"a":1}', traceContext: tp });
+    expect(decodeRecord(`~1:5:7:c:^${tp}|"x|y"`)).toEqual({ attempts: 1, seq: 5, dueAt: 7, flags: 'c', payload: '"x|y"', traceContext: tp });
+  });
   it('drops the seq tag of a never-run record and leaves a bare payload alone', () => {
     expect(withoutSeqTag('C1ff{"a":1}')).toBe('{"a":1}');
     expect(withoutSeqTag('N1fffffffffffff[1]')).toBe('[1]');

@@ -1,5 +1,6 @@
 import { InvalidPayloadError, PayloadTooLargeError } from '../errors';
 import type { TaskErrorInfo } from '../interfaces';
+import { splitTraceContext } from '../tracing/trace-carrier';
 
 /** Serialises a payload to JSON; throws `InvalidPayloadError` / `PayloadTooLargeError`. */
 export function encodePayload(payload: unknown, maxBytes: number): string {
@@ -18,16 +19,20 @@ export function encodePayload(payload: unknown, maxBytes: number): string {
 }
 
 /**
- * A stored record: `<seq tag><payload json>` for a task that never ran, or
- * `~<attempts>:<seq>:<due>:<flags>:<payload json>` once a run failed or was lost (see
- * scripts/includes/record.lua and seq-tag.lua).
+ * A stored record: `<seq tag><payload>` for a task that never ran, or
+ * `~<attempts>:<seq>:<due>:<flags>:<payload>` once a run failed or was lost (see
+ * scripts/includes/record.lua and seq-tag.lua); the payload is its JSON, prefixed with the trace context
+ * it was submitted under when traced (see tracing/trace-carrier.ts).
  */
 export interface DecodedRecord {
   attempts: number;
   seq: number;
   dueAt: number;
   flags: string;
+  /** The payload JSON (without the trace context). */
   payload: string;
+  /** The W3C traceparent it was submitted under, when traced. */
+  traceContext?: string;
 }
 
 const RECORD = /^~(\d+):(\d+):(\d+):([a-z]*):/;
@@ -52,17 +57,18 @@ export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
     const digits = record.charCodeAt(0) - 64;
     const seq = parseInt(record.slice(1, 1 + digits), 16);
     if (!Number.isFinite(seq)) return null;
-    return { attempts: 0, seq, dueAt, flags: '', payload: record.slice(1 + digits) };
+    return withPayload({ attempts: 0, seq, dueAt, flags: '' }, record.slice(1 + digits));
   }
   const match = RECORD.exec(record);
   if (!match) return null;
-  return {
-    attempts: Number(match[1]),
-    seq: Number(match[2]),
-    dueAt: Number(match[3]),
-    flags: match[4],
-    payload: record.slice(match[0].length),
-  };
+  return withPayload({ attempts: Number(match[1]), seq: Number(match[2]), dueAt: Number(match[3]), flags: match[4] }, record.slice(match[0].length));
+}
+
+function withPayload(header: Omit<DecodedRecord, 'payload'>, stored: string): DecodedRecord {
+  const { json, traceContext } = splitTraceContext(stored);
+  const decoded: DecodedRecord = { ...header, payload: json };
+  if (traceContext !== undefined) decoded.traceContext = traceContext;
+  return decoded;
 }
 
 /** Parses a stored error; a fallback when it is not JSON. */

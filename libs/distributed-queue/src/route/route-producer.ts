@@ -8,11 +8,12 @@ import type { PushResult, RouteStore } from './route.store';
 const STALE_RETRIES = 20;
 
 /**
- * Encodes an ordered task as stored after its seq and time: `{"id","type","key","payload"}`.
- * @param _at ignored: the push script stamps Redis's time (a producer's clock may be skewed); kept for callers.
+ * Encodes an ordered task as stored after its seq and time: `{"id","type","key","payload"}`, with `"tc"`
+ * (the W3C traceparent it was submitted under) when there is one.
  */
-export function encodeRouteItem(id: string, type: string, key: string, payloadJson: string, _at?: number): string {
-  return `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"key":${JSON.stringify(key)},"payload":${payloadJson}}`;
+export function encodeRouteItem(id: string, type: string, key: string, payloadJson: string, traceContext?: string): string {
+  const tc = traceContext ? `,"tc":${JSON.stringify(traceContext)}` : '';
+  return `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"key":${JSON.stringify(key)},"payload":${payloadJson}${tc}}`;
 }
 
 /** An ordered task ready to push. */

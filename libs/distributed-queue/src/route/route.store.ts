@@ -30,7 +30,7 @@ interface RouteScripts {
   dqRouteRedrive(...args: Arg[]): Promise<number>;
 }
 
-/** An item as stored: `<seq>:<at>:<json>` with json = { id, type, key, payload }. */
+/** An item as stored: `<seq>:<at>:<json>` with json = { id, type, key, payload, tc? }. */
 export interface RouteItem {
   seq: number;
   id: string;
@@ -39,7 +39,7 @@ export interface RouteItem {
   payload: unknown;
   /** When it entered its partition (ms, Redis clock: stamped by the push script): the task's dueAt. */
   at: number;
-  /** The W3C traceparent it was submitted under (the `tracing` option). */
+  /** The W3C traceparent it was submitted under (stored as `tc`, with the `tracing` option). */
   traceContext?: string;
 }
 
@@ -60,9 +60,11 @@ export function decodeRouteItem(raw: string): RouteItem | null {
   const match = /^(\d+):(?:(\d+):)?/.exec(raw);
   if (!match) return null;
   try {
-    const { id, type, key, payload, at } = JSON.parse(raw.slice(match[0].length)) as Partial<Omit<RouteItem, 'seq'>>;
+    const { id, type, key, payload, at, tc } = JSON.parse(raw.slice(match[0].length)) as Partial<Omit<RouteItem, 'seq'>> & { tc?: unknown };
     if (typeof id !== 'string' || typeof type !== 'string' || typeof key !== 'string') return null;
-    return { seq: Number(match[1]), id, type, key, payload, at: match[2] !== undefined ? Number(match[2]) : Number(at ?? 0) };
+    const item: RouteItem = { seq: Number(match[1]), id, type, key, payload, at: match[2] !== undefined ? Number(match[2]) : Number(at ?? 0) };
+    if (typeof tc === 'string') item.traceContext = tc;
+    return item;
   } catch {
     return null;
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'crypto';
-import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType, TASK_TRACER } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
 import { InvalidSubmitOptionsError, PartitionFullError, RouteNotConfiguredError, UnknownTaskTypeError } from '../errors';
@@ -13,6 +13,8 @@ import { encodeRouteItem, RouteProducer } from '../route/route-producer';
 import type { RouteStore } from '../route/route.store';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { newRequestId } from '../runtime/request-id';
+import type { TaskTracer } from '../tracing/task-tracer';
+import { withTraceContext } from '../tracing/trace-carrier';
 import { checkId, checkKey, checkOptionNames, toDue } from './task-input';
 
 /** Tasks per submit script call: bounds the time one call holds Redis. */
@@ -34,6 +36,7 @@ export class TaskSubmitService {
     private readonly explorer: DistributedQueueExplorer,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
+    @Inject(TASK_TRACER) private readonly tracer: TaskTracer | null,
   ) {
     if (routeStore) this.producer = new RouteProducer(routeStore);
   }
@@ -54,9 +57,13 @@ export class TaskSubmitService {
    */
   async submitMany<P>(typeOrContract: string | TaskContract<P>, items: SubmitItem<NoInfer<P>>[]): Promise<SubmitResult[]> {
     const type = checkedTypeOf(typeOrContract);
+    return this.traced(type, items, (traceparent) => this.submitDelayMany(type, items, traceparent));
+  }
+
+  private async submitDelayMany(type: string, items: SubmitItem[], traceparent: string | undefined): Promise<SubmitResult[]> {
     this.assertDelayType(type);
     if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
-    const tasks = items.map((item, index) => this.toNewTask(item, index));
+    const tasks = items.map((item, index) => this.toNewTask(item, index, traceparent));
     const results: SubmitResult[] = [];
     for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
       results.push(...(await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK), newRequestId())));
@@ -87,10 +94,14 @@ export class TaskSubmitService {
    * UnknownTaskTypeError, InvalidPayloadError
    */
   async submitOrdered<P>(
-    type: string | TaskContract<P, true>, key: string, payload: NoInfer<P>, options: OrderedSubmitOptions = {},
+    typeOrContract: string | TaskContract<P, true>, key: string, payload: NoInfer<P>, options: OrderedSubmitOptions = {},
   ): Promise<OrderedSubmitResult> {
-    const [result] = await this.submitOrderedMany(type, [{ ...options, key, payload }]);
-    if (result.outcome === 'rejected') throw new PartitionFullError(result.partition, this.routeStore!.options.maxPartitionSize);
+    const type = checkedTypeOf(typeOrContract);
+    const [result] = await this.traced(type, 1, async (traceparent) => {
+      const results = await this.submitOrderedEntries(type, [{ ...options, key, payload }], traceparent);
+      if (results[0].outcome === 'rejected') throw new PartitionFullError(results[0].partition, this.routeStore!.options.maxPartitionSize);
+      return results;
+    });
     return result;
   }
 
@@ -100,15 +111,18 @@ export class TaskSubmitService {
    */
   async submitOrderedMany<P>(typeOrContract: string | TaskContract<P, true>, items: OrderedSubmitItem<NoInfer<P>>[]): Promise<OrderedSubmitResult[]> {
     const type = checkedTypeOf(typeOrContract);
+    return this.traced(type, items, (traceparent) => this.submitOrderedEntries(type, items, traceparent));
+  }
+
+  private async submitOrderedEntries(type: string, items: OrderedSubmitItem[], traceparent: string | undefined): Promise<OrderedSubmitResult[]> {
     const producer = this.orderedProducer(type);
     if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
-    const at = Date.now();
     const entries = items.map((item, index) => {
       checkOptionNames(item, ORDERED_KEYS, index);
       const key = checkKey(item.key, index);
       const id = item.id === undefined ? randomBytes(12).toString('base64url') : checkId(item.id);
       const due = toDue(item);
-      const entry = { key, id, item: encodeRouteItem(id, type, key, encodePayload(item.payload, this.options.maxPayloadBytes), at) };
+      const entry = { key, id, item: encodeRouteItem(id, type, key, encodePayload(item.payload, this.options.maxPayloadBytes), traceparent) };
       return { index, entry, due, delayed: 'at' in due || due.delay > 0 };
     });
     const results: OrderedSubmitResult[] = new Array(entries.length);
@@ -131,6 +145,15 @@ export class TaskSubmitService {
     if (result.outcome === 'discarded') throw new Error(`partition ${result.partition} is full: delayed ordered task ${id} discarded`);
   }
 
+  /**
+   * Runs a submit in its `<type> publish` span when tracing is on (`send` gets the traceparent to store);
+   * else just runs it.
+   */
+  private traced<R extends { id: string }>(type: string, items: unknown, send: (traceparent: string | undefined) => Promise<R[]>): Promise<R[]> {
+    if (!this.tracer) return send(undefined);
+    return this.tracer.publish(type, Array.isArray(items) ? items.length : 1, send);
+  }
+
   private orderedProducer(type: string): RouteProducer {
     if (!this.producer) throw new RouteNotConfiguredError(`Ordered task type "${type}"`);
     const known = this.explorer.hasWorker(type) || type in this.options.types;
@@ -150,12 +173,12 @@ export class TaskSubmitService {
     }
   }
 
-  private toNewTask(item: SubmitItem, index: number): NewTask {
+  private toNewTask(item: SubmitItem, index: number, traceparent: string | undefined): NewTask {
     checkOptionNames(item, SUBMIT_KEYS, index);
     return {
       id: item.id === undefined ? '' : checkId(item.id, true),
       due: toDue(item),
-      payload: encodePayload(item.payload, this.options.maxPayloadBytes),
+      payload: withTraceContext(encodePayload(item.payload, this.options.maxPayloadBytes), traceparent),
     };
   }
 }
