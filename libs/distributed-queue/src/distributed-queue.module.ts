@@ -18,6 +18,8 @@ import { EventSubscriber } from './runtime/event-subscriber';
 import { TaskEventBus } from './events/task-event-bus';
 import { TaskEventExplorer } from './events/task-event.explorer';
 import type { RedisClient } from './redis/script-loader';
+import { DistributedQueueMetrics } from './metrics/distributed-queue.metrics';
+import { DistributedQueueHealthIndicator } from './health/distributed-queue.health';
 
 /**
  * A private, non-global ScheduleModule with decorator scanning switched off: it gives this module a
@@ -67,7 +69,9 @@ const PrivateScheduleModule = {
     TaskSubmitService,
     TaskInspectorService,
     QueueControlService,
+    DistributedQueueMetrics,
+    DistributedQueueHealthIndicator,
   ],
-  exports: [TaskSubmitService, TaskInspectorService, QueueControlService],
+  exports: [TaskSubmitService, TaskInspectorService, QueueControlService, DistributedQueueHealthIndicator],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule {}
