@@ -27,13 +27,12 @@ function expectTaskGauges(samples: Sample[], prefix: string, type: string, count
 describe.each(getTargets().map((t) => [t.name, t] as const))('metrics on %s', (_name, target: RedisTarget) => {
   const { start } = useQueueApps(target);
 
-  it('counts what this instance submitted and ran, times its handlers, and shows getCounts as gauges, in the registry given', async () => {
-    const keyPrefix = uniquePrefix('metrics');
-    const registry = new Registry();
+  /** Runs 7 tasks that succeed and 3 that fail twice into dead letters; 2 more wait, 2 of another type are ready. */
+  async function runMixedBatch(registry: Registry, prefix: string): Promise<QueueApp> {
     const W = workerClass('m.work', { concurrency: 4, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10, jitter: 0 }, pollIntervalMs: 100 }, (task: Task) => {
       if (task.id.startsWith('bad')) throw new Error(`bad ${task.id}`);
     });
-    const app = await start({ connection: target.connection, keyPrefix, types: { 'm.idle': {} }, metrics: { registry, prefix: 'dqt_' } }, [W]);
+    const app = await start({ connection: target.connection, keyPrefix: uniquePrefix('metrics'), types: { 'm.idle': {} }, metrics: { registry, prefix } }, [W]);
     const good = Array.from({ length: 7 }, (_, i) => ({ id: `good${i}`, payload: i }));
     const bad = Array.from({ length: 3 }, (_, i) => ({ id: `bad${i}`, payload: i }));
     await app.submit.submitMany('m.work', [...good, ...bad]);
@@ -44,20 +43,28 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('metrics on %s', (_
       const c = await app.inspect.getCounts('m.work');
       return c.done === 7 && c.dead === 3 && c.running === 0 && c.ready === 0;
     }, { timeoutMs: 15_000, message: '7 done and 3 dead' });
+    return app;
+  }
 
+  it('counts what this instance submitted and shows getCounts as gauges, in the registry given only', async () => {
+    const registry = new Registry();
+    const app = await runMixedBatch(registry, 'dqt_');
     const samples = await scrape(registry);
     expect(sampleValue(samples, 'dqt_tasks_submitted_total', { type: 'm.work' })).toBe(12);
     expect(sampleValue(samples, 'dqt_tasks_submitted_total', { type: 'm.idle' })).toBe(2);
     expectTaskGauges(samples, 'dqt_', 'm.work', await app.inspect.getCounts('m.work'));
     expectTaskGauges(samples, 'dqt_', 'm.idle', { delayed: 0, ready: 2, running: 0, dead: 0, done: 0 });
-    // The metrics are in the registry given, not in prom-client's global one.
     expect(register.getSingleMetric('dqt_tasks_submitted_total')).toBeUndefined();
     expect(await register.metrics()).not.toContain('dqt_');
+  });
 
-    // NOTE: from here on the counts come from the engines' local lifecycle events (completed, failed, retrying, dead).
+  // NOTE: needs the engines' local lifecycle events (completed, failed, retrying, dead with durationMs and startedAt).
+  it('counts the outcomes of the tasks this instance ran and times its handlers', async () => {
+    const registry = new Registry();
+    await runMixedBatch(registry, 'dq_');
     const outcomes = async () => {
       const s = await scrape(registry);
-      const of = (name: string) => sampleValue(s, `dqt_${name}`, { type: 'm.work' });
+      const of = (name: string) => sampleValue(s, `dq_${name}`, { type: 'm.work' });
       return {
         completed: of('tasks_completed_total'), failed: of('tasks_failed_total'), retried: of('tasks_retried_total'), dead: of('tasks_dead_total'),
         durations: of('handler_duration_seconds_count'), lateness: of('lateness_seconds_count'),
