@@ -11,7 +11,6 @@ export type PromClientModule = typeof PromClient;
 export function loadPromClient(): PromClientModule {
   try {
     // NOTE: required here, never imported at the top: applications without metrics need not install it.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require('prom-client') as PromClientModule;
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
