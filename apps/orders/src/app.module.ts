@@ -2,12 +2,13 @@ import { DynamicModule, Inject, Logger, Module, OnApplicationShutdown } from '@n
 import { DistributedQueueModule } from 'nestjs-distributed-queue';
 import { APP_CONFIG, AppConfig, AppConfigModule, AppOptions } from './app.config';
 import { LedgerModule } from './ledger/ledger.module';
+import { MetricsController } from './metrics/metrics.controller';
 import { OrdersModule } from './orders/orders.module';
 
 /**
  * The orders sample: `AppModule.register({ redisUrl })`. The queue module is configured with
  * `forRootAsync`, its options built from the injected app config: the delay queue (orders) and the route
- * queue (`route`, ordered tasks: the ledger).
+ * queue (`route`, ordered tasks: the ledger), with Prometheus metrics served on `GET /metrics`.
  */
 @Module({})
 export class AppModule implements OnApplicationShutdown {
@@ -22,11 +23,12 @@ export class AppModule implements OnApplicationShutdown {
         DistributedQueueModule.forRootAsync({
           imports: [config],
           inject: [APP_CONFIG],
-          useFactory: ({ redisUrl, keyPrefix, route }: AppConfig) => ({ connection: redisUrl, keyPrefix, route: { ...route } }),
+          useFactory: ({ redisUrl, keyPrefix, route }: AppConfig) => ({ connection: redisUrl, keyPrefix, route: { ...route }, metrics: true }),
         }),
         OrdersModule,
         LedgerModule,
       ],
+      controllers: [MetricsController],
     };
   }
 

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'net';
 import { hostname } from 'os';
 import { APP_CONFIG, AppConfig } from './app.config';
-import { AppModule } from './app.module';
+import { ServerModule } from './server.module';
 import { intFromEnv, StartupError } from './env';
 import { MAX_CLOSE_AFTER_MS } from './orders/create-order.input';
 import { resolveRedis } from './redis-bootstrap';
@@ -24,6 +24,8 @@ function printUsage(base: string, closeAfterMs: number, machineId: string): void
       `  curl -s -X POST ${base}/accounts/alice/events -H 'content-type: application/json' -d '{"type":"withdraw","amount":30}'`,
       `  curl -s ${base}/accounts/alice`,
       `  curl -s ${base}/route/status`,
+      `  curl -s ${base}/health`,
+      `  curl -s ${base}/metrics`,
       'Stop with Ctrl-C.',
       '',
     ].join('\n'),
@@ -38,7 +40,7 @@ async function bootstrap(): Promise<void> {
   const redis = await resolveRedis(logger);
   try {
     // abortOnError: false makes start-up errors reject (instead of process.abort()), so the local Redis is stopped.
-    const app = await NestFactory.create(AppModule.register({ redisUrl: redis.url, closeAfterMs, route: { machineId }, onShutdown: redis.stop }), {
+    const app = await NestFactory.create(ServerModule.register({ redisUrl: redis.url, closeAfterMs, route: { machineId }, onShutdown: redis.stop }), {
       abortOnError: false,
     });
     app.enableShutdownHooks(); // SIGINT/SIGTERM: workers finish, connections close, then onShutdown stops a local Redis

@@ -15,3 +15,5 @@ export const routeHeartbeatName = (qId: string): string => `distributed-queue:ro
 export const routeRebalanceName = (qId: string): string => `distributed-queue:route-rebalance:${qId}`;
 /** The internal delay-queue type that holds delayed ordered tasks until they are due. */
 export const routeDelayType = (qId: string): string => `__route__.${qId}`;
+/** Whether `type` is one of the library's own (internal) delay-queue types. */
+export const isInternalType = (type: string): boolean => type.startsWith('__route__.');

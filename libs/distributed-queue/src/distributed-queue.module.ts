@@ -20,6 +20,8 @@ import { TaskEventExplorer } from './events/task-event.explorer';
 import { EventStreamFollower } from './events/event-stream-follower';
 import type { RedisClient } from './redis/script-loader';
 import { createTaskTracer } from './tracing/task-tracer';
+import { DistributedQueueMetrics } from './metrics/distributed-queue.metrics';
+import { DistributedQueueHealthIndicator } from './health/distributed-queue.health';
 
 /**
  * A private, non-global ScheduleModule with decorator scanning switched off: it gives this module a
@@ -78,7 +80,9 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     TaskSubmitService,
     TaskInspectorService,
     QueueControlService,
+    DistributedQueueMetrics,
+    DistributedQueueHealthIndicator,
   ],
-  exports: [TaskSubmitService, TaskInspectorService, QueueControlService],
+  exports: [TaskSubmitService, TaskInspectorService, QueueControlService, DistributedQueueHealthIndicator],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule {}

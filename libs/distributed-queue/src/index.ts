@@ -7,6 +7,10 @@ export { DistributedQueueModule } from './distributed-queue.module';
 export { TaskSubmitService } from './services/task-submit.service';
 export { TaskInspectorService } from './services/task-inspector.service';
 export { QueueControlService } from './services/queue-control.service';
+export {
+  DistributedQueueHealthIndicator, type DistributedQueueHealthDetail, type DistributedQueueHealthResult, type HealthCheckOptions,
+} from './health/distributed-queue.health';
+export type { HealthCheckDetail } from './health/health-checks';
 export { defineTask, typeOf, type PayloadOf, type TaskContract, type TypedTaskWorkerDecorator } from './contracts';
 export * from './decorators';
 export * from './errors';

@@ -19,6 +19,8 @@ export class RouteMachine {
   private planning = false;
   private stopped = false;
   private readonly ctx: RunnerContext;
+  /** When a heartbeat last reached Redis (epoch ms, this process's clock; 0: never): health checks read it. */
+  lastHeartbeatAt = 0;
 
   constructor(
     private readonly store: RouteStore,
@@ -96,6 +98,7 @@ export class RouteMachine {
   private async beat(): Promise<void> {
     const sentAt = performance.now();
     const planned = await this.store.heartbeat(this.ctx.me);
+    this.lastHeartbeatAt = Date.now();
     const check = new Set([...planned, ...this.runners.keys()]);
     await Promise.all(
       [...check].map(async (p) => {

@@ -8,6 +8,7 @@ import type {
   CancelResult, OrderedSubmitItem, OrderedSubmitOptions, OrderedSubmitResult, SubmitItem, SubmitOptions, SubmitResult,
 } from '../interfaces';
 import { DelayQueueStore, type NewTask } from '../delay/delay-queue.store';
+import { TaskEventBus } from '../events/task-event-bus';
 import { encodePayload } from '../delay/task-codec';
 import { encodeRouteItem, RouteProducer } from '../route/route-producer';
 import type { RouteStore } from '../route/route.store';
@@ -37,6 +38,7 @@ export class TaskSubmitService {
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
     @Inject(TASK_TRACER) private readonly tracer: TaskTracer | null,
+    private readonly bus: TaskEventBus,
   ) {
     if (routeStore) this.producer = new RouteProducer(routeStore);
   }
@@ -66,7 +68,9 @@ export class TaskSubmitService {
     const tasks = items.map((item, index) => this.toNewTask(item, index, traceparent));
     const results: SubmitResult[] = [];
     for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
-      results.push(...(await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK), newRequestId())));
+      const written = await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK), newRequestId());
+      this.bus.submitted(type, written.filter((r) => r.created).length);
+      results.push(...written);
     }
     return results;
   }
@@ -129,10 +133,12 @@ export class TaskSubmitService {
     const now = entries.filter((e) => !e.delayed);
     const pushed = await producer.pushMany(now.map((e) => e.entry));
     now.forEach((e, i) => (results[e.index] = pushed[i]));
+    this.bus.submitted(type, pushed.filter((r) => r.outcome === 'queued' || r.outcome === 'dropped-oldest').length);
     const later = entries.filter((e) => e.delayed);
     if (later.length > 0) {
       const delayType = routeDelayType(this.routeStore!.options.qId);
-      await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), newRequestId());
+      const written = await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), newRequestId());
+      this.bus.submitted(type, written.filter((r) => r.created).length);
       later.forEach((e) => (results[e.index] = { id: e.entry.id, partition: -1, outcome: 'scheduled' }));
     }
     return results;

@@ -1,0 +1,82 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import { DistributedQueueOrchestrator } from '../distributed-queue.orchestrator';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import type { RedisClient } from '../redis/script-loader';
+import { RouteOrchestrator } from '../route/route.orchestrator';
+import { toError } from '../runtime/handler-call';
+import { withTimeout } from '../runtime/with-timeout';
+import { consumerHealth, overallHealth, routeMemberHealth, type HealthCheckDetail } from './health-checks';
+
+/** What `isHealthy` checked: Redis, each running consumer, and this machine's route queue membership. */
+export interface DistributedQueueHealthDetail extends HealthCheckDetail {
+  /** Redis answered PING within the bound. */
+  redis: HealthCheckDetail;
+  /** Per running delay-queue consumer (by type): it reached Redis recently. */
+  consumers: Record<string, HealthCheckDetail>;
+  /** When this application runs ordered workers: its machine heartbeats, so it is a member of the route queue. */
+  route?: HealthCheckDetail;
+}
+
+/**
+ * A health indicator result: `{ [key]: { status: 'up' | 'down', ... } }`, the shape `@nestjs/terminus`
+ * (11 and 12) reads from a `HealthIndicatorFunction`.
+ */
+export type DistributedQueueHealthResult<K extends string = 'distributed-queue'> = Record<K, DistributedQueueHealthDetail>;
+
+/** Options of `isHealthy`. */
+export interface HealthCheckOptions {
+  /** How long Redis has to answer PING, in ms. @default 1000 */
+  timeoutMs?: number;
+}
+
+/**
+ * Health of the queues in this application instance, for `@nestjs/terminus` (an optional peer: this class
+ * does not import it) or any other health endpoint:
+ *
+ * ```ts
+ * @Get('health') @HealthCheck()
+ * check() { return this.health.check([() => this.queue.isHealthy()]); }
+ * ```
+ *
+ * It resolves, never rejects, with `status: 'down'` when something failed: terminus then answers 503 with
+ * the details (which checks failed and why) under the key.
+ */
+@Injectable()
+export class DistributedQueueHealthIndicator {
+  constructor(
+    @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    private readonly orchestrator: DistributedQueueOrchestrator,
+    private readonly route: RouteOrchestrator,
+  ) {}
+
+  /**
+   * Checks that Redis answers PING within `timeoutMs`, that every running consumer reached Redis within its
+   * visibility timeout, and that this machine's route queue heartbeat is younger than `route.offlineMs`.
+   * @default key 'distributed-queue'
+   */
+  async isHealthy<K extends string = 'distributed-queue'>(key: K = 'distributed-queue' as K, options: HealthCheckOptions = {}): Promise<DistributedQueueHealthResult<K>> {
+    const redis = await this.pingRedis(options.timeoutMs ?? 1000);
+    const now = Date.now();
+    const consumers = Object.fromEntries(this.orchestrator.getConsumers().map((c) => [c.type, consumerHealth(c, now)]));
+    const machine = this.route.routeMachine;
+    const route = machine && this.options.route
+      ? routeMemberHealth(this.options.route.qId, machine.id, machine.lastHeartbeatAt, this.options.route.offlineMs, now)
+      : undefined;
+    const checks: [string, HealthCheckDetail][] = [['redis', redis], ...Object.entries(consumers).map(([type, d]): [string, HealthCheckDetail] => [`consumer ${type}`, d])];
+    if (route) checks.push(['route', route]);
+    const detail: DistributedQueueHealthDetail = { ...overallHealth(checks), redis, consumers, ...(route ? { route } : {}) };
+    return { [key]: detail } as DistributedQueueHealthResult<K>;
+  }
+
+  private async pingRedis(timeoutMs: number): Promise<HealthCheckDetail> {
+    const started = performance.now();
+    try {
+      await withTimeout(Promise.resolve().then(() => this.redis.ping()), timeoutMs, 'PING');
+      return { status: 'up', responseTimeMs: Math.round(performance.now() - started) };
+    } catch (error) {
+      return { status: 'down', message: toError(error).message };
+    }
+  }
+}

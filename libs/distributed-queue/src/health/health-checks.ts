@@ -1,0 +1,45 @@
+/** One check of the health indicator: up or down, with what was measured. */
+export interface HealthCheckDetail {
+  status: 'up' | 'down';
+  /** Why it is down. */
+  message?: string;
+  [detail: string]: unknown;
+}
+
+/** What a consumer shows of itself to the health check. */
+export interface ConsumerContact {
+  type: string;
+  lastContactAt: number;
+  options: { visibilityTimeoutMs: number; pollIntervalMs: number };
+}
+
+/**
+ * A running consumer is healthy while it reached Redis recently: an idle consumer fetches on every poll, a
+ * busy one renews its leases a few times per visibility timeout, so silence past the longer of the
+ * visibility timeout and two poll intervals means it cannot reach Redis (or its event loop is stuck).
+ */
+export function consumerHealth(consumer: ConsumerContact, now: number): HealthCheckDetail {
+  const limitMs = Math.max(consumer.options.visibilityTimeoutMs, 2 * consumer.options.pollIntervalMs);
+  const lastContactMsAgo = Math.max(0, now - consumer.lastContactAt);
+  if (lastContactMsAgo <= limitMs) return { status: 'up', lastContactMsAgo, limitMs };
+  return { status: 'down', message: `no contact with Redis for ${lastContactMsAgo} ms (limit ${limitMs} ms)`, lastContactMsAgo, limitMs };
+}
+
+/**
+ * This machine is a member of its route queue while its last heartbeat is younger than `offlineMs`, after
+ * which the scheduler evicts it and its partitions move.
+ */
+export function routeMemberHealth(queue: string, machine: string, lastHeartbeatAt: number, offlineMs: number, now: number): HealthCheckDetail {
+  const detail = { queue, machine, limitMs: offlineMs };
+  if (lastHeartbeatAt <= 0) return { status: 'down', message: 'no heartbeat reached Redis yet', ...detail };
+  const lastHeartbeatMsAgo = Math.max(0, now - lastHeartbeatAt);
+  if (lastHeartbeatMsAgo < offlineMs) return { status: 'up', lastHeartbeatMsAgo, ...detail };
+  return { status: 'down', message: `no heartbeat reached Redis for ${lastHeartbeatMsAgo} ms (offline after ${offlineMs} ms)`, lastHeartbeatMsAgo, ...detail };
+}
+
+/** Up when every check is; the message names each failed check (`name: why`). */
+export function overallHealth(checks: [name: string, detail: HealthCheckDetail][]): Pick<HealthCheckDetail, 'status' | 'message'> {
+  const failed = checks.filter(([, detail]) => detail.status === 'down');
+  if (failed.length === 0) return { status: 'up' };
+  return { status: 'down', message: failed.map(([name, detail]) => `${name}: ${detail.message ?? 'down'}`).join('; ') };
+}

@@ -1,0 +1,74 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type { Registry } from 'prom-client';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, isInternalType } from '../distributed-queue.constants';
+import { DistributedQueueExplorer } from '../distributed-queue.explorer';
+import { TaskEventBus } from '../events/task-event-bus';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import { closeRedisClient } from '../redis/redis-connection';
+import type { RedisClient } from '../redis/script-loader';
+import { RouteOrchestrator } from '../route/route.orchestrator';
+import { EventSubscriber } from '../runtime/event-subscriber';
+import { TaskInspectorService } from '../services/task-inspector.service';
+import { loadPromClient } from './prom-client.loader';
+import { attachQueueStateGauges } from './queue-state-gauges';
+import { QueueStateReader, type QueueStateSnapshot } from './queue-state.reader';
+import { attachTaskEventMetrics } from './task-event-metrics';
+
+/**
+ * Prometheus metrics (module option `metrics`): at init, loads prom-client and registers the counters,
+ * histograms and scrape-time gauges in the option's registry (else prom-client's global one), reusing
+ * metrics of the same name already there; at shutdown, stops feeding them. Does nothing when `metrics` is off.
+ */
+@Injectable()
+export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('DistributedQueue');
+  private detach: (() => void)[] = [];
+
+  constructor(
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    private readonly bus: TaskEventBus,
+    private readonly inspector: TaskInspectorService,
+    private readonly explorer: DistributedQueueExplorer,
+    private readonly route: RouteOrchestrator,
+    private readonly subscriber: EventSubscriber,
+    @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const metrics = this.options.metrics;
+    if (!metrics) return;
+    let client;
+    try {
+      client = loadPromClient();
+    } catch (error) {
+      // NOTE: Nest cannot close an application whose init failed: close our connections ourselves.
+      await Promise.all([this.subscriber.onApplicationShutdown(), closeRedisClient(this.redis)]);
+      throw error;
+    }
+    const registry = (metrics.registry ?? client.register) as Registry;
+    const reader = new QueueStateReader(() => this.readState(), this.logger);
+    this.detach = [attachTaskEventMetrics(client, registry, metrics, this.bus), attachQueueStateGauges(client, registry, metrics, reader)];
+  }
+
+  onApplicationShutdown(): void {
+    this.detach.forEach((detach) => detach());
+    this.detach = [];
+  }
+
+  /** Every type this application knows (its workers and `types`), but the library's internal ones. */
+  private knownTypes(): string[] {
+    const types = new Set([...this.explorer.getWorkers().map((w) => w.type), ...Object.keys(this.options.types)]);
+    return [...types].filter((type) => !isInternalType(type) && (this.options.route !== undefined || !this.explorer.isOrdered(type)));
+  }
+
+  private async readState(): Promise<QueueStateSnapshot> {
+    const [tasks, status] = await Promise.all([
+      Promise.all(this.knownTypes().map(async (type) => ({ type, counts: await this.inspector.getCounts(type) }))),
+      this.options.route ? this.inspector.getRouteStatus() : undefined,
+    ]);
+    if (!status) return { tasks };
+    const machine = this.route.routeMachine?.id;
+    const partitionsOwned = machine === undefined ? undefined : status.partitions.filter((p) => p.owner === machine).length;
+    return { tasks, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
+  }
+}

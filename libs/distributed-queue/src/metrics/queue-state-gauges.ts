@@ -1,0 +1,64 @@
+import type { Gauge, Registry } from 'prom-client';
+import type { ResolvedMetricsOptions } from '../options/resolve-observability';
+import { registeredMetric } from './metric-registration';
+import type { PromClientModule } from './prom-client.loader';
+import { COUNTED_STATES, type QueueStateReader, type QueueStateSnapshot } from './queue-state.reader';
+
+type Label = 'type' | 'state' | 'queue' | 'machine';
+type Fill = (gauge: Gauge<Label>, snapshot: QueueStateSnapshot) => void;
+
+/** The readers of every application sharing one gauge (two applications in one process share metrics). */
+const readersOf = new WeakMap<object, Set<QueueStateReader>>();
+
+const GAUGES: { suffix: string; help: string; labelNames: Label[]; fill: Fill }[] = [
+  {
+    suffix: 'tasks',
+    help: 'Tasks per type and state (delayed, ready, running, dead, done), read from Redis at scrape time',
+    labelNames: ['type', 'state'],
+    fill: (gauge, { tasks }) => {
+      for (const { type, counts } of tasks) for (const state of COUNTED_STATES) gauge.set({ type, state }, counts[state]);
+    },
+  },
+  {
+    suffix: 'route_partitions_owned',
+    help: 'Route queue partitions this machine owns, read from Redis at scrape time',
+    labelNames: ['queue', 'machine'],
+    fill: (gauge, { route }) => {
+      if (route?.machine !== undefined) gauge.set({ queue: route.queue, machine: route.machine }, route.partitionsOwned ?? 0);
+    },
+  },
+  {
+    suffix: 'route_machines_live',
+    help: 'Machines registered in the route queue (silent ones are evicted after offlineMs), read from Redis at scrape time',
+    labelNames: ['queue'],
+    fill: (gauge, { route }) => {
+      if (route) gauge.set({ queue: route.queue }, route.machinesLive);
+    },
+  },
+];
+
+/**
+ * The gauges computed at scrape time from `reader` (an async `collect`). A scrape while Redis is down
+ * shows the last values (the reader bounds the wait). Returns a function that removes this reader.
+ */
+export function attachQueueStateGauges(client: PromClientModule, registry: Registry, options: ResolvedMetricsOptions, reader: QueueStateReader): () => void {
+  const gauges = GAUGES.map(({ suffix, help, labelNames, fill }) => {
+    const name = options.prefix + suffix;
+    const gauge: Gauge<Label> = registeredMetric(registry, name, client.Gauge, () => {
+      const created: Gauge<Label> = new client.Gauge({
+        name, help, labelNames, registers: [registry],
+        collect: async () => {
+          const snapshots = await Promise.all([...(readersOf.get(created) ?? [])].map((r) => r.read()));
+          // NOTE: reset only once every reader answered (or gave its last snapshot): a scrape never shows half.
+          created.reset();
+          for (const snapshot of snapshots) if (snapshot) fill(created, snapshot);
+        },
+      });
+      return created;
+    });
+    const readers = readersOf.get(gauge) ?? new Set<QueueStateReader>();
+    readersOf.set(gauge, readers.add(reader));
+    return readers;
+  });
+  return () => gauges.forEach((readers) => readers.delete(reader));
+}

@@ -1,0 +1,58 @@
+import type { LoggerService } from '@nestjs/common';
+import type { TaskCounts } from '../interfaces';
+import { toError } from '../runtime/handler-call';
+import { withTimeout } from '../runtime/with-timeout';
+
+/** States counted by the `tasks` gauge. */
+export const COUNTED_STATES = ['delayed', 'ready', 'running', 'dead', 'done'] as const;
+
+/** What the gauges show, read from Redis at scrape time. */
+export interface QueueStateSnapshot {
+  /** Counts per known type. */
+  tasks: { type: string; counts: TaskCounts }[];
+  /** The route queue, when configured: its live machines, and this machine's partitions when it is one. */
+  route?: { queue: string; machinesLive: number; machine?: string; partitionsOwned?: number };
+}
+
+/** How long a scrape waits for Redis before it shows the last values. */
+export const SCRAPE_TIMEOUT_MS = 1000;
+
+/**
+ * Reads the queue state for one application's gauges: one read at a time (concurrent scrapes and the
+ * gauges of one scrape share it), bounded by `SCRAPE_TIMEOUT_MS`; when Redis does not answer, the last
+ * snapshot is returned and the outage is logged once (and its end once).
+ */
+export class QueueStateReader {
+  private last?: QueueStateSnapshot;
+  private inflight?: Promise<void>;
+  private failing = false;
+
+  constructor(
+    private readonly load: () => Promise<QueueStateSnapshot>,
+    private readonly logger: LoggerService,
+    private readonly timeoutMs = SCRAPE_TIMEOUT_MS,
+  ) {}
+
+  /** The current snapshot, or the last one when Redis is slow or down (undefined before the first). */
+  async read(): Promise<QueueStateSnapshot | undefined> {
+    this.inflight ??= Promise.resolve()
+      .then(this.load)
+      .then((snapshot) => this.succeeded(snapshot), (error: unknown) => this.failed(error))
+      .finally(() => (this.inflight = undefined));
+    await withTimeout(this.inflight, this.timeoutMs, 'Redis').catch((error: unknown) => this.failed(error));
+    return this.last;
+  }
+
+  private succeeded(snapshot: QueueStateSnapshot): void {
+    this.last = snapshot;
+    if (!this.failing) return;
+    this.failing = false;
+    this.logger.log('metrics: the queue state is readable again');
+  }
+
+  private failed(error: unknown): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.logger.warn(`metrics: reading the queue state failed (${toError(error).message}); the gauges keep their last values`);
+  }
+}

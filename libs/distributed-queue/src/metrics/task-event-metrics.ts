@@ -1,0 +1,62 @@
+import type { Counter, Histogram, Registry } from 'prom-client';
+import { isInternalType } from '../distributed-queue.constants';
+import type { TaskEventBus } from '../events/task-event-bus';
+import type { TaskEvent, TaskEventName } from '../interfaces/task-event.interface';
+import type { ResolvedMetricsOptions } from '../options/resolve-observability';
+import { registeredMetric } from './metric-registration';
+import type { PromClientModule } from './prom-client.loader';
+
+/** Counter name suffix per local event counted (`retrying` events count retries). */
+const COUNTED: Partial<Record<TaskEventName, string>> = {
+  completed: 'tasks_completed_total',
+  failed: 'tasks_failed_total',
+  retrying: 'tasks_retried_total',
+  dead: 'tasks_dead_total',
+};
+
+const HELP: Record<string, string> = {
+  tasks_submitted_total: 'Tasks this instance submitted that were created or queued',
+  tasks_completed_total: 'Tasks whose handler succeeded in this instance',
+  tasks_failed_total: 'Failed attempts (error, timeout, cancel, lost lease) in this instance',
+  tasks_retried_total: 'Failed attempts this instance scheduled for a retry',
+  tasks_dead_total: 'Tasks this instance moved to dead letters',
+};
+
+/**
+ * Counters and histograms fed by this instance's own work: submits (the bus's submit reports) and the
+ * local lifecycle events of the tasks it ran. Each instance counts what it did; Prometheus sums over
+ * instances. Returns a function that stops counting.
+ */
+export function attachTaskEventMetrics(client: PromClientModule, registry: Registry, options: ResolvedMetricsOptions, bus: TaskEventBus): () => void {
+  const counter = (suffix: string): Counter<'type'> => {
+    const name = options.prefix + suffix;
+    return registeredMetric(registry, name, client.Counter, () => new client.Counter({ name, help: HELP[suffix], labelNames: ['type'], registers: [registry] }));
+  };
+  const histogram = (suffix: string, help: string, buckets: number[]): Histogram<'type'> => {
+    const name = options.prefix + suffix;
+    return registeredMetric(registry, name, client.Histogram, () => new client.Histogram({ name, help, labelNames: ['type'], buckets, registers: [registry] }));
+  };
+
+  const submitted = counter('tasks_submitted_total');
+  const counters = new Map(Object.entries(COUNTED).map(([event, suffix]) => [event, counter(suffix)]));
+  const duration = histogram('handler_duration_seconds', 'How long successful handler runs took, in seconds', options.durationBuckets);
+  const lateness = histogram('lateness_seconds', 'How long after its due time an attempt started (completed or failed), in seconds', options.latenessBuckets);
+
+  let attached = true;
+  bus.onSubmitted((type, created) => {
+    if (attached && !isInternalType(type)) submitted.inc({ type }, created);
+  });
+  const record = (event: TaskEvent): void => {
+    const { type, dueAt } = event.task;
+    if (isInternalType(type)) return;
+    counters.get(event.event)?.inc({ type });
+    if (event.event === 'completed' && event.durationMs !== undefined) duration.observe({ type }, event.durationMs / 1000);
+    const ran = event.event === 'completed' || event.event === 'failed';
+    if (ran && event.startedAt !== undefined && dueAt > 0) lateness.observe({ type }, Math.max(0, event.startedAt - dueAt) / 1000);
+  };
+  const off = bus.on('local', '*', Object.keys(COUNTED) as TaskEventName[], record);
+  return () => {
+    attached = false;
+    off();
+  };
+}
