@@ -1,6 +1,7 @@
 import { DynamicModule, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DistributedQueueModule } from 'nestjs-distributed-queue';
 import { APP_CONFIG, AppConfig, AppConfigModule, AppOptions } from './app.config';
+import { HealthModule } from './health/health.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { MetricsController } from './metrics/metrics.controller';
 import { OrdersModule } from './orders/orders.module';
@@ -8,7 +9,8 @@ import { OrdersModule } from './orders/orders.module';
 /**
  * The orders sample: `AppModule.register({ redisUrl })`. The queue module is configured with
  * `forRootAsync`, its options built from the injected app config: the delay queue (orders) and the route
- * queue (`route`, ordered tasks: the ledger), with Prometheus metrics served on `GET /metrics`.
+ * queue (`route`, ordered tasks: the ledger), with Prometheus metrics on `GET /metrics` and a terminus health
+ * check on `GET /health`.
  */
 @Module({})
 export class AppModule implements OnApplicationShutdown {
@@ -27,6 +29,7 @@ export class AppModule implements OnApplicationShutdown {
         }),
         OrdersModule,
         LedgerModule,
+        HealthModule,
       ],
       controllers: [MetricsController],
     };

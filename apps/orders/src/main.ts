@@ -2,8 +2,8 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'net';
 import { hostname } from 'os';
+import { AppModule } from './app.module';
 import { APP_CONFIG, AppConfig } from './app.config';
-import { ServerModule } from './server.module';
 import { intFromEnv, StartupError } from './env';
 import { MAX_CLOSE_AFTER_MS } from './orders/create-order.input';
 import { resolveRedis } from './redis-bootstrap';
@@ -40,7 +40,7 @@ async function bootstrap(): Promise<void> {
   const redis = await resolveRedis(logger);
   try {
     // abortOnError: false makes start-up errors reject (instead of process.abort()), so the local Redis is stopped.
-    const app = await NestFactory.create(ServerModule.register({ redisUrl: redis.url, closeAfterMs, route: { machineId }, onShutdown: redis.stop }), {
+    const app = await NestFactory.create(AppModule.register({ redisUrl: redis.url, closeAfterMs, route: { machineId }, onShutdown: redis.stop }), {
       abortOnError: false,
     });
     app.enableShutdownHooks(); // SIGINT/SIGTERM: workers finish, connections close, then onShutdown stops a local Redis
