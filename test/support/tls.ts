@@ -119,10 +119,10 @@ export async function startTlsRedisServer(): Promise<TlsRedisServer> {
 export function libraryAclRule(prefix: string): string {
   const connection = ['client|setname', 'info', 'cluster|info', 'cluster|slots'];
   const messaging = ['evalsha', 'eval', 'subscribe', 'publish'];
-  const direct = ['get', 'set', 'del', 'pexpire', 'hget', 'hgetall', 'hset', 'hdel', 'hlen', 'llen', 'lrange', 'ltrim', 'zrange', 'zrem'];
+  const direct = ['get', 'set', 'del', 'pexpire', 'hget', 'hgetall', 'hset', 'hdel', 'hlen', 'llen', 'lrange', 'ltrim', 'zrange', 'zrem', 'unlink'];
   const inScripts = [
     'time', 'exists', 'incrby', 'hsetnx', 'hmget', 'hincrby', 'hkeys', 'lindex', 'lpop', 'lpos', 'lpush', 'rpush',
-    'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zscore',
+    'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zremrangebyscore', 'zscore',
   ];
   const commands = [...new Set([...connection, ...messaging, ...direct, ...inScripts])];
   return [

@@ -64,6 +64,7 @@ export class RouteMachine {
     if (this.stopped) return;
     const [kind, arg] = message.split(':');
     if (kind === 'p') this.runners.get(Number(arg))?.notify();
+    else if (kind === 'h') this.runners.get(Number(arg))?.pause();
     else if (kind === 'o') this.requestHeartbeat();
     else if (kind === 'r') void this.rebalance();
   }
