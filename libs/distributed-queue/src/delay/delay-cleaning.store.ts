@@ -29,7 +29,7 @@ export class DelayCleaningStore {
     return Number(await this.scripts.dqDelayDrain(k.waiting, k.jobs, k.errors, batch));
   }
 
-  /** Deletes up to `batch` dead letters that died more than `ageMs` ago; returns how many. */
+  /** Deletes up to `batch` dead letters that died `ageMs` ago or earlier; returns how many. */
   async purgeDead(type: string, ageMs: number, batch: number): Promise<number> {
     const k = delayQueueKeys(this.prefix, type);
     return Number(await this.scripts.dqDelayDeadPurge(k.dead, k.jobs, k.errors, ageMs, batch));

@@ -1,6 +1,6 @@
 /** Options of `QueueControlService.purgeDead`. */
 export interface PurgeDeadOptions {
-  /** Delete only dead letters that died more than this many ms ago (Redis clock). @default 0 (all) */
+  /** Delete the dead letters that died this many ms ago or earlier (Redis clock). @default 0 (all of them) */
   olderThanMs?: number;
 }
 

@@ -74,7 +74,7 @@ export class RouteControlStore {
     return Number(await this.scripts.dqRouteDrain(this.keys.partition(partition).list, batch));
   }
 
-  /** Deletes up to `batch` dead letters of a partition that died more than `ageMs` ago; returns how many. */
+  /** Deletes up to `batch` dead letters of a partition that died `ageMs` ago or earlier; returns how many. */
   async purgeDead(partition: number, ageMs: number, batch: number): Promise<number> {
     return Number(await this.scripts.dqRouteDeadPurge(this.keys.partition(partition).dead, ageMs, batch));
   }

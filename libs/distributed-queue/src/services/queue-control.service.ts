@@ -100,7 +100,7 @@ export class QueueControlService {
   }
 
   /**
-   * Deletes the type's dead letters that died more than `olderThanMs` ago (Redis clock), oldest first, in
+   * Deletes the type's dead letters that died `olderThanMs` ago or earlier (Redis clock), oldest first, in
    * batches of 1000 per script call. For an ordered type: the route queue's dead letters (every ordered
    * type of it) and those of its delayed ordered tasks. Returns how many were deleted.
    * @throws InvalidArgumentError for a bad `olderThanMs`; InvalidTaskTypeError, UnknownTaskTypeError
