@@ -111,6 +111,8 @@ export class RouteMachine {
           this.runners.set(p, runner);
         }
         if (claim.state === 'revoking') this.runners.get(p)?.revoke();
+        // NOTE: a pause message may have been missed: the heartbeat tells the runner too.
+        if (claim.paused) this.runners.get(p)?.pause();
       }),
     );
   }
