@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Logger, LoggerService, Type } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import type { DistributedQueueModuleOptions, Task } from 'nestjs-distributed-queue';
+import { QueueInUseError, type DistributedQueueModuleOptions, type Task } from 'nestjs-distributed-queue';
 import { loadScripts } from 'nestjs-distributed-queue/redis/script-loader';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { redisCommand, startRedisServer, type RedisServerHandle } from './support/redis-server';
@@ -213,6 +213,17 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('least-privilege AC
       expect(status.partitions.every((p) => p.owner)).toBe(true);
       expect(await app.inspect.listOrderedDead()).toEqual([]);
       expect(await app.inspect.redriveOrderedDead()).toBe(0);
+      // Operations: pause of the route queue, ordered listings, cleaning (presence is touched by every consumer).
+      await app.control.pause('acl.ordered');
+      expect(await app.control.isPaused('acl.ordered')).toBe(true);
+      await app.control.resume('acl.ordered');
+      for (const state of ['ready', 'running', 'dead', 'delayed'] as const) await app.inspect.listTasks('acl.ordered', state);
+      expect(await app.control.drain('acl.ordered')).toBe(0);
+      expect(await app.control.purgeDead('acl.ordered')).toBe(0);
+      expect(await app.control.drain('acl.task')).toBe(0);
+      expect(await app.control.purgeDead('acl.flaky', { olderThanMs: 60_000 })).toBe(0);
+      await expect(app.control.obliterate('acl.flaky')).rejects.toThrow(QueueInUseError);
+      await app.control.obliterate('acl.flaky', { force: true });
       // Growing the partition count (resize barriers and gates) as that user too.
       const grown = recordingWorkers('acl', ran);
       const second = await startApp({ connection, keyPrefix, route: { ...route('acl'), partitions: 3 } }, grown.workers, logger);

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from 'nestjs-distributed-queue';
+import { RouteNotConfiguredError } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
 import { routeTestOptions } from './support/route';
 import { useQueueApps } from './support/queue-app';
@@ -54,11 +54,17 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('pause and resume o
     expect([...ids].sort()).toEqual([...first, ...more].sort());
   });
 
-  it('refuses an ordered type, naming it', async () => {
-    const app = await start({
-      connection: target.connection, keyPrefix: uniquePrefix('pause-ord'), workers: false,
-      types: { ord: { ordered: true } }, route: routeTestOptions('q', 'p', 2),
-    });
-    await expect(app.control.pause('ord')).rejects.toThrow(InvalidArgumentError);
+  it('an ordered type pauses its route queue, held in Redis (see route-pause.e2e-spec.ts)', async () => {
+    const options = { connection: target.connection, keyPrefix: uniquePrefix('pause-ord'), workers: false, types: { ord: { ordered: true }, pz: {} } };
+    const app = await start({ ...options, route: routeTestOptions('q', 'p', 2) });
+    await app.control.pause('ord');
+    expect(await app.control.isPaused('ord')).toBe(true);
+    expect(await app.control.isPaused('pz')).toBe(false);
+    const other = await start({ ...options, route: routeTestOptions('q', 'p2', 2) });
+    expect(await other.control.isPaused('ord')).toBe(true);
+    await other.control.resume('ord');
+    expect(await app.control.isPaused('ord')).toBe(false);
+    const noRoute = await start({ connection: target.connection, keyPrefix: uniquePrefix('pause-ord'), workers: false, types: { ord: { ordered: true } } });
+    await expect(noRoute.control.pause('ord')).rejects.toThrow(RouteNotConfiguredError);
   });
 });

@@ -150,8 +150,8 @@ export function useRouteMachines(target: RedisTarget) {
     };
     await Promise.all(machines.map(start));
     const submit = producer.submit;
-    const { inspect } = producer;
+    const { inspect, control } = producer;
     await waitFor(async () => balanced(await inspect.getRouteStatus(), machines), { timeoutMs: 10_000, message: 'partitions balanced' });
-    return { prefix, qId, children, start, submit, inspect };
+    return { prefix, qId, children, start, submit, inspect, control };
   };
 }

@@ -119,10 +119,13 @@ export async function startTlsRedisServer(): Promise<TlsRedisServer> {
 export function libraryAclRule(prefix: string): string {
   const connection = ['client|setname', 'info', 'cluster|info', 'cluster|slots'];
   const messaging = ['evalsha', 'eval', 'subscribe', 'publish'];
-  const direct = ['get', 'set', 'del', 'pexpire', 'hget', 'hgetall', 'hset', 'hdel', 'hlen', 'llen', 'lrange', 'ltrim', 'zrange', 'zrem', 'xread', 'xrevrange'];
+  const direct = [
+    'get', 'set', 'del', 'pexpire', 'hget', 'hgetall', 'hset', 'hdel', 'hlen', 'llen', 'lrange', 'ltrim', 'zrange', 'zrem', 'unlink',
+    'xread', 'xrevrange',
+  ];
   const inScripts = [
     'time', 'exists', 'incrby', 'hsetnx', 'hmget', 'hincrby', 'hkeys', 'lindex', 'lpop', 'lpos', 'lpush', 'rpush',
-    'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zscore', 'xadd',
+    'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zremrangebyscore', 'zscore', 'xadd',
   ];
   const commands = [...new Set([...connection, ...messaging, ...direct, ...inScripts])];
   return [

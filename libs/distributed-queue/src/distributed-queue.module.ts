@@ -8,6 +8,8 @@ import { DistributedQueueExplorer } from './distributed-queue.explorer';
 import { ConfigurableDistributedQueueModule, DISTRIBUTED_QUEUE_MODULE_OPTIONS } from './distributed-queue.module-definition';
 import { DistributedQueueOrchestrator } from './distributed-queue.orchestrator';
 import { DelayQueueStore } from './delay/delay-queue.store';
+import { DelayCleaningStore } from './delay/delay-cleaning.store';
+import { RouteControlStore } from './route/route-control.store';
 import { QueueControlService } from './services/queue-control.service';
 import { TaskInspectorService } from './services/task-inspector.service';
 import { TaskSubmitService } from './services/task-submit.service';
@@ -69,6 +71,16 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
       provide: TASK_TRACER,
       useFactory: (options: ResolvedModuleOptions) => createTaskTracer(options.tracing),
       inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+    },
+    {
+      provide: DelayCleaningStore,
+      useFactory: (client: RedisClient, options: ResolvedModuleOptions) => new DelayCleaningStore(client, options.keyPrefix),
+      inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+    },
+    {
+      provide: RouteControlStore,
+      useFactory: (client: RedisClient, route: RouteStore | null) => (route ? new RouteControlStore(client, route) : null),
+      inject: [DISTRIBUTED_QUEUE_REDIS, ROUTE_STORE],
     },
     DistributedQueueExplorer,
     EventSubscriber,

@@ -22,6 +22,7 @@ interface ScriptCommands {
   dqDelayDeadDelete(...args: Arg[]): Promise<number>;
   dqDelayCounts(...args: Arg[]): Promise<number[]>;
   dqDelayList(...args: Arg[]): Promise<[number, ...(string | null)[]]>;
+  dqDelayPresence(...args: Arg[]): Promise<number>;
 }
 
 /** A task of a listing page: its id, due time, record and, while running, the attempt it is on. */
@@ -255,5 +256,15 @@ export class DelayQueueStore {
   /** Whether a type is paused. */
   async isPaused(type: string): Promise<boolean> {
     return (await this.client.exists(this.keys(type).paused)) === 1;
+  }
+
+  /** Records a consumer of the type as live for `ttlMs` more (what `obliterate` checks before it deletes). */
+  async touchPresence(type: string, consumer: string, ttlMs: number): Promise<void> {
+    await this.scripts.dqDelayPresence(this.keys(type).consumers, consumer, ttlMs);
+  }
+
+  /** A stopping consumer is no longer live. */
+  async leavePresence(type: string, consumer: string): Promise<void> {
+    await this.client.zrem(this.keys(type).consumers, consumer);
   }
 }

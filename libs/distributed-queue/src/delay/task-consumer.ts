@@ -83,12 +83,13 @@ export class TaskConsumer {
     private readonly events?: TaskEventBus,
   ) {}
 
-  /** Starts fetching, the safety poll and lease renewal. */
+  /** Starts fetching, the safety poll and lease renewal (which records this consumer's presence at once). */
   start(): void {
     this.timers = [
       setInterval(() => this.poll(), this.options.pollIntervalMs),
       setInterval(() => void this.renewLeases(), this.renewEveryMs),
     ];
+    void this.renewLeases();
     this.poll();
   }
 
@@ -107,8 +108,10 @@ export class TaskConsumer {
     }
   }
 
-  /** Renews the leases of running tasks; aborts those whose reservation was lost. */
+  /** Records this consumer as live (every tick), renews the leases of running tasks; aborts those lost. */
   async renewLeases(): Promise<void> {
+    // NOTE: live for two renewal periods and a second: a missed tick or a slow reply does not look like a stop.
+    void this.store.touchPresence(this.type, this.consumerId, 2 * this.renewEveryMs + 1000).catch(() => undefined);
     const held = [...this.running.values()].filter((t) => !t.settled).map((t): [string, string] => [t.reservation.id, t.reservation.token]);
     if (held.length === 0) return;
     try {
@@ -148,6 +151,7 @@ export class TaskConsumer {
     });
     await this.waitIdle(HAND_BACK_MS);
     this.timers.forEach(clearInterval);
+    await this.store.leavePresence(this.type, this.consumerId).catch(() => undefined);
     try {
       if (this.acks.size > 0) await this.flushAcks();
     } catch (error) {

@@ -1,1 +1,2 @@
 export * from './distributed-queue.error';
+export * from './queue-in-use.error';

@@ -4,3 +4,4 @@ export * from './task-worker-options.interface';
 export * from './route-options.interface';
 export * from './task-event.interface';
 export * from './observability-options.interface';
+export * from './queue-control.interface';

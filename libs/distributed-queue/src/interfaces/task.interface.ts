@@ -84,6 +84,10 @@ export interface TaskInfo<P = unknown> {
   payload?: P;
   /** The last failure, for retried and dead tasks. */
   lastError?: TaskErrorInfo;
+  /** Ordered tasks: the ordering key. */
+  key?: string;
+  /** Ordered tasks: the partition the task is in (for a delayed one, the partition it will enter). */
+  partition?: number;
 }
 
 /** A failure as recorded in Redis. */

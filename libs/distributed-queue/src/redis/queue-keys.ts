@@ -25,6 +25,8 @@ export interface DelayQueueKeys {
   paused: string;
   /** STREAM of lifecycle events, capped (`events.streamMaxLen`): what fleet-scope listeners read. */
   log: string;
+  /** ZSET consumer id -> live until (ms, Redis clock): the consumers of the type, refreshed by lease renewal. */
+  consumers: string;
   /** STRING, one per submit call (60 s) and per consumer (its last take, one lease): a reply for a repeated call. */
   request(requestId: string): string;
 }
@@ -43,6 +45,7 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     done: `${base}:done`,
     paused: `${base}:paused`,
     log: `${base}:log`,
+    consumers: `${base}:consumers`,
     events: `${prefix}:events:${type}`,
     request: (requestId) => `${base}:rq:${requestId}`,
   };

@@ -26,6 +26,7 @@ export enum ScriptOutcome {
   PartitionFull = 19,
   StaleCount = 20,
   ShrinkRefused = 21,
+  Paused = 22,
 }
 
 /** Thrown when a script returns a code its caller does not expect: a script and its store disagree. */
@@ -61,9 +62,10 @@ export const cancelOutcome = mapper<CancelResult>('delay/cancel', {
 
 /**
  * What a route take found: a batch ('ok'), nothing ('empty'), not ours ('lost'), our lease ran out
- * ('expired'), a hand-over is asked for ('revoking'), or waiting items wait for the resize gate ('gated').
+ * ('expired'), a hand-over is asked for ('revoking'), waiting items wait for the resize gate ('gated'), or
+ * the route queue is paused ('paused': nothing starts, what is in flight stays there).
  */
-export type TakeStatus = 'ok' | 'empty' | 'lost' | 'expired' | 'revoking' | 'gated';
+export type TakeStatus = 'ok' | 'empty' | 'lost' | 'expired' | 'revoking' | 'gated' | 'paused';
 export const takeOutcome = mapper<TakeStatus>('route/take', {
   [ScriptOutcome.Ok]: 'ok',
   [ScriptOutcome.Empty]: 'empty',
@@ -71,6 +73,7 @@ export const takeOutcome = mapper<TakeStatus>('route/take', {
   [ScriptOutcome.LeaseExpired]: 'expired',
   [ScriptOutcome.Revoking]: 'revoking',
   [ScriptOutcome.Gated]: 'gated',
+  [ScriptOutcome.Paused]: 'paused',
 });
 
 export type AssignOutcome = 'kept' | 'moved' | 'revoking';

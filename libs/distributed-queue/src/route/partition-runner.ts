@@ -59,7 +59,11 @@ export class PartitionRunner {
   private ended = false;
   /** Asked to hand over: start nothing; once the running tasks ended and were acked, release. */
   private revoking = false;
-  /** Aborted when no task may start any more (stopping, lost, revoking): ends the waits for a slot. */
+  /** The route queue is paused: start nothing; what was not started stays in flight for after the resume. */
+  private paused = false;
+  /** Pause notices received: one arriving while a take is in flight voids that take's batch. */
+  private pauseNotices = 0;
+  /** Aborted when no task may start any more (stopping, lost, revoking, paused): ends the waits for a slot. */
   private halt = new AbortController();
   /** Notified when work may have arrived or the state changed. */
   private readonly wake = new WakeSignal();
@@ -92,6 +96,18 @@ export class PartitionRunner {
   revoke(): void {
     if (this.revoking || this.ended) return;
     this.revoking = true;
+    this.halt.abort();
+    this.notify();
+  }
+
+  /**
+   * The route queue was paused (message `h:<partition>`): start no further task (not even a retry); running
+   * ones finish and are acked; the rest of the batch stays in flight until a take after the resume.
+   */
+  pause(): void {
+    if (this.ended) return;
+    this.paused = true;
+    this.pauseNotices++;
     this.halt.abort();
     this.notify();
   }
@@ -129,6 +145,7 @@ export class PartitionRunner {
         continue;
       }
       let taken;
+      const notices = this.pauseNotices;
       this.wake.reset();
       try {
         taken = await store.take(this.partition, me, this.epoch, maxReplays);
@@ -153,16 +170,30 @@ export class PartitionRunner {
           // NOTE: a push that published while the take was in flight must not be slept through.
           if (!this.wake.notified) await this.wake.sleep(IDLE_MS);
           break;
+        case 'paused':
+          this.paused = true;
+          if (!this.wake.notified) await this.wake.sleep(IDLE_MS);
+          break;
         case 'ok':
+          // NOTE: a pause noticed while the take was in flight may be newer than the take: take again (the
+          // batch stays in flight for this epoch, so it is not counted as a replay).
+          if (notices !== this.pauseNotices) break;
+          if (this.paused) this.unpause();
           await this.runBatch(taken.items, taken.replays);
           break;
       }
     }
   }
 
-  /** True when no task may start: stopping, lost or handing over. */
+  /** True when no task may start: stopping, lost, handing over or paused. */
   private get halted(): boolean {
-    return this.stopping || this.revoking;
+    return this.stopping || this.revoking || this.paused;
+  }
+
+  /** A take found the queue resumed: tasks may start again. */
+  private unpause(): void {
+    this.paused = false;
+    if (!this.stopping && !this.revoking) this.halt = new AbortController();
   }
 
   /**

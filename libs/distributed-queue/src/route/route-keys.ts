@@ -4,7 +4,8 @@ export interface PartitionKeys {
   list: string;
   /**
    * HASH: owner, epoch, state, next, lease, n, seq, barrier, touched, replays, tk (epoch that took the
-   * batch in flight), handed (that batch was handed back: its replay is not counted), claim (last claim id).
+   * batch in flight), handed (that batch was handed back: its replay is not counted), claim (last claim id),
+   * paused (1 while the route queue is paused: no task starts).
    */
   own: string;
   /** HASH seq -> item: the batch its owner is running. */
@@ -31,7 +32,10 @@ export interface RouteKeys {
   meta: string;
   /** STRING: the scheduler lock (machine id, with a lease). */
   lock: string;
-  /** Pub/sub channel: `p:<n>` work arrived on an empty partition, `o:<n>` ownership changed. */
+  /**
+   * Pub/sub channel: `p:<n>` work arrived on an empty partition (or it was resumed), `o:<n>` ownership
+   * changed, `h:<n>` the partition was paused, `r` rebalance now.
+   */
   events: string;
   partition(p: number): PartitionKeys;
 }

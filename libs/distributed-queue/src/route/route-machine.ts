@@ -69,6 +69,7 @@ export class RouteMachine {
     if (this.stopped) return;
     const [kind, arg] = message.split(':');
     if (kind === 'p') this.runners.get(Number(arg))?.notify();
+    else if (kind === 'h') this.runners.get(Number(arg))?.pause();
     else if (kind === 'o') this.requestHeartbeat();
     else if (kind === 'r') void this.rebalance();
   }
@@ -116,6 +117,8 @@ export class RouteMachine {
           this.runners.set(p, runner);
         }
         if (claim.state === 'revoking') this.runners.get(p)?.revoke();
+        // NOTE: a pause message may have been missed: the heartbeat tells the runner too.
+        if (claim.paused) this.runners.get(p)?.pause();
       }),
     );
   }

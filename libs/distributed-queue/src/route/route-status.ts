@@ -1,5 +1,6 @@
 import type { OrderedDeadTask, RouteStatus } from '../interfaces';
-import { decodeRouteItem, type RouteStore } from './route.store';
+import { decodeDeadLetter } from './route-listing';
+import type { RouteStore } from './route.store';
 
 /** Who owns which partition, how much waits, and which machines are alive. */
 export async function readRouteStatus(store: RouteStore): Promise<RouteStatus> {
@@ -17,12 +18,8 @@ export async function readOrderedDead(store: RouteStore, limit: number): Promise
   const lists = await Promise.all(Array.from({ length: n }, (_, p) => store.deadLetters(p, limit)));
   return lists.flatMap((entries, partition) =>
     entries.map((entry) => {
-      const { item, diedAt, error } = JSON.parse(entry) as { item: string; diedAt: number; error: OrderedDeadTask['error'] };
-      const decoded = decodeRouteItem(item);
-      return {
-        partition, diedAt, error,
-        id: decoded?.id ?? '', type: decoded?.type ?? '', key: decoded?.key ?? '', payload: decoded?.payload ?? item,
-      };
+      const { task, item, diedAt, error } = decodeDeadLetter(entry);
+      return { partition, diedAt, error, id: task?.id ?? '', type: task?.type ?? '', key: task?.key ?? '', payload: task?.payload ?? item };
     }),
   );
 }

@@ -14,7 +14,7 @@ interface RouteScripts {
   dqRoutePush(...args: Arg[]): Promise<(string | number)[]>;
   dqRouteTake(...args: Arg[]): Promise<[number, number, ...string[]]>;
   dqRouteAck(...args: Arg[]): Promise<number>;
-  dqRouteRenew(...args: Arg[]): Promise<[number, number | string, number | string]>;
+  dqRouteRenew(...args: Arg[]): Promise<[number, number | string, number | string, number?]>;
   dqRouteAssign(...args: Arg[]): Promise<number>;
   dqRouteRelease(...args: Arg[]): Promise<number>;
   dqRouteHeartbeat(...args: Arg[]): Promise<number[]>;
@@ -123,13 +123,16 @@ export class RouteStore {
     return fencedOutcome(await this.s.dqRouteAck(...args)) === 'ok';
   }
 
-  /** Extends this machine's lease of a partition; `claim` (a runner starts) also takes a new epoch, once per call. */
-  async renew(partition: number, me: string, claim: boolean): Promise<{ owned: boolean; epoch: number; state: string; owner: string }> {
+  /**
+   * Extends this machine's lease of a partition; `claim` (a runner starts) also takes a new epoch, once per
+   * call. `paused`: the route queue is paused (the heartbeat's safety net behind the `h:<p>` message).
+   */
+  async renew(partition: number, me: string, claim: boolean): Promise<{ owned: boolean; epoch: number; state: string; owner: string; paused: boolean }> {
     const k = this.keys.partition(partition);
-    const [code, a, b] = await this.s.dqRouteRenew(k.own, me, this.options.idleMs, claim ? newRequestId() : '');
+    const [code, a, b, paused] = await this.s.dqRouteRenew(k.own, me, this.options.idleMs, claim ? newRequestId() : '');
     return fencedOutcome(code) === 'ok'
-      ? { owned: true, epoch: Number(a), state: String(b), owner: me }
-      : { owned: false, epoch: Number(b), state: '', owner: String(a) };
+      ? { owned: true, epoch: Number(a), state: String(b), owner: me, paused: Number(paused) === 1 }
+      : { owned: false, epoch: Number(b), state: '', owner: String(a), paused: false };
   }
 
   /** Moves a partition towards `desired`: at once when free or its owner is gone, else by asking the owner to hand over. */

@@ -1,39 +1,175 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
+import { DelayCleaningStore } from '../delay/delay-cleaning.store';
 import { DelayQueueStore } from '../delay/delay-queue.store';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import { InvalidArgumentError } from '../errors';
+import { InvalidArgumentError, QueueInUseError, RouteNotConfiguredError, UnknownTaskTypeError } from '../errors';
+import type { ObliterateOptions, PurgeDeadOptions } from '../interfaces';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import { RouteControlStore } from '../route/route-control.store';
+import { isOrderedType } from './type-kind';
 
-/** Steers the queues for the whole fleet: pause and resume a delay-queue type. Injectable anywhere. */
+/** Tasks or dead letters one cleaning script call removes: bounds the time it holds Redis. */
+const CLEAN_BATCH = 1000;
+/** Partitions acted on at once. */
+const PARTITIONS_AT_ONCE = 16;
+
+type AnyType = string | TaskContract<unknown, boolean>;
+
+/** Calls `step` until it does less than a full batch; returns the sum of what it did. */
+async function inBatches(step: () => Promise<number>): Promise<number> {
+  let total = 0;
+  let n: number;
+  do {
+    n = await step();
+    total += n;
+  } while (n >= CLEAN_BATCH);
+  return total;
+}
+
+/** Runs `fn` for every partition, a few at a time; returns the sum of the results. */
+async function eachPartition(control: RouteControlStore, fn: (partition: number) => Promise<number | void>): Promise<number> {
+  const n = await control.partitions();
+  let total = 0;
+  for (let from = 0; from < n; from += PARTITIONS_AT_ONCE) {
+    const partitions = Array.from({ length: Math.min(PARTITIONS_AT_ONCE, n - from) }, (_, i) => from + i);
+    for (const result of await Promise.all(partitions.map(fn))) total += result ?? 0;
+  }
+  return total;
+}
+
+/**
+ * Steers the queues for the whole fleet: pause and resume, and cleaning (drain, purge dead letters,
+ * obliterate). Injectable anywhere. Every method returns a promise and reports bad input by rejecting it.
+ *
+ * An ordered type stands for its route queue: all ordered types of the queue share its partitions, so each
+ * call acts on the whole route queue (every ordered type of it) and its delayed ordered tasks.
+ */
 @Injectable()
 export class QueueControlService {
   constructor(
     private readonly store: DelayQueueStore,
+    private readonly cleaning: DelayCleaningStore,
     private readonly explorer: DistributedQueueExplorer,
+    @Inject(RouteControlStore) private readonly routeControl: RouteControlStore | null,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {}
 
   /**
    * Pauses a type in Redis: every instance stops starting its tasks at its next fetch (within one poll
    * interval); running tasks finish; submits, cancels and reschedules go on; the pause survives restarts.
-   * @throws InvalidArgumentError for an ordered type (pausing a route queue is not there yet)
+   *
+   * An ordered type pauses its whole route queue (a flag in every partition's record): each owner stops
+   * starting tasks at once (a message) or at its next take, even in the middle of a batch; running tasks
+   * finish and are acked; what was not started stays in flight and runs in order after the resume, without
+   * counting as a replay or an attempt. A new owner of a partition (after a restart) finds it paused too.
+   * Partitions added by growing the partition count later are not paused.
+   * @throws InvalidTaskTypeError; RouteNotConfiguredError for an ordered type without the `route` option
    */
-  async pause(type: string | TaskContract<unknown>): Promise<void> {
-    await this.store.setPaused(this.delayType(type), true);
+  async pause(type: AnyType): Promise<void> {
+    await this.setPaused(type, true);
   }
 
-  /** Resumes a paused type and wakes its workers at once. */
-  async resume(type: string | TaskContract<unknown>): Promise<void> {
-    await this.store.setPaused(this.delayType(type), false);
+  /** Resumes a paused type (an ordered type: its route queue) and wakes its workers at once. */
+  async resume(type: AnyType): Promise<void> {
+    await this.setPaused(type, false);
   }
 
-  /** Whether a type is paused. */
-  async isPaused(type: string | TaskContract<unknown>): Promise<boolean> {
-    return this.store.isPaused(this.delayType(type));
-  }
-
-  private delayType(type: string | TaskContract<unknown>): string {
+  /** Whether a type is paused; for an ordered type, whether its route queue is (any partition of it). */
+  async isPaused(type: AnyType): Promise<boolean> {
     const name = checkedTypeOf(type);
-    if (this.explorer.isOrdered(name)) throw new InvalidArgumentError('type', `"${name}" is ordered: pausing the route queue is not supported yet`);
+    if (!isOrderedType(this.explorer, type)) return this.store.isPaused(name);
+    const control = this.route('isPaused()');
+    return (await eachPartition(control, async (p) => ((await control.isPaused(p)) ? 1 : 0))) > 0;
+  }
+
+  /**
+   * Removes the type's waiting tasks, delayed and ready, with their records; running tasks are never
+   * touched and finish as usual. Works in batches of 1000 per script call until nothing is left (tasks
+   * submitted meanwhile may be removed too). For an ordered type: every partition's waiting tasks and the
+   * route queue's delayed ordered tasks. Returns how many were removed.
+   * @throws InvalidTaskTypeError, UnknownTaskTypeError (strictTypes), RouteNotConfiguredError
+   */
+  async drain(type: AnyType): Promise<number> {
+    const name = this.cleanedType(type);
+    if (!isOrderedType(this.explorer, type)) return inBatches(() => this.cleaning.drain(name, CLEAN_BATCH));
+    const control = this.route('drain()');
+    const delayed = await inBatches(() => this.cleaning.drain(routeDelayType(control.route.options.qId), CLEAN_BATCH));
+    return delayed + (await eachPartition(control, (p) => inBatches(() => control.drain(p, CLEAN_BATCH))));
+  }
+
+  /**
+   * Deletes the type's dead letters that died `olderThanMs` ago or earlier (Redis clock), oldest first, in
+   * batches of 1000 per script call. For an ordered type: the route queue's dead letters (every ordered
+   * type of it) and those of its delayed ordered tasks. Returns how many were deleted.
+   * @throws InvalidArgumentError for a bad `olderThanMs`; InvalidTaskTypeError, UnknownTaskTypeError
+   * (strictTypes), RouteNotConfiguredError
+   */
+  async purgeDead(type: AnyType, options: PurgeDeadOptions = {}): Promise<number> {
+    const name = this.cleanedType(type);
+    const { olderThanMs = 0 } = options ?? {};
+    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
+      throw new InvalidArgumentError('olderThanMs', `must be a number of ms from 0, got ${String(olderThanMs)}`);
+    }
+    const age = Math.floor(olderThanMs);
+    if (!isOrderedType(this.explorer, type)) return inBatches(() => this.cleaning.purgeDead(name, age, CLEAN_BATCH));
+    const control = this.route('purgeDead()');
+    const delayed = await inBatches(() => this.cleaning.purgeDead(routeDelayType(control.route.options.qId), age, CLEAN_BATCH));
+    return delayed + (await eachPartition(control, (p) => inBatches(() => control.purgeDead(p, age, CLEAN_BATCH))));
+  }
+
+  /**
+   * Removes everything of a type: waiting, running records, dead letters, done ids, errors, its sequence,
+   * pause flag and event stream (request keys expire on their own). Big keys are deleted with UNLINK, which
+   * frees them in the background. Refused while consumers of the type are live (they record their presence
+   * with each lease renewal and leave it when they stop) unless `force`.
+   *
+   * An ordered type obliterates its whole route queue (every ordered type of it): each partition's waiting,
+   * in-flight and dead tasks, event stream and pause flag, and the delayed ordered tasks; the membership and
+   * each partition's ownership record and sequence stay. Refused while machines of the queue are live (a
+   * heartbeat younger than `offlineMs`) unless `force`.
+   * @throws QueueInUseError; InvalidArgumentError for a bad `force`; InvalidTaskTypeError,
+   * UnknownTaskTypeError (strictTypes), RouteNotConfiguredError
+   */
+  async obliterate(type: AnyType, options: ObliterateOptions = {}): Promise<void> {
+    const name = this.cleanedType(type);
+    const { force = false } = options ?? {};
+    if (typeof force !== 'boolean') throw new InvalidArgumentError('force', `must be a boolean, got ${String(force)}`);
+    if (!isOrderedType(this.explorer, type)) {
+      const live = force ? 0 : await this.cleaning.liveConsumers(name);
+      if (live > 0) throw new QueueInUseError(`type "${name}"`, live, 'consumer(s)');
+      await this.cleaning.obliterate(name);
+      return;
+    }
+    const control = this.route('obliterate()');
+    const { qId } = control.route.options;
+    if (!force) {
+      const [machines, movers] = await Promise.all([control.liveMachines(), this.cleaning.liveConsumers(routeDelayType(qId))]);
+      // NOTE: the movers of delayed ordered tasks run on the machines: either count says the queue is in use.
+      const live = Math.max(machines, movers);
+      if (live > 0) throw new QueueInUseError(`route queue "${qId}" (of type "${name}")`, live, 'machine(s)');
+    }
+    await this.cleaning.obliterate(routeDelayType(qId));
+    await eachPartition(control, (p) => control.obliterate(p));
+  }
+
+  private async setPaused(type: AnyType, paused: boolean): Promise<void> {
+    const name = checkedTypeOf(type);
+    if (!isOrderedType(this.explorer, type)) return this.store.setPaused(name, paused);
+    const control = this.route(paused ? 'pause()' : 'resume()');
+    await eachPartition(control, (p) => control.setPaused(p, paused));
+  }
+
+  /** The checked type string of a cleaning call: under `strictTypes`, a type this application knows. */
+  private cleanedType(type: AnyType): string {
+    const name = checkedTypeOf(type);
+    if (this.options.strictTypes && !this.explorer.hasWorker(name) && !(name in this.options.types)) throw new UnknownTaskTypeError(name);
     return name;
+  }
+
+  private route(call: string): RouteControlStore {
+    if (!this.routeControl) throw new RouteNotConfiguredError(`${call} of an ordered type`);
+    return this.routeControl;
   }
 }

@@ -9,6 +9,9 @@ import { DelayQueueStore } from '../delay/delay-queue.store';
 import { decodeError, decodeRecord } from '../delay/task-codec';
 import { readOrderedDead, readRouteStatus, redriveOrderedDead } from '../route/route-status';
 import type { RouteStore } from '../route/route.store';
+import { RouteControlStore } from '../route/route-control.store';
+import { listOrderedTasks } from '../route/route-listing';
+import { isOrderedType } from './type-kind';
 import { newRequestId } from '../runtime/request-id';
 import { checkId } from './task-input';
 
@@ -44,6 +47,7 @@ export class TaskInspectorService {
     private readonly store: DelayQueueStore,
     private readonly explorer: DistributedQueueExplorer,
     @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
+    @Inject(RouteControlStore) private readonly routeControl: RouteControlStore | null,
   ) {}
 
   /**
@@ -64,14 +68,27 @@ export class TaskInspectorService {
   /**
    * One page of a delay-queue type's tasks in a state: waiting ones by due time (then submission), running
    * ones by lease, dead ones oldest death first, done ones newest first. O(log n + offset + limit) in Redis;
-   * a page past the end is empty. @throws InvalidArgumentError for a bad state, offset or limit
+   * a page past the end is empty.
+   *
+   * For an ordered type, the tasks of its route queue, which all its ordered types share: each TaskInfo
+   * carries the task's own `type`, its `key` and `partition`. Partitions are paged in order (each: waiting
+   * ones in queue order, running ones, the in-flight batch, by seq, dead ones oldest first) from their
+   * lengths, in O(partitions + limit); `delayed` lists the queue's delayed ordered tasks by due time;
+   * `done` is always empty (the route queue keeps no finished tasks).
+   * @throws InvalidArgumentError for a bad state, offset or limit
    */
-  async listTasks<P = unknown>(type: string | TaskContract<P>, state: Exclude<TaskState, 'unknown'>, page: ListOptions = {}): Promise<TaskInfo<P>[]> {
+  async listTasks<P = unknown>(
+    type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown'>, page: ListOptions = {},
+  ): Promise<TaskInfo<P>[]> {
     const name = checkedTypeOf(type);
     const { offset = 0, limit = 100 } = page ?? {};
     if (!LISTED_STATES.includes(state)) throw new InvalidArgumentError('state', `must be one of ${LISTED_STATES.join(', ')}, got ${quote(state)}`);
     if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
+    if (this.isOrdered(type)) {
+      if (!this.routeControl) throw new RouteNotConfiguredError('listTasks() of an ordered type');
+      return state === 'done' ? [] : ((await listOrderedTasks(this.routeControl, this.store, state, offset, limit)) as TaskInfo<P>[]);
+    }
     if (state === 'dead') {
       const { tasks } = await this.listDead<P>(name, offset, limit);
       return tasks.map(({ id, payload, error }) => ({ id, type: name, state, attempts: error.attempts, payload, lastError: error }));
@@ -148,7 +165,7 @@ export class TaskInspectorService {
   }
 
   private isOrdered(type: string | TaskContract<unknown, boolean>): boolean {
-    return typeof type === 'string' ? this.explorer.isOrdered(type) : type.ordered;
+    return isOrderedType(this.explorer, type);
   }
 
   private route(call: string): RouteStore {

@@ -22,4 +22,5 @@ local OUTCOME = {
   PARTITION_FULL = 19,  -- the partition is full and its strategy is Exception
   STALE_COUNT = 20,     -- the producer's partition count is not the partition's
   SHRINK_REFUSED = 21,  -- fewer partitions than Redis holds
+  PAUSED = 22,          -- the route queue is paused: nothing starts
 }

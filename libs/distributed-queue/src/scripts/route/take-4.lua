@@ -2,14 +2,17 @@
   The owner takes work from its partition: first the in-flight batch left by a previous owner (replayed, in
   seq order), else up to `batch` items moved from the list head into the in-flight hash.
   Fenced: only the owner with the current epoch and an unexpired lease gets anything; a revoking partition
-  gives nothing (its owner hands over what is in flight, see route-release).
+  gives nothing (its owner hands over what is in flight, see route-release), nor does a paused one (flag
+  `paused` in own, see route-pause): what is in flight stays there for the same owner, and taken again after
+  the resume by the same epoch it counts no replay.
   Idempotent for its runner: `tk` in own is the epoch that last took the in-flight batch, so a repeated take
   (a re-sent command, or a take after a hand-over the scheduler called off) returns that batch again
   without counting a replay and without taking a second batch.
   KEYS[1] list  KEYS[2] own  KEYS[3] inflight  KEYS[4] dead
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] batch size  ARGV[4] max replays before the first in-flight
   item is buried  ARGV[5] lua log (0/1)
-  Returns: { outcome, replays, items... } outcome: OUTCOME.OK, EMPTY, NOT_OURS, LEASE_EXPIRED, REVOKING or GATED
+  Returns: { outcome, replays, items... } outcome: OUTCOME.OK, EMPTY, NOT_OURS, LEASE_EXPIRED, REVOKING, GATED
+  or PAUSED
 ]]
 --- @include "includes/outcome"
 --- @include "includes/now-ms"
@@ -17,12 +20,13 @@
 --- @include "includes/seq-of"
 
 local list, own, inflight, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local r = redis.call('HMGET', own, 'owner', 'epoch', 'state', 'lease', 'barrier', 'replays', 'tk', 'handed')
+local r = redis.call('HMGET', own, 'owner', 'epoch', 'state', 'lease', 'barrier', 'replays', 'tk', 'handed', 'paused')
 local epoch = tonumber(ARGV[2])
 if r[1] ~= ARGV[1] or tonumber(r[2]) ~= epoch then return { OUTCOME.NOT_OURS, 0 } end
 local now = nowMs()
 if tonumber(r[4] or 0) < now then return { OUTCOME.LEASE_EXPIRED, 0 } end
 if r[3] == 'revoking' then return { OUTCOME.REVOKING, 0 } end
+if r[9] == '1' then return { OUTCOME.PAUSED, 0 } end
 redis.call('HSET', own, 'touched', now)
 
 -- 1. Replay what a previous owner left in flight.
