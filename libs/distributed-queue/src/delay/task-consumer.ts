@@ -66,10 +66,15 @@ export class TaskConsumer {
   private errorTimer?: NodeJS.Timeout;
   private timers: NodeJS.Timeout[] = [];
   private idleWaiters: (() => void)[] = [];
-  /** Names this consumer's request key in Redis. */
+  /** Names this consumer's request keys in Redis. */
   private readonly consumerId = newRequestId();
-  /** A failed take that asked for tasks is retried under the same request id. */
-  private retryRequest?: string;
+  /**
+   * Request keys (`<consumer id>.<lane>`), one per take that may reserve in flight: a take re-sent after a
+   * reconnect must find its own reply, not that of the take sent after it.
+   */
+  private readonly freeLanes = Array.from({ length: MAX_FETCHES }, (_, lane) => lane);
+  /** Failed takes that asked for tasks: retried under the same request id and lane. */
+  private readonly retries: { lane: number; requestId: string }[] = [];
   /** When a take or a lease renewal last succeeded (epoch ms): health checks read it. */
   lastContactAt = Date.now();
 
@@ -195,17 +200,17 @@ export class TaskConsumer {
     if (want > 0) this.mayHaveWork = false;
     // NOTE: a take that failed may have reserved tasks in Redis all the same (its reply lost): asked again
     // under the same request id, Redis returns those reservations instead of leaving them orphaned.
-    const requestId = want > 0 ? (this.retryRequest ?? newRequestId()) : '';
-    if (want > 0) this.retryRequest = undefined;
+    const { lane, requestId } = want > 0 ? (this.retries.shift() ?? { lane: this.freeLanes.shift() ?? 0, requestId: newRequestId() }) : { lane: 0, requestId: '' };
     let result: TakeResult | undefined;
     try {
-      result = await this.store.take(this.type, this.takeOptions(want), acks, this.consumerId, requestId);
+      result = await this.store.take(this.type, this.takeOptions(want), acks, `${this.consumerId}.${lane}`, requestId);
       this.lastContactAt = Date.now();
+      if (want > 0) this.freeLanes.push(lane);
     } catch (error) {
       this.acks.restore(acks);
       if (want > 0) {
         this.mayHaveWork = true;
-        this.retryRequest = requestId;
+        this.retries.push({ lane, requestId });
       }
       this.logger.warn?.(`[${this.type}] fetch failed, retrying: ${(error as Error).message}`);
       this.errorTimer ??= setTimeout(() => {
@@ -242,7 +247,7 @@ export class TaskConsumer {
   private async flushAcks(): Promise<void> {
     const acks = this.acks.drain();
     try {
-      await this.store.take(this.type, this.takeOptions(0), acks, this.consumerId, '');
+      await this.store.take(this.type, this.takeOptions(0), acks, `${this.consumerId}.0`, '');
     } catch (error) {
       this.acks.restore(acks);
       throw error;

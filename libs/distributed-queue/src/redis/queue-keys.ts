@@ -27,7 +27,7 @@ export interface DelayQueueKeys {
   log: string;
   /** ZSET consumer id -> live until (ms, Redis clock): the consumers of the type, refreshed by lease renewal. */
   consumers: string;
-  /** STRING, one per submit call (60 s) and per consumer (its last take, one lease): a reply for a repeated call. */
+  /** STRING, one per submit call (60 s) and per consumer fetch lane (its last reserving take there, one lease): a reply for a repeated call. */
   request(requestId: string): string;
 }
 
