@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
-import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, TASK_TRACER, TASK_WORKER_METADATA } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, TASK_TRACER, TASK_WORKER_METADATA, isInternalType } from './distributed-queue.constants';
 import { DUPLICATE_WORKER, MISSING_HANDLE } from './distributed-queue.messages';
 import type { TaskWorkerMetadata } from './decorators/task-worker.decorator';
 import { InvalidOptionsError, InvalidTaskWorkerError } from './errors';
@@ -67,6 +67,12 @@ export class DistributedQueueExplorer implements OnModuleInit {
   /** Workers found, by type. */
   getWorkers(): DiscoveredWorker[] {
     return [...this.workers.values()];
+  }
+
+  /** Every type this application knows: its workers' and those declared in `types` (none internal). */
+  knownTypes(): string[] {
+    const types = new Set([...this.workers.keys(), ...Object.keys(this.options.types)]);
+    return [...types].filter((type) => !isInternalType(type));
   }
 
   hasWorker(type: string): boolean {

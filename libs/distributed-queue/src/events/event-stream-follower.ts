@@ -59,10 +59,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   private streamKeys(): Omit<FollowedStream, 'last'>[] {
     const wanted = this.bus.fleetTypes();
     if (wanted.length === 0) return [];
-    const known = [...new Set([...this.explorer.getWorkers().map((w) => w.type), ...Object.keys(this.options.types)])].filter(
-      (t) => !t.startsWith('__route__.'),
-    );
-    const types = wanted.includes('*') ? known : wanted;
+    const types = wanted.includes('*') ? this.explorer.knownTypes() : wanted;
     const out: Omit<FollowedStream, 'last'>[] = [];
     let ordered = false;
     for (const type of types) {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, isInternalType } from '../distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { TaskEventBus } from '../events/task-event-bus';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
@@ -57,8 +57,7 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
 
   /** Every type this application knows (its workers and `types`), but the library's internal ones. */
   private knownTypes(): string[] {
-    const types = new Set([...this.explorer.getWorkers().map((w) => w.type), ...Object.keys(this.options.types)]);
-    return [...types].filter((type) => !isInternalType(type) && (this.options.route !== undefined || !this.explorer.isOrdered(type)));
+    return this.explorer.knownTypes().filter((type) => this.options.route !== undefined || !this.explorer.isOrdered(type));
   }
 
   private async readState(): Promise<QueueStateSnapshot> {
