@@ -67,9 +67,10 @@ export class TaskEventBus {
     this.pending = [];
     for (const event of events) {
       const map = this.listeners[event.scope];
-      const own = map.get(event.task.type)?.get(event.event) ?? [];
-      const any = event.task.type === '*' ? [] : (map.get('*')?.get(event.event) ?? []);
-      for (const listener of [...own, ...any]) this.deliver(listener, event);
+      const own = map.get(event.task.type)?.get(event.event);
+      if (own) for (const listener of own) this.deliver(listener, event);
+      const any = map.get('*')?.get(event.event);
+      if (any) for (const listener of any) this.deliver(listener, event);
     }
   }
 

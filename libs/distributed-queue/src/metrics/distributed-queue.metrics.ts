@@ -47,7 +47,7 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
     }
     const registry = (metrics.registry ?? client.register) as Registry;
     const reader = new QueueStateReader(() => this.readState(), this.logger);
-    this.detach = [attachTaskEventMetrics(client, registry, metrics, this.bus), attachQueueStateGauges(client, registry, metrics, reader)];
+    this.detach = [attachTaskEventMetrics(registry, metrics, this.bus), attachQueueStateGauges(client, registry, metrics, reader)];
   }
 
   onApplicationShutdown(): void {

@@ -1,10 +1,10 @@
-import type { Counter, Histogram, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { isInternalType } from '../distributed-queue.constants';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { TaskEvent, TaskEventName } from '../interfaces/task-event.interface';
 import type { ResolvedMetricsOptions } from '../options/resolve-observability';
 import { registeredMetric } from './metric-registration';
-import type { PromClientModule } from './prom-client.loader';
+import { TypeCounter, TypeHistogram } from './type-metrics';
 
 /** Counter name suffix per local event counted (`retrying` events count retries). */
 const COUNTED: Partial<Record<TaskEventName, string>> = {
@@ -27,32 +27,35 @@ const HELP: Record<string, string> = {
  * local lifecycle events of the tasks it ran. Each instance counts what it did; Prometheus sums over
  * instances. Returns a function that stops counting.
  */
-export function attachTaskEventMetrics(client: PromClientModule, registry: Registry, options: ResolvedMetricsOptions, bus: TaskEventBus): () => void {
-  const counter = (suffix: string): Counter<'type'> => {
-    const name = options.prefix + suffix;
-    return registeredMetric(registry, name, client.Counter, () => new client.Counter({ name, help: HELP[suffix], labelNames: ['type'], registers: [registry] }));
+export function attachTaskEventMetrics(registry: Registry, options: ResolvedMetricsOptions, bus: TaskEventBus): () => void {
+  const register = <M extends TypeCounter | TypeHistogram>(metric: M): M => {
+    const kind = metric.constructor as new (...args: never[]) => M;
+    return registeredMetric(registry, metric.name, kind, () => {
+      registry.registerMetric(metric as never);
+      return metric;
+    });
   };
-  const histogram = (suffix: string, help: string, buckets: number[]): Histogram<'type'> => {
-    const name = options.prefix + suffix;
-    return registeredMetric(registry, name, client.Histogram, () => new client.Histogram({ name, help, labelNames: ['type'], buckets, registers: [registry] }));
-  };
-
+  const counter = (suffix: string) => register(new TypeCounter(options.prefix + suffix, HELP[suffix]));
   const submitted = counter('tasks_submitted_total');
   const counters = new Map(Object.entries(COUNTED).map(([event, suffix]) => [event, counter(suffix)]));
-  const duration = histogram('handler_duration_seconds', 'How long successful handler runs took, in seconds', options.durationBuckets);
-  const lateness = histogram('lateness_seconds', 'How long after its due time an attempt started (completed or failed), in seconds', options.latenessBuckets);
+  const duration = register(
+    new TypeHistogram(`${options.prefix}handler_duration_seconds`, 'How long successful handler runs took, in seconds', options.durationBuckets),
+  );
+  const lateness = register(
+    new TypeHistogram(`${options.prefix}lateness_seconds`, 'How long after its due time an attempt started (completed or failed), in seconds', options.latenessBuckets),
+  );
 
   let attached = true;
   bus.onSubmitted((type, created) => {
-    if (attached && !isInternalType(type)) submitted.inc({ type }, created);
+    if (attached && !isInternalType(type)) submitted.inc(type, created);
   });
   const record = (event: TaskEvent): void => {
     const { type, dueAt } = event.task;
     if (isInternalType(type)) return;
-    counters.get(event.event)?.inc({ type });
-    if (event.event === 'completed' && event.durationMs !== undefined) duration.observe({ type }, event.durationMs / 1000);
+    counters.get(event.event)?.inc(type);
+    if (event.event === 'completed' && event.durationMs !== undefined) duration.observe(type, event.durationMs / 1000);
     const ran = event.event === 'completed' || event.event === 'failed';
-    if (ran && event.startedAt !== undefined && dueAt > 0) lateness.observe({ type }, Math.max(0, event.startedAt - dueAt) / 1000);
+    if (ran && event.startedAt !== undefined && dueAt > 0) lateness.observe(type, Math.max(0, event.startedAt - dueAt) / 1000);
   };
   const off = bus.on('local', '*', Object.keys(COUNTED) as TaskEventName[], record);
   return () => {
