@@ -39,6 +39,11 @@ const NOTES = `## Reading the figures
   copy the payload; a never-run task's record goes out whole). The fetch also keeps its reply for a repeat
   (one key per worker, overwritten by each fetch), so a command re-sent after a reconnect reserves nothing
   twice.
+- Events and metrics: "on" is what an application watching its queues runs: the event streams (one XADD
+  per fetch's batch of acks, in the same script), a listener of every local event and Prometheus metrics
+  (plain per-type numbers read by prom-client at scrape time); "off" sets \`events: { stream: false }\` and no
+  metrics. The two alternate, twice each after a warm-up, and the better run of each is shown: a single
+  pair moves by ±10 % with the order it ran in. Other workloads run with the defaults (streams on).
 - Delayed: workers sleep until the next due time that the fetch script returns and are woken when an
   earlier task arrives, so lateness is a timer's; BullMQ's p99 over all tasks includes the backlog it
   builds while the tasks are being added. Tasks due at the same millisecond start in submission order.

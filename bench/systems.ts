@@ -34,7 +34,7 @@ async function inChunks<T>(items: T[], parallel: number, fn: (chunk: T[]) => Pro
   }));
 }
 
-/** A listener of every local event (what an application watching its tasks adds). */
+/** A listener of every local event and of the fleet's completions (what an application watching its tasks adds). */
 @Injectable()
 class EventCounter {
   count = 0;
@@ -42,11 +42,17 @@ class EventCounter {
   on(): void {
     this.count++;
   }
+
+  @OnTaskEvent('bench', 'completed', { scope: 'fleet' })
+  onFleet(): void {
+    this.count++;
+  }
 }
 
 /**
  * How much of the operations side runs: `default` as installed (event streams on, metrics off), `all`
- * (streams, a local listener of every event, Prometheus metrics), `none` (streams off, no metrics).
+ * (streams followed by a fleet listener, a local listener of every event, Prometheus metrics), `none`
+ * (streams off, no metrics).
  */
 export type Observability = 'default' | 'all' | 'none';
 

@@ -80,6 +80,18 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('lifecycle events o
     expect(await redis().exists(keysOf(prefix, 'ev').log)).toBe(0);
   });
 
+  it('without a follower the stream holds failures but no completions (the hot path writes nothing)', async () => {
+    const prefix = uniquePrefix('ev-unfollowed');
+    const Worker = workerClass<number>('uf', { concurrency: 4, maxAttempts: 1 }, (task) => {
+      if (task.payload === 0) throw new Error('zero');
+    });
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [Worker]);
+    await app.submit.submitMany('uf', [0, 1, 2, 3].map((payload) => ({ payload })));
+    await waitFor(async () => (await app.inspect.getCounts('uf')).done === 3, { timeoutMs: 10_000, message: 'tasks done' });
+    const entries = (await redis().xrange(keysOf(prefix, 'uf').log, '-', '+')) as [string, string[]][];
+    expect(entries.map(([, fields]) => fields[1])).toEqual(['dead']);
+  });
+
   it('fleet events: a producer-only process hears every completion of the workers in another process, once', async () => {
     const prefix = uniquePrefix('ev-fleet');
     const { Recorder, seen, names } = recorder('fe', 'fleet');

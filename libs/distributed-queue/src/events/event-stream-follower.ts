@@ -10,9 +10,14 @@ import { TaskEventBus } from './task-event-bus';
 
 /** Entries read per stream per call. */
 const READ_COUNT = 500;
+/** How often the followed flags are set again, and how long each lives. */
+const FLAG_EVERY_MS = 10_000;
+const FLAG_TTL_MS = 3 * FLAG_EVERY_MS;
 
 interface FollowedStream {
   key: string;
+  /** The stream's followed flag: while it exists, the scripts log completions too. */
+  flag: string;
   /** The delay type the stream belongs to; undefined for a route partition (entries name their types). */
   type?: string;
   /** The last entry id delivered. */
@@ -30,6 +35,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   private readonly logger = new Logger('DistributedQueue');
   private streams: FollowedStream[] = [];
   private timer?: NodeJS.Timeout;
+  private flagTimer?: NodeJS.Timeout;
   private reading?: Promise<void>;
   private stopped = false;
   private failing = false;
@@ -45,6 +51,9 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   async onApplicationBootstrap(): Promise<void> {
     const keys = this.streamKeys();
     if (keys.length === 0) return;
+    // NOTE: the flag first: completions logged from now on are after the position read next.
+    await this.raiseFlags(keys);
+    this.flagTimer = setInterval(() => void this.raiseFlags(this.streams).catch(() => undefined), FLAG_EVERY_MS);
     this.streams = await Promise.all(keys.map(async (s) => ({ ...s, last: await this.lastId(s.key) })));
     this.schedule(this.options.events.followIntervalMs);
   }
@@ -52,6 +61,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.flagTimer);
     await this.reading;
   }
 
@@ -64,13 +74,24 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
     let ordered = false;
     for (const type of types) {
       if (this.explorer.isOrdered(type)) ordered = true;
-      else out.push({ key: delayQueueKeys(this.options.keyPrefix, type).log, type });
+      else {
+        const keys = delayQueueKeys(this.options.keyPrefix, type);
+        out.push({ key: keys.log, flag: keys.followed, type });
+      }
     }
     const store = this.routeStore;
     if (ordered && store) {
-      for (let p = 0; p < store.options.partitions; p++) out.push({ key: store.keys.partition(p).log });
+      for (let p = 0; p < store.options.partitions; p++) {
+        const keys = store.keys.partition(p);
+        out.push({ key: keys.log, flag: keys.followed });
+      }
     }
     return out;
+  }
+
+  /** Tells the scripts that the streams are followed (so that they log completions too). */
+  private async raiseFlags(streams: Pick<FollowedStream, 'flag'>[]): Promise<void> {
+    await Promise.all(streams.map((s) => this.redis.set(s.flag, '1', 'PX', FLAG_TTL_MS)));
   }
 
   private async lastId(key: string): Promise<string> {

@@ -25,6 +25,8 @@ export interface DelayQueueKeys {
   paused: string;
   /** STREAM of lifecycle events, capped (`events.streamMaxLen`): what fleet-scope listeners read. */
   log: string;
+  /** STRING with a TTL, kept by the instances that follow `log`: while it exists, completions are logged too. */
+  followed: string;
   /** ZSET consumer id -> live until (ms, Redis clock): the consumers of the type, refreshed by lease renewal. */
   consumers: string;
   /** STRING, one per submit call (60 s) and per consumer fetch lane (its last reserving take there, one lease): a reply for a repeated call. */
@@ -45,6 +47,7 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     done: `${base}:done`,
     paused: `${base}:paused`,
     log: `${base}:log`,
+    followed: `${base}:followed`,
     consumers: `${base}:consumers`,
     events: `${prefix}:events:${type}`,
     request: (requestId) => `${base}:rq:${requestId}`,

@@ -118,7 +118,7 @@ export class RouteStore {
   /** Acks seqs and buries failed ones; false when fenced (not the owner any more). */
   async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][]): Promise<boolean> {
     const k = this.keys.partition(partition);
-    const args: Arg[] = [k.own, k.inflight, k.dead, k.log, me, epoch, this.options.maxDeadLetters, this.streamMaxLen, acked.length, ...acked];
+    const args: Arg[] = [k.own, k.inflight, k.dead, k.log, k.followed, me, epoch, this.options.maxDeadLetters, this.streamMaxLen, acked.length, ...acked];
     for (const [seq, error] of dead) args.push(seq, error);
     return fencedOutcome(await this.s.dqRouteAck(...args)) === 'ok';
   }

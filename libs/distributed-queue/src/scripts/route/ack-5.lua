@@ -1,6 +1,7 @@
 --[[
   The owner acknowledges finished items and buries failed ones. Fenced by owner and epoch.
   KEYS[1] own  KEYS[2] inflight  KEYS[3] dead  KEYS[4] the partition's event stream
+  KEYS[5] its followed flag (completions are logged only while it exists)
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] dead letters kept  ARGV[4] event stream length (0: none written)
   ARGV[5] number of acked seqs A
   ARGV[6 .. 5+A] acked seqs, then pairs of seq, error json for buried items
@@ -38,7 +39,7 @@ local now = nowMs()
 if acked > 0 then
   local seqs = {}
   for i = 6, 5 + acked do seqs[#seqs + 1] = ARGV[i] end
-  if logging then
+  if logging and redis.call('EXISTS', KEYS[5]) == 1 then
     local items = {}
     for _, item in ipairs(redis.call('HMGET', inflight, unpack(seqs))) do
       if item then items[#items + 1] = item end

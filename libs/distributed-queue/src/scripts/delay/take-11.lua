@@ -7,7 +7,7 @@
   holds its last call's request id and reservations for one lease (one key per consumer, overwritten).
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
   KEYS[8] the consumer's request key  KEYS[9] paused flag (while it exists, nothing is recovered or reserved)
-  KEYS[10] the type's event stream
+  KEYS[10] the type's event stream  KEYS[11] its followed flag (completions are logged only while it exists)
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -72,7 +72,7 @@ if #ok > 0 then
     redis.call('LPUSH', done, unpack(ok))
     redis.call('LTRIM', done, 0, keepDone - 1)
   end
-  if logLen > 0 then
+  if logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1 then
     local attempts = {}
     for i, token in ipairs(okTokens) do attempts[i] = parseLease(token) or 0 end
     logEvent(log, logLen, 'completed', { 'ids', cjson.encode(ok), 'a', cjson.encode(attempts) })
