@@ -1,0 +1,68 @@
+import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskInfo } from '../interfaces';
+
+/**
+ * The dashboard's admin HTTP API, under the path the application mounts it at (`<base>`, e.g. `/queues`).
+ * Every request needs the dashboard's auth (a `token` option: `Authorization: Bearer <token>` or the
+ * HttpOnly cookie `<base>/login?token=...` sets; or the application's guard); without it: 401.
+ * Every POST needs the header `x-csrf-token` equal to the cookie `dq_csrf` (set with the page), unless it is
+ * authenticated by a Bearer header. Errors answer `{ error: { name, message } }` with 400 (bad input),
+ * 401, 403 (CSRF) or 404.
+ *
+ *   GET  <base>/                                   the page (HTML shell; assets under <base>/assets/)
+ *   GET  <base>/login?token=...                    signs the browser in (cookie), 303 to <base>/
+ *   GET  <base>/api/overview                       DashboardOverview
+ *   GET  <base>/api/types/:type/tasks?state=&offset=&limit=&id=   DashboardTaskPage (id: search by id)
+ *   GET  <base>/api/types/:type/tasks/:id          DashboardTaskDetail (404 when unknown)
+ *   POST <base>/api/types/:type/tasks/:id/run-now  { ok: boolean }       (delay types; waiting tasks)
+ *   POST <base>/api/types/:type/tasks/:id/reschedule  body { delayMs } | { runAt }  -> { ok: boolean }
+ *   POST <base>/api/types/:type/tasks/:id/cancel   { result: CancelResult }
+ *   POST <base>/api/types/:type/dead/redrive       body { ids: string[] } | { all: true } -> { count }
+ *   POST <base>/api/types/:type/dead/delete        body { ids: string[] } | { all: true } -> { count }
+ *   POST <base>/api/types/:type/pause | /resume    { paused: boolean }
+ *   GET  <base>/api/route                          DashboardRoute (404 without a route queue)
+ */
+export interface DashboardOverview {
+  /** Redis time of the reading (ms). */
+  now: number;
+  types: DashboardTypeSummary[];
+  /** The route queue, when the application has one. */
+  route?: { qId: string; partitions: number; machines: number };
+  /** Whether a task history store is configured (the task view then offers the history). */
+  history: boolean;
+}
+
+export interface DashboardTypeSummary {
+  type: string;
+  ordered: boolean;
+  paused: boolean;
+  counts: TaskCounts;
+  /**
+   * Tasks completed and failed attempts in the last 60 s, from the type's event stream. Completions are
+   * logged while someone follows the stream: the dashboard asks for them while it is open.
+   */
+  perMinute: { completed: number; failed: number };
+}
+
+/** One page of tasks of a type in a state. */
+export interface DashboardTaskPage {
+  type: string;
+  state: string;
+  offset: number;
+  limit: number;
+  /** Tasks in that state (from the counts). */
+  total: number;
+  tasks: TaskInfo[];
+}
+
+/** One task, with what the inspector knows and its lease when it runs. */
+export interface DashboardTaskDetail extends TaskInfo {
+  /** Running delay-queue tasks: when the current lease expires (ms, Redis clock) unless renewed. */
+  leaseExpiresAt?: number;
+  lastError?: TaskErrorInfo;
+}
+
+/** The route queue as the partitions × machines map shows it. */
+export interface DashboardRoute extends RouteStatus {
+  /** The machine holding the scheduler lock, if any. */
+  lockHolder: string | null;
+}
