@@ -1,0 +1,44 @@
+import { html } from './html.js';
+import { hashHref } from './hooks.js';
+import { typePath } from './api.js';
+import { STATES } from './format.js';
+import { Badge } from './components.js';
+
+/** `#/`: every type with its counts, its throughput and whether it is paused; the route queue's summary. */
+export function OverviewView({ overview }) {
+  if (!overview) return html`<p class="muted" data-testid="loading">Loading…</p>`;
+  const { types, route } = overview;
+  return html`<section data-testid="overview">
+    <h1>Overview</h1>
+    ${route && html`<p class="route-summary" data-testid="route-summary">
+      Route queue <strong>${route.qId}</strong>: ${route.partitions} partitions, ${route.machines} live machines —
+      <a href="#/route" data-testid="route-link">partition map</a>
+    </p>`}
+    ${types.length === 0
+      ? html`<p class="muted" data-testid="no-types">No task types are registered.</p>`
+      : html`<table class="grid" data-testid="overview-table">
+          <thead><tr>
+            <th>Type</th><th>Kind</th>
+            ${STATES.map((s) => html`<th class="num">${s}</th>`)}
+            <th class="num" title="tasks completed in the last 60 s">completed/min</th>
+            <th class="num" title="failed attempts in the last 60 s">failed/min</th>
+            <th>Status</th>
+          </tr></thead>
+          <tbody>${types.map((t) => html`<${TypeRow} key=${t.type} summary=${t} hasRoute=${!!route} />`)}</tbody>
+        </table>`}
+  </section>`;
+}
+
+function TypeRow({ summary, hasRoute }) {
+  const { type, ordered, paused, counts, perMinute } = summary;
+  return html`<tr data-testid="type-row" data-type=${type}>
+    <td><a href=${hashHref(typePath(type))} data-testid="type-link">${type}</a></td>
+    <td>${ordered ? html`ordered${hasRoute ? html` (<a href="#/route">route</a>)` : ''}` : 'delay'}</td>
+    ${STATES.map((s) => html`<td class=${`num state-${s}${counts[s] ? '' : ' zero'}`} data-testid=${`count-${s}`}>
+      <a href=${hashHref(typePath(type), { state: s })}>${counts[s] ?? 0}</a>
+    </td>`)}
+    <td class="num" data-testid="completed-per-minute">${perMinute?.completed ?? 0}</td>
+    <td class=${`num${perMinute?.failed ? ' failed' : ''}`} data-testid="failed-per-minute">${perMinute?.failed ?? 0}</td>
+    <td data-testid="type-status">${paused ? html`<${Badge} kind="paused">paused<//>` : html`<span class="muted">running</span>`}</td>
+  </tr>`;
+}

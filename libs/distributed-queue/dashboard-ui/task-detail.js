@@ -1,0 +1,102 @@
+import { useState } from 'preact/hooks';
+import { html } from './html.js';
+import { useActions, usePoll } from './hooks.js';
+import { get, post, taskPath, typePath } from './api.js';
+import { formatJson, formatTime } from './format.js';
+import { ErrorBanner, Notice, When } from './components.js';
+
+/** One task: its record, its lease, its last error, the actions its state allows, and its history. */
+export function TaskDetail({ type, id, ordered, history, now, tick, onChanged, closeHref }) {
+  const detail = usePoll(() => get(taskPath(type, id)), [type, id, tick]);
+  const actions = useActions(() => {
+    detail.reload();
+    onChanged();
+  });
+  const task = detail.data;
+  return html`<aside class="detail" data-testid="task-detail" data-id=${id}>
+    <div class="detail-head">
+      <h2>Task <span data-testid="detail-id">${id}</span></h2>
+      <a href=${closeHref} class="close" data-testid="detail-close" title="close">×</a>
+    </div>
+    <${ErrorBanner} error=${detail.error || actions.error} />
+    <${Notice} text=${actions.notice} />
+    ${task && html`
+      <dl class="fields">
+        <dt>State</dt><dd data-testid="detail-state" class=${`state-${task.state}`}>${task.state}</dd>
+        <dt>Attempts</dt><dd data-testid="detail-attempts">${task.attempts ?? 0}</dd>
+        <dt>Due</dt><dd data-testid="detail-due">${task.dueAt === undefined ? '—' : html`${formatTime(task.dueAt)} (<${When} at=${task.dueAt} now=${now} />)`}</dd>
+        ${task.leaseExpiresAt !== undefined && html`<dt>Lease expires</dt>
+          <dd data-testid="detail-lease">${formatTime(task.leaseExpiresAt)} (<${When} at=${task.leaseExpiresAt} now=${now} />)</dd>`}
+        ${task.key !== undefined && html`<dt>Key</dt><dd data-testid="detail-key">${task.key}</dd>`}
+        ${task.partition !== undefined && html`<dt>Partition</dt><dd data-testid="detail-partition">${task.partition}</dd>`}
+        ${task.lastError && html`<dt>Last error</dt><dd data-testid="detail-error" class="error-text">
+          <strong>${task.lastError.name}</strong>: ${task.lastError.message}
+          <div class="muted">attempt ${task.lastError.attempts}, ${formatTime(task.lastError.failedAt)}</div>
+        </dd>`}
+      </dl>
+      <h3>Payload</h3>
+      <pre class="payload" data-testid="task-payload">${formatJson(task.payload)}</pre>
+      <${TaskActions} type=${type} task=${task} ordered=${ordered} actions=${actions} />
+      ${history && html`<${TaskHistory} type=${type} id=${id} tick=${tick} />`}
+    `}
+  </aside>`;
+}
+
+function TaskActions({ type, task, ordered, actions }) {
+  const [seconds, setSeconds] = useState('60');
+  const { id, state } = task;
+  const call = (path, body, describe) => actions.run(async () => describe(await post(`${taskPath(type, id)}/${path}`, body)));
+  const dead = (verb) => actions.run(async () => {
+    const res = await post(`${typePath(type)}/dead/${verb}`, { ids: [id] });
+    return `${verb === 'redrive' ? 'Re-drove' : 'Deleted'} ${res?.count ?? 0} task(s)`;
+  });
+  const waiting = !ordered && (state === 'delayed' || state === 'ready');
+  const ok = (what) => (res) => (res?.ok ? what : `Nothing to do: the task is no longer waiting`);
+  const buttons = [];
+  if (waiting) {
+    buttons.push(html`<button data-testid="action-run-now" onClick=${() => call('run-now', {}, ok('Runs now'))}>Run now</button>`);
+    buttons.push(html`<form class="inline" data-testid="reschedule-form" onSubmit=${(e) => {
+      e.preventDefault();
+      const delayMs = Math.round(Number(seconds) * 1000);
+      if (!Number.isFinite(delayMs) || delayMs < 0) return;
+      call('reschedule', { delayMs }, ok(`Rescheduled in ${seconds} s`));
+    }}>
+      <input type="number" min="0" step="any" class="seconds" value=${seconds} data-testid="reschedule-seconds"
+        onInput=${(e) => setSeconds(e.currentTarget.value)} /> s
+      <button type="submit" data-testid="action-reschedule">Reschedule</button>
+    </form>`);
+  }
+  if (!ordered && (waiting || state === 'running')) {
+    buttons.push(html`<button class="danger" data-testid="action-cancel" onClick=${() => call('cancel', {}, (res) => `Cancel: ${res?.result}`)}>Cancel</button>`);
+  }
+  if (state === 'dead') {
+    buttons.push(html`<button data-testid="action-redrive" onClick=${() => dead('redrive')}>Re-drive</button>`);
+    buttons.push(html`<button class="danger" data-testid="action-delete" onClick=${() => dead('delete')}>Delete</button>`);
+  }
+  if (!buttons.length) return null;
+  return html`<div class="toolbar actions" data-testid="task-actions">${buttons}</div>`;
+}
+
+/** The task's recorded history (when the application keeps one), each entry as text. */
+function TaskHistory({ type, id, tick }) {
+  const res = usePoll(() => get(`${taskPath(type, id)}/history`), [type, id, tick]);
+  const entries = Array.isArray(res.data) ? res.data : res.data?.entries ?? res.data?.events;
+  return html`<section data-testid="task-history">
+    <h3>History</h3>
+    <${ErrorBanner} error=${res.error} />
+    ${res.data !== undefined && (Array.isArray(entries)
+      ? entries.length
+        ? html`<ol class="history">${entries.map((e) => html`<li data-testid="history-entry">${historyLine(e)}</li>`)}</ol>`
+        : html`<p class="muted">No history recorded.</p>`
+      : html`<pre class="payload">${formatJson(res.data)}</pre>`)}
+  </section>`;
+}
+
+function historyLine(entry) {
+  if (!entry || typeof entry !== 'object') return String(entry);
+  const { at, time, event, kind, ...rest } = entry;
+  const when = at ?? time;
+  const what = event ?? kind;
+  const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
+  return `${when !== undefined ? `${formatTime(when)} ` : ''}${what ?? ''}${extra}`;
+}

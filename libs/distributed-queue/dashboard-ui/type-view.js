@@ -1,0 +1,120 @@
+import { useState } from 'preact/hooks';
+import { html } from './html.js';
+import { hashHref, useActions, usePoll } from './hooks.js';
+import { get, post, typePath } from './api.js';
+import { STATES } from './format.js';
+import { Badge, ConfirmButton, ErrorBanner, Notice, When } from './components.js';
+import { TaskDetail } from './task-detail.js';
+
+const LIMIT = 50;
+
+/** `#/types/<type>?state=&offset=&id=&task=`: the tasks of one type in one state, paged; a task's detail. */
+export function TypeView({ type, query, summary, history, now, refreshOverview }) {
+  const state = STATES.includes(query.get('state')) ? query.get('state') : 'ready';
+  const offset = Math.max(0, Number(query.get('offset')) || 0);
+  const search = query.get('id') || '';
+  const selected = query.get('task') || '';
+  const link = (params) => hashHref(typePath(type), { state, offset, id: search, task: selected, ...params });
+
+  const page = usePoll(() => {
+    const qs = new URLSearchParams({ state, offset: String(offset), limit: String(LIMIT) });
+    if (search) qs.set('id', search);
+    return get(`${typePath(type)}/tasks?${qs}`);
+  }, [type, state, offset, search], 2000);
+  const refresh = () => {
+    page.reload();
+    refreshOverview();
+  };
+  const actions = useActions(refresh);
+  const [detailTick, setDetailTick] = useState(0);
+  const afterDetailAction = () => {
+    setDetailTick((t) => t + 1);
+    refresh();
+  };
+
+  const paused = summary?.paused;
+  const ordered = summary?.ordered;
+  const counts = summary?.counts;
+  const togglePause = () => actions.run(async () => {
+    const res = await post(`${typePath(type)}/${paused ? 'resume' : 'pause'}`);
+    return res?.paused ? `${type} is paused` : `${type} runs`;
+  });
+  const bulk = (verb) => actions.run(async () => {
+    const res = await post(`${typePath(type)}/dead/${verb}`, { all: true });
+    return `${verb === 'redrive' ? 'Re-drove' : 'Deleted'} ${res?.count ?? 0} dead tasks`;
+  });
+
+  return html`<section data-testid="type-view" data-type=${type}>
+    <h1>
+      <span data-testid="type-name">${type}</span>
+      ${' '}<${Badge} kind="kind">${ordered ? 'ordered' : 'delay'}<//>
+      ${paused && html` <${Badge} kind="paused" testid="paused-badge">paused<//>`}
+    </h1>
+    <div class="toolbar">
+      <button disabled=${actions.busy || !summary} data-testid=${paused ? 'resume-button' : 'pause-button'} onClick=${togglePause}>
+        ${paused ? 'Resume' : 'Pause'}
+      </button>
+      <form class="search" data-testid="search-form" onSubmit=${(e) => {
+        e.preventDefault();
+        const id = new FormData(e.currentTarget).get('id')?.toString().trim();
+        location.hash = hashHref(typePath(type), { state, id });
+      }}>
+        <input name="id" placeholder="task id" value=${search} data-testid="search-input" />
+        <button type="submit" data-testid="search-button">Find</button>
+        ${search && html`<a href=${hashHref(typePath(type), { state })} data-testid="search-clear">clear</a>`}
+      </form>
+    </div>
+    <${ErrorBanner} error=${actions.error} />
+    <${Notice} text=${actions.notice} />
+    <nav class="tabs" data-testid="state-tabs">
+      ${STATES.map((s) => html`<a href=${hashHref(typePath(type), { state: s })} class=${s === state ? 'tab active' : 'tab'} data-testid=${`tab-${s}`}>
+        ${s} <span class="count" data-testid=${`tab-count-${s}`}>${counts?.[s] ?? '…'}</span>
+      </a>`)}
+    </nav>
+    ${state === 'dead' && html`<div class="toolbar" data-testid="dead-actions">
+      <${ConfirmButton} label="Re-drive all" testid="redrive-all" disabled=${actions.busy || !counts?.dead}
+        question=${`Re-drive all ${counts?.dead ?? 0} dead tasks of ${type}?`} onConfirm=${() => bulk('redrive')} />
+      <${ConfirmButton} label="Delete all" testid="delete-all" disabled=${actions.busy || !counts?.dead}
+        question=${`Delete all ${counts?.dead ?? 0} dead tasks of ${type}? This cannot be undone.`} onConfirm=${() => bulk('delete')} />
+    </div>`}
+    <${ErrorBanner} error=${page.error} />
+    <div class="split">
+      <${TaskTable} page=${page.data} ordered=${ordered} now=${now} selected=${selected} link=${link} />
+      ${selected && html`<${TaskDetail} key=${`${type}/${selected}`} type=${type} id=${selected} ordered=${ordered}
+        history=${history} now=${now} tick=${detailTick} onChanged=${afterDetailAction} closeHref=${link({ task: '' })} />`}
+    </div>
+  </section>`;
+}
+
+function TaskTable({ page, ordered, now, selected, link }) {
+  if (!page) return html`<p class="muted" data-testid="loading">Loading…</p>`;
+  const { tasks, total, offset, limit } = page;
+  const last = Math.min(total, offset + tasks.length);
+  return html`<div class="tasks">
+    ${tasks.length === 0
+      ? html`<p class="muted" data-testid="no-tasks">No tasks here.</p>`
+      : html`<table class="grid" data-testid="task-table">
+          <thead><tr>
+            <th>Id</th><th>State</th><th class="num">Attempts</th><th>Due</th>
+            ${ordered && html`<th>Key</th><th class="num">Partition</th>`}
+            <th>Last error</th>
+          </tr></thead>
+          <tbody>${tasks.map((t) => html`<tr key=${t.id} class=${t.id === selected ? 'selected clickable' : 'clickable'}
+              data-testid="task-row" data-id=${t.id} onClick=${() => { location.hash = link({ task: t.id }); }}>
+            <td><a href=${link({ task: t.id })} data-testid="task-link">${t.id}</a></td>
+            <td class=${`state-${t.state}`}>${t.state}</td>
+            <td class="num">${t.attempts ?? 0}</td>
+            <td><${When} at=${t.dueAt} now=${now} /></td>
+            ${ordered && html`<td>${t.key ?? ''}</td><td class="num">${t.partition ?? ''}</td>`}
+            <td class="error-text">${t.lastError ? `${t.lastError.name}: ${t.lastError.message}` : ''}</td>
+          </tr>`)}</tbody>
+        </table>`}
+    <div class="pager">
+      <a class=${offset > 0 ? 'button' : 'button disabled'} data-testid="pager-prev"
+        href=${offset > 0 ? link({ offset: Math.max(0, offset - limit), task: '' }) : undefined}>‹ Previous</a>
+      <span data-testid="pager-info">${tasks.length ? `${offset + 1}–${last}` : '0'} of ${total}</span>
+      <a class=${offset + limit < total ? 'button' : 'button disabled'} data-testid="pager-next"
+        href=${offset + limit < total ? link({ offset: offset + limit, task: '' }) : undefined}>Next ›</a>
+    </div>
+  </div>`;
+}
