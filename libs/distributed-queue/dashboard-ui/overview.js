@@ -11,8 +11,7 @@ export function OverviewView({ overview }) {
   return html`<section data-testid="overview">
     <h1>Overview</h1>
     ${route && html`<p class="route-summary" data-testid="route-summary">
-      Route queue <strong>${route.qId}</strong>: ${route.partitions} partitions, ${route.machines} live machines —
-      <a href="#/route" data-testid="route-link">partition map</a>
+      Route queue <strong>${route.qId}</strong>: ${route.partitions} partitions, ${route.machines} live machines —${' '}<a href="#/route" data-testid="route-link">partition map</a>
     </p>`}
     ${types.length === 0
       ? html`<p class="muted" data-testid="no-types">No task types are registered.</p>`

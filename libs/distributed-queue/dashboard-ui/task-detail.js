@@ -5,14 +5,17 @@ import { get, post, taskPath, typePath } from './api.js';
 import { formatJson, formatTime } from './format.js';
 import { ErrorBanner, Notice, When } from './components.js';
 
-/** One task: its record, its lease, its last error, the actions its state allows, and its history. */
-export function TaskDetail({ type, id, ordered, history, now, tick, onChanged, closeHref }) {
-  const detail = usePoll(() => get(taskPath(type, id)), [type, id, tick]);
+/**
+ * One task: its record, its lease, its last error, the actions its state allows, and its history. Ordered
+ * tasks are not looked up by id (the API lists them only): their detail is the listing's row.
+ */
+export function TaskDetail({ type, id, ordered, row, history, now, tick, onChanged, closeHref }) {
+  const detail = usePoll(() => (ordered ? null : get(taskPath(type, id))), [type, id, ordered, tick]);
   const actions = useActions(() => {
     detail.reload();
     onChanged();
   });
-  const task = detail.data;
+  const task = ordered ? row : detail.data;
   return html`<aside class="detail" data-testid="task-detail" data-id=${id}>
     <div class="detail-head">
       <h2>Task <span data-testid="detail-id">${id}</span></h2>
@@ -20,6 +23,7 @@ export function TaskDetail({ type, id, ordered, history, now, tick, onChanged, c
     </div>
     <${ErrorBanner} error=${detail.error || actions.error} />
     <${Notice} text=${actions.notice} />
+    ${ordered && !row && html`<p class="muted" data-testid="detail-gone">This task is not in the listing any more.</p>`}
     ${task && html`
       <dl class="fields">
         <dt>State</dt><dd data-testid="detail-state" class=${`state-${task.state}`}>${task.state}</dd>
@@ -37,7 +41,7 @@ export function TaskDetail({ type, id, ordered, history, now, tick, onChanged, c
       <h3>Payload</h3>
       <pre class="payload" data-testid="task-payload">${formatJson(task.payload)}</pre>
       <${TaskActions} type=${type} task=${task} ordered=${ordered} actions=${actions} />
-      ${history && html`<${TaskHistory} type=${type} id=${id} tick=${tick} />`}
+      ${history && !ordered && html`<${TaskHistory} type=${type} id=${id} tick=${tick} />`}
     `}
   </aside>`;
 }
@@ -69,7 +73,8 @@ function TaskActions({ type, task, ordered, actions }) {
   if (!ordered && (waiting || state === 'running')) {
     buttons.push(html`<button class="danger" data-testid="action-cancel" onClick=${() => call('cancel', {}, (res) => `Cancel: ${res?.result}`)}>Cancel</button>`);
   }
-  if (state === 'dead') {
+  // Ordered dead letters are re-driven or deleted all at once (the dead tab's buttons).
+  if (state === 'dead' && !ordered) {
     buttons.push(html`<button data-testid="action-redrive" onClick=${() => dead('redrive')}>Re-drive</button>`);
     buttons.push(html`<button class="danger" data-testid="action-delete" onClick=${() => dead('delete')}>Delete</button>`);
   }

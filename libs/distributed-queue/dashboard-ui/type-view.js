@@ -47,14 +47,14 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
   return html`<section data-testid="type-view" data-type=${type}>
     <h1>
       <span data-testid="type-name">${type}</span>
-      ${' '}<${Badge} kind="kind">${ordered ? 'ordered' : 'delay'}<//>
+      ${summary && html` <${Badge} kind="kind">${ordered ? 'ordered' : 'delay'}<//>`}
       ${paused && html` <${Badge} kind="paused" testid="paused-badge">paused<//>`}
     </h1>
     <div class="toolbar">
       <button disabled=${actions.busy || !summary} data-testid=${paused ? 'resume-button' : 'pause-button'} onClick=${togglePause}>
         ${paused ? 'Resume' : 'Pause'}
       </button>
-      <form class="search" data-testid="search-form" onSubmit=${(e) => {
+      ${!ordered && html`<form class="search" data-testid="search-form" onSubmit=${(e) => {
         e.preventDefault();
         const id = new FormData(e.currentTarget).get('id')?.toString().trim();
         location.hash = hashHref(typePath(type), { state, id });
@@ -62,7 +62,7 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
         <input name="id" placeholder="task id" value=${search} data-testid="search-input" />
         <button type="submit" data-testid="search-button">Find</button>
         ${search && html`<a href=${hashHref(typePath(type), { state })} data-testid="search-clear">clear</a>`}
-      </form>
+      </form>`}
     </div>
     <${ErrorBanner} error=${actions.error} />
     <${Notice} text=${actions.notice} />
@@ -79,16 +79,19 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
     </div>`}
     <${ErrorBanner} error=${page.error} />
     <div class="split">
-      <${TaskTable} page=${page.data} ordered=${ordered} now=${now} selected=${selected} link=${link} />
+      <${TaskTable} page=${page.data} failed=${!!page.error} ordered=${ordered} search=${search} now=${now} selected=${selected} link=${link} />
       ${selected && html`<${TaskDetail} key=${`${type}/${selected}`} type=${type} id=${selected} ordered=${ordered}
+        row=${page.data?.tasks.find((t) => t.id === selected)}
         history=${history} now=${now} tick=${detailTick} onChanged=${afterDetailAction} closeHref=${link({ task: '' })} />`}
     </div>
   </section>`;
 }
 
-function TaskTable({ page, ordered, now, selected, link }) {
-  if (!page) return html`<p class="muted" data-testid="loading">Loading…</p>`;
-  const { tasks, total, offset, limit } = page;
+function TaskTable({ page, failed, ordered, search, now, selected, link }) {
+  if (!page) return failed ? null : html`<p class="muted" data-testid="loading">Loading…</p>`;
+  const { tasks, offset, limit } = page;
+  // A search by id answers the task found (in any state), not a page of the state.
+  const total = search ? tasks.length : page.total;
   const last = Math.min(total, offset + tasks.length);
   return html`<div class="tasks">
     ${tasks.length === 0

@@ -1,0 +1,226 @@
+/**
+ * The dashboard as an operator uses it: a Nest HTTP application with DistributedQueueModule, a few workers
+ * and DistributedQueueDashboardModule, driven by a headless Chromium (playwright-core, the system's
+ * /usr/bin/chromium; .ci/run installs it). One application for the file, one browser context per test.
+ */
+import 'reflect-metadata';
+import { Module, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { AddressInfo } from 'net';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import {
+  DistributedQueueDashboardModule, DistributedQueueModule, QueueControlService, TaskInspectorService, TaskSubmitService, type Task,
+} from 'nestjs-distributed-queue';
+import { workerClass } from './support/queue-app';
+import { routeTestOptions } from './support/route';
+import { getTargets, uniquePrefix } from './support/targets';
+import { sleep, waitFor } from './support/wait';
+
+const TOKEN = 'test-token-for-the-dashboard';
+const POLL_MS = 200;
+const XSS = '<script>alert(1)</script>';
+const XSS_ERROR = '<img src=x onerror="alert(2)">';
+const target = getTargets().find((t) => t.name === 'single');
+
+/** Ids each worker ran to completion, by type. */
+const ran: Record<string, string[]> = { counted: [], flaky: [], pausable: [] };
+const failedOnce = new Set<string>();
+const workers = [
+  workerClass('counted', { pollIntervalMs: POLL_MS }, (task: Task) => void ran.counted.push(task.id)),
+  workerClass('flaky', { pollIntervalMs: POLL_MS, maxAttempts: 1 }, (task: Task) => {
+    if (!failedOnce.has(task.id)) {
+      failedOnce.add(task.id);
+      throw new Error('the first run fails');
+    }
+    ran.flaky.push(task.id);
+  }),
+  workerClass('pausable', { pollIntervalMs: POLL_MS }, (task: Task) => void ran.pausable.push(task.id)),
+  workerClass('xss', { pollIntervalMs: POLL_MS, maxAttempts: 1 }, () => {
+    throw new Error(XSS_ERROR);
+  }),
+  workerClass('ledger', { ordered: true }, () => undefined),
+];
+
+(target ? describe : describe.skip)('dashboard in a browser (single Redis)', () => {
+  let app: INestApplication;
+  let base: string;
+  let submit: TaskSubmitService;
+  let inspect: TaskInspectorService;
+  let control: QueueControlService;
+  let browser: Browser;
+  let context: BrowserContext | undefined;
+
+  beforeAll(async () => {
+    @Module({
+      imports: [
+        DistributedQueueModule.forRoot({
+          connection: target!.connection, keyPrefix: uniquePrefix('dashboard'), route: routeTestOptions('dq', 'machine-1', 4),
+        }),
+        DistributedQueueDashboardModule.forRoot({ path: '/queues', token: TOKEN }),
+      ],
+      providers: workers,
+    })
+    class DashboardTestModule {}
+    app = await NestFactory.create(DashboardTestModule, { logger: ['error'], abortOnError: false });
+    await app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/queues`;
+    submit = app.get(TaskSubmitService);
+    inspect = app.get(TaskInspectorService);
+    control = app.get(QueueControlService);
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      timeout: 20_000,
+    });
+  }, 40_000);
+
+  afterEach(async () => {
+    await context?.close();
+    context = undefined;
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  /** A fresh browser context (no cookies) and page; every wait of the page bounded to 10 s. */
+  async function newPage(): Promise<Page> {
+    context = await browser.newContext();
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.setDefaultNavigationTimeout(10_000);
+    return page;
+  }
+
+  /** Signs in through `<base>/login?token=...` and lands on the page, at `hash` when given. */
+  async function signedIn(hash = ''): Promise<Page> {
+    const page = await newPage();
+    const res = await page.goto(`${base}/login?token=${TOKEN}`);
+    expect(res?.status()).toBe(200);
+    expect(page.url()).toBe(`${base}/`);
+    if (hash) await page.goto(`${base}/#${hash}`);
+    return page;
+  }
+
+  /** Waits until the text of `selector` satisfies `ok`; returns it. */
+  function textUntil(page: Page, selector: string, ok: (text: string) => boolean, message: string): Promise<string> {
+    return waitFor(async () => {
+      const text = (await page.locator(selector).first().textContent({ timeout: 1000 })) ?? '';
+      return ok(text) ? text : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 100, message });
+  }
+
+  const cell = (type: string, state: string) => `[data-testid="type-row"][data-type="${type}"] [data-testid="count-${state}"]`;
+
+  it('shows every type on the overview after signing in', async () => {
+    const page = await signedIn();
+    await page.locator('[data-testid="overview-table"]').waitFor();
+    const types = await page.locator('[data-testid="type-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type')));
+    expect([...types].sort()).toEqual(['counted', 'flaky', 'ledger', 'pausable', 'xss']);
+    expect(await page.title()).toBe('Queues');
+    await page.locator('[data-testid="route-link"]').waitFor();
+    expect(await page.locator('[data-testid="error-banner"]').count()).toBe(0);
+  });
+
+  it('updates the counts as tasks are submitted, without a reload', async () => {
+    const page = await signedIn();
+    await textUntil(page, cell('counted', 'delayed'), (t) => t.trim() === '0', 'delayed 0 at first');
+    await page.evaluate('window.notReloaded = true');
+    await submit.submitMany('counted', [1, 2, 3].map((n) => ({ payload: n, delay: 60_000 })));
+    await textUntil(page, cell('counted', 'delayed'), (t) => t.trim() === '3', 'delayed 3 shown');
+    await submit.submitMany('counted', [4, 5].map((n) => ({ payload: n })));
+    await waitFor(() => ran.counted.length === 2, { timeoutMs: 5000, message: 'two tasks ran' });
+    await textUntil(page, cell('counted', 'done'), (t) => t.trim() === '2', 'done 2 shown');
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+  });
+
+  it('re-drives a dead task from its detail: it runs again and succeeds', async () => {
+    await submit.submit('flaky', { order: 7 }, { id: 'flaky-1' });
+    await waitFor(async () => (await inspect.getState('flaky', 'flaky-1')) === 'dead', { timeoutMs: 5000, message: 'flaky-1 dead' });
+    const page = await signedIn('/types/flaky?state=dead');
+    await textUntil(page, '[data-testid="tab-count-dead"]', (t) => t.trim() === '1', 'dead count 1');
+    await page.locator('[data-testid="task-row"][data-id="flaky-1"] [data-testid="task-link"]').click();
+    await textUntil(page, '[data-testid="detail-error"]', (t) => t.includes('the first run fails'), 'last error shown');
+    expect(JSON.parse((await page.locator('[data-testid="task-payload"]').textContent()) ?? '')).toEqual({ order: 7 });
+    await page.locator('[data-testid="action-redrive"]').click();
+    await waitFor(() => ran.flaky.includes('flaky-1'), { timeoutMs: 5000, message: 'flaky-1 ran after the re-drive' });
+    await waitFor(async () => (await inspect.getState('flaky', 'flaky-1')) === 'done', { timeoutMs: 5000, message: 'flaky-1 done' });
+    await textUntil(page, '[data-testid="notice"]', (t) => t.includes('Re-drove 1'), 'the action reported');
+    await textUntil(page, '[data-testid="tab-count-dead"]', (t) => t.trim() === '0', 'dead count 0');
+  });
+
+  it('pauses a type: nothing runs until it is resumed from the page', async () => {
+    const page = await signedIn('/types/pausable');
+    await page.locator('[data-testid="pause-button"]').click();
+    await page.locator('[data-testid="paused-badge"]').waitFor();
+    expect(await control.isPaused('pausable')).toBe(true);
+    await submit.submit('pausable', {}, { id: 'held' });
+    await sleep(3 * POLL_MS);
+    expect(ran.pausable).toEqual([]);
+    expect((await inspect.getCounts('pausable')).ready).toBe(1);
+    await page.locator('[data-testid="resume-button"]').click();
+    await waitFor(() => ran.pausable.includes('held'), { timeoutMs: 5000, message: 'held ran after the resume' });
+    await page.locator('[data-testid="paused-badge"]').waitFor({ state: 'detached' });
+    expect(await control.isPaused('pausable')).toBe(false);
+  });
+
+  it('answers 401 to a browser that has not signed in, and to the API without the token', async () => {
+    const page = await newPage();
+    expect((await page.goto(`${base}/`))?.status()).toBe(401);
+    expect((await page.goto(`${base}/login?token=wrong-token-of-some-length`))?.status()).toBe(401);
+    const api = await fetch(`${base}/api/overview`, { signal: AbortSignal.timeout(5000) });
+    expect(api.status).toBe(401);
+    expect((await api.json()).error).toMatchObject({ name: expect.any(String), message: expect.any(String) });
+    const bearer = await fetch(`${base}/api/overview`, { headers: { authorization: `Bearer ${TOKEN}` }, signal: AbortSignal.timeout(5000) });
+    expect(bearer.status).toBe(200);
+  });
+
+  it('renders a payload and an error message as text: no script runs', async () => {
+    await submit.submit('xss', { html: XSS }, { id: 'x-1' });
+    await waitFor(async () => (await inspect.getState('xss', 'x-1')) === 'dead', { timeoutMs: 5000, message: 'x-1 dead' });
+    const page = await newPage();
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await page.goto(`${base}/login?token=${TOKEN}`);
+    await page.goto(`${base}/#/types/xss?state=dead&task=x-1`);
+    await textUntil(page, '[data-testid="task-payload"]', (t) => t.includes(XSS), 'payload shown as text');
+    await textUntil(page, '[data-testid="detail-error"]', (t) => t.includes(XSS_ERROR), 'error shown as text');
+    await textUntil(page, '[data-testid="task-row"][data-id="x-1"]', (t) => t.includes(XSS_ERROR), 'error in the table');
+    expect(await page.locator('#app script, #app img').count()).toBe(0);
+    await sleep(300);
+    expect(dialogs).toEqual([]);
+  });
+
+  it('shows an API error in the banner, with its name and message', async () => {
+    const page = await signedIn('/types/no-such-type');
+    await textUntil(page, '[data-testid="error-banner"]', (t) => t.includes('no-such-type'), 'the 404 shown');
+    expect((await page.locator('[data-testid="error-name"]').first().textContent())?.trim()).toMatch(/\w+/);
+  });
+
+  it('refuses a POST without the CSRF header (403), even with the session cookie', async () => {
+    const page = await signedIn();
+    const post = (headers: string) =>
+      page.evaluate(`fetch('${base}/api/types/counted/pause', { method: 'POST', headers: ${headers}, body: '{}' }).then((r) => r.status)`);
+    expect(await post(`{ 'content-type': 'application/json' }`)).toBe(403);
+    expect(await post(`{ 'content-type': 'application/json', 'x-csrf-token': 'forged' }`)).toBe(403);
+    expect(await control.isPaused('counted')).toBe(false);
+    const csrf = `decodeURIComponent(document.cookie.split('; ').find((c) => c.startsWith('dq_csrf=')).slice(8))`;
+    expect([200, 201]).toContain(await post(`{ 'content-type': 'application/json', 'x-csrf-token': ${csrf} }`));
+    expect(await control.isPaused('counted')).toBe(true);
+    await control.resume('counted');
+  });
+
+  it('maps the route queue: partitions, their owner, the live machine and the lock holder', async () => {
+    const page = await signedIn('/route');
+    await waitFor(async () => (await page.locator('[data-testid="machine-cell"][data-machine="machine-1"].own').count()) === 4, {
+      timeoutMs: 10_000, intervalMs: 100, message: 'machine-1 owns the 4 partitions',
+    });
+    expect(await page.locator('[data-testid="partition-row"]').count()).toBe(4);
+    await textUntil(page, '[data-testid="lock-holder"]', (t) => t.trim() === 'machine-1', 'lock holder shown');
+    await textUntil(page, '[data-testid="machine-row"][data-machine="machine-1"] [data-testid="heartbeat-age"]', (t) => /ago$/.test(t.trim()), 'heartbeat age');
+  });
+});
