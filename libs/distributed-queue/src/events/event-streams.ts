@@ -67,6 +67,12 @@ export class EventStreams {
     return reply?.[0]?.[1] ?? [];
   }
 
+  /** Redis time (ms). */
+  async now(): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
   /** How many events of each kind `type` had since `sinceMs` (Redis clock), from its streams. */
   async recentCounts(type: string, sinceMs: number): Promise<Partial<Record<TaskEventName, number>>> {
     const counts: Partial<Record<TaskEventName, number>> = {};
