@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Param, Post, Query, Req, Res, UnauthorizedException, UseFilters, UseGuards, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UnauthorizedException, UseFilters, UseGuards, type Type } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { readFileSync } from 'fs';
 import { join } from 'path';
@@ -89,36 +89,43 @@ export function dashboardController(path: string): Type<unknown> {
       return this.api.task(type, id);
     }
 
+    @HttpCode(200)
     @Post('api/types/:type/tasks/:id/run-now')
     runNow(@Param('type') type: string, @Param('id') id: string) {
       return this.api.runNow(type, id);
     }
 
+    @HttpCode(200)
     @Post('api/types/:type/tasks/:id/reschedule')
     reschedule(@Param('type') type: string, @Param('id') id: string, @Body() body: { delayMs?: unknown; runAt?: unknown }) {
       return this.api.reschedule(type, id, body);
     }
 
+    @HttpCode(200)
     @Post('api/types/:type/tasks/:id/cancel')
     cancel(@Param('type') type: string, @Param('id') id: string) {
       return this.api.cancel(type, id);
     }
 
+    @HttpCode(200)
     @Post('api/types/:type/dead/redrive')
     redrive(@Param('type') type: string, @Body() body: DeadSelection) {
       return this.api.redriveDead(type, body);
     }
 
+    @HttpCode(200)
     @Post('api/types/:type/dead/delete')
     deleteDead(@Param('type') type: string, @Body() body: DeadSelection) {
       return this.api.deleteDead(type, body);
     }
 
+    @HttpCode(200)
     @Post('api/types/:type/pause')
     pause(@Param('type') type: string) {
       return this.api.setPaused(type, true);
     }
 
+    @HttpCode(200)
     @Post('api/types/:type/resume')
     resume(@Param('type') type: string) {
       return this.api.setPaused(type, false);
