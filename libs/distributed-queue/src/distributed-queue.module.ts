@@ -20,6 +20,7 @@ import { EventSubscriber } from './runtime/event-subscriber';
 import { TaskEventBus } from './events/task-event-bus';
 import { TaskEventExplorer } from './events/task-event.explorer';
 import { EventStreamFollower } from './events/event-stream-follower';
+import { EventStreams } from './events/event-streams';
 import type { RedisClient } from './redis/script-loader';
 import { createTaskTracer } from './tracing/task-tracer';
 import { DistributedQueueMetrics } from './metrics/distributed-queue.metrics';
@@ -86,6 +87,7 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     EventSubscriber,
     TaskEventBus,
     TaskEventExplorer,
+    EventStreams,
     EventStreamFollower,
     DistributedQueueOrchestrator,
     RouteOrchestrator,

@@ -15,3 +15,6 @@ export { defineTask, typeOf, type PayloadOf, type TaskContract, type TypedTaskWo
 export * from './decorators';
 export * from './errors';
 export * from './interfaces';
+export { DistributedQueueDashboardModule } from './dashboard/dashboard.module';
+export type { DashboardOptions } from './dashboard/dashboard-options';
+export type * from './dashboard/dashboard-api';

@@ -179,12 +179,16 @@ export class DelayQueueStore {
    * A task's state, record, last error, due time (the score while waiting, the reserved due time while
    * running), and for a running task the attempt it is on.
    */
-  async get(type: string, id: string): Promise<{ state: TaskState; record: string | null; error: string | null; due: number | null; attempt: number | null }> {
+  async get(
+    type: string,
+    id: string,
+  ): Promise<{ state: TaskState; record: string | null; error: string | null; due: number | null; attempt: number | null; leaseExpiresAt: number | null }> {
     const k = this.keys(type);
     const [state, record, error, score, lease] = await this.scripts.dqDelayGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
     const reservation = decodeLease(lease);
     const due = state === 'running' ? reservation.due : score ? Number(score) : null;
-    return { state, record: record || null, error: error || null, due, attempt: reservation.attempt };
+    const leaseExpiresAt = state === 'running' && score ? Number(score) : null;
+    return { state, record: record || null, error: error || null, due, attempt: reservation.attempt, leaseExpiresAt };
   }
 
   async deadList(type: string, offset: number, limit: number): Promise<{ total: number; items: { id: string; diedAt: number; record: string | null; error: string | null }[] }> {

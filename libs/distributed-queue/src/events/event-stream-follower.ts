@@ -1,25 +1,15 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE } from '../distributed-queue.constants';
-import { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import { delayQueueKeys } from '../redis/queue-keys';
-import type { RedisClient } from '../redis/script-loader';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
-import type { RouteStore } from '../route/route.store';
-import { eventsOfEntry, type StreamEntry } from './event-entry';
+import { DistributedQueueExplorer } from '../distributed-queue.explorer';
+import { eventsOfEntry } from './event-entry';
+import { EventStreams, FLAG_EVERY_MS, type EventStreamRef } from './event-streams';
 import { TaskEventBus } from './task-event-bus';
 
 /** Entries read per stream per call. */
 const READ_COUNT = 500;
-/** How often the followed flags are set again, and how long each lives. */
-const FLAG_EVERY_MS = 10_000;
-const FLAG_TTL_MS = 3 * FLAG_EVERY_MS;
 
-interface FollowedStream {
-  key: string;
-  /** The stream's followed flag: while it exists, the scripts log completions too. */
-  flag: string;
-  /** The delay type the stream belongs to; undefined for a route partition (entries name their types). */
-  type?: string;
+interface FollowedStream extends EventStreamRef {
   /** The last entry id delivered. */
   last: string;
 }
@@ -33,7 +23,7 @@ interface FollowedStream {
 @Injectable()
 export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('DistributedQueue');
-  private streams: FollowedStream[] = [];
+  private followed: FollowedStream[] = [];
   private timer?: NodeJS.Timeout;
   private flagTimer?: NodeJS.Timeout;
   private reading?: Promise<void>;
@@ -43,18 +33,17 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   constructor(
     private readonly bus: TaskEventBus,
     private readonly explorer: DistributedQueueExplorer,
-    @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
+    private readonly streams: EventStreams,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
-    @Optional() @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const keys = this.streamKeys();
-    if (keys.length === 0) return;
-    // NOTE: the flag first: completions logged from now on are after the position read next.
-    await this.raiseFlags(keys);
-    this.flagTimer = setInterval(() => void this.raiseFlags(this.streams).catch(() => undefined), FLAG_EVERY_MS);
-    this.streams = await Promise.all(keys.map(async (s) => ({ ...s, last: await this.lastId(s.key) })));
+    const refs = this.toFollow();
+    if (refs.length === 0) return;
+    // NOTE: the flags first: completions logged from now on come after the positions read next.
+    await this.streams.raiseFlags(refs);
+    this.flagTimer = setInterval(() => void this.streams.raiseFlags(refs).catch(() => undefined), FLAG_EVERY_MS);
+    this.followed = await Promise.all(refs.map(async (s) => ({ ...s, last: await this.streams.lastId(s.key) })));
     this.schedule(this.options.events.followIntervalMs);
   }
 
@@ -65,38 +54,13 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
     await this.reading;
   }
 
-  /** The streams to follow: one per delay type with fleet listeners, each partition's for ordered ones. */
-  private streamKeys(): Omit<FollowedStream, 'last'>[] {
+  /** The streams to follow: those of the types with fleet listeners (every partition's once for ordered ones). */
+  private toFollow(): EventStreamRef[] {
     const wanted = this.bus.fleetTypes();
     if (wanted.length === 0) return [];
     const types = wanted.includes('*') ? this.explorer.knownTypes() : wanted;
-    const out: Omit<FollowedStream, 'last'>[] = [];
-    let ordered = false;
-    for (const type of types) {
-      if (this.explorer.isOrdered(type)) ordered = true;
-      else {
-        const keys = delayQueueKeys(this.options.keyPrefix, type);
-        out.push({ key: keys.log, flag: keys.followed, type });
-      }
-    }
-    const store = this.routeStore;
-    if (ordered && store) {
-      for (let p = 0; p < store.options.partitions; p++) {
-        const keys = store.keys.partition(p);
-        out.push({ key: keys.log, flag: keys.followed });
-      }
-    }
-    return out;
-  }
-
-  /** Tells the scripts that the streams are followed (so that they log completions too). */
-  private async raiseFlags(streams: Pick<FollowedStream, 'flag'>[]): Promise<void> {
-    await Promise.all(streams.map((s) => this.redis.set(s.flag, '1', 'PX', FLAG_TTL_MS)));
-  }
-
-  private async lastId(key: string): Promise<string> {
-    const [last] = (await this.redis.xrevrange(key, '+', '-', 'COUNT', 1)) as StreamEntry[];
-    return last?.[0] ?? '0-0';
+    const byKey = new Map(types.flatMap((type) => this.streams.of(type)).map((s) => [s.key, s]));
+    return [...byKey.values()];
   }
 
   private schedule(ms: number): void {
@@ -108,14 +72,14 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
 
   /** Reads every stream once; true when one of them may hold more. */
   private async readAll(): Promise<boolean> {
-    const results = await Promise.all(this.streams.map((s) => this.read(s)));
+    const results = await Promise.all(this.followed.map((s) => this.read(s)));
     return results.some((full) => full);
   }
 
   private async read(stream: FollowedStream): Promise<boolean> {
-    let reply: [string, StreamEntry[]][] | null;
+    let entries;
     try {
-      reply = (await this.redis.xread('COUNT', READ_COUNT, 'STREAMS', stream.key, stream.last)) as [string, StreamEntry[]][] | null;
+      entries = await this.streams.read(stream.key, stream.last, READ_COUNT);
       if (this.failing) this.logger.log('event streams readable again');
       this.failing = false;
     } catch (error) {
@@ -123,7 +87,6 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
       this.failing = true;
       return false;
     }
-    const entries = reply?.[0]?.[1] ?? [];
     for (const entry of entries) {
       for (const event of eventsOfEntry(entry, stream.type)) this.bus.emit(event);
       stream.last = entry[0];

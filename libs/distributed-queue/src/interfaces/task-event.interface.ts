@@ -73,3 +73,11 @@ export interface EventsOptions {
   /** How often a following instance reads the streams it follows, in ms. @default 200 */
   followIntervalMs?: number;
 }
+
+/** What `TaskInspectorService.getActivity` counts: events of a type in a recent window. */
+export interface TaskActivity {
+  /** The window, in ms, ending now (Redis clock). */
+  windowMs: number;
+  /** Events of each kind in the window (a `failed` per failed attempt). */
+  counts: Partial<Record<TaskEventName, number>>;
+}

@@ -88,6 +88,8 @@ export interface TaskInfo<P = unknown> {
   key?: string;
   /** Ordered tasks: the partition the task is in (for a delayed one, the partition it will enter). */
   partition?: number;
+  /** Running delay-queue tasks (`getTask`): when the worker's lease expires unless renewed (ms, Redis clock). */
+  leaseExpiresAt?: number;
 }
 
 /** A failure as recorded in Redis. */
@@ -166,6 +168,8 @@ export interface RouteStatus {
     dead: number;
   }[];
   machines: { id: string; lastHeartbeat: number }[];
+  /** The machine holding the scheduler lock (the one that assigns partitions now), or null. */
+  lockHolder: string | null;
 }
 
 /** How many tasks of a type are in each state (`getCounts`). */

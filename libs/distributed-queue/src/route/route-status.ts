@@ -5,11 +5,12 @@ import type { RouteStore } from './route.store';
 /** Who owns which partition, how much waits, and which machines are alive. */
 export async function readRouteStatus(store: RouteStore): Promise<RouteStatus> {
   const n = await store.partitionCount();
-  const [partitions, machines] = await Promise.all([
+  const [partitions, machines, lockHolder] = await Promise.all([
     Promise.all(Array.from({ length: n }, async (_, partition) => ({ partition, ...(await store.partitionState(partition)) }))),
     store.machines(),
+    store.lockHolder(),
   ]);
-  return { qId: store.options.qId, partitions, machines };
+  return { qId: store.options.qId, partitions, machines, lockHolder };
 }
 
 /** Dead letters of the route queue, per partition oldest first, at most `limit` per partition. */

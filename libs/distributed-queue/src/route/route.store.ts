@@ -242,6 +242,11 @@ export class RouteStore {
   }
 
   /** Registered machines with their last heartbeat (ms, Redis clock). */
+  /** The machine holding the scheduler lock, or null. */
+  async lockHolder(): Promise<string | null> {
+    return this.client.get(this.keys.lock);
+  }
+
   async machines(): Promise<{ id: string; lastHeartbeat: number }[]> {
     const flat = await this.client.zrange(this.keys.machines, 0, '-1', 'WITHSCORES');
     const machines = [];

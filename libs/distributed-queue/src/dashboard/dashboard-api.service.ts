@@ -1,0 +1,149 @@
+import { Injectable, NotFoundException } from '@nestjs/common';
+import { InvalidArgumentError, UnknownTaskTypeError } from '../errors';
+import type { TaskState } from '../interfaces';
+import { QueueControlService } from '../services/queue-control.service';
+import { TaskInspectorService } from '../services/task-inspector.service';
+import { TaskSubmitService } from '../services/task-submit.service';
+import type { DashboardOverview, DashboardRoute, DashboardTaskDetail, DashboardTaskPage } from './dashboard-api';
+
+/** What a bulk dead-letter action applies to. */
+export interface DeadSelection {
+  ids?: unknown;
+  all?: unknown;
+}
+
+/** Dead letters re-driven per call of a re-drive of all (looped until none is left). */
+const REDRIVE_BATCH = 1000;
+
+const intParam = (value: unknown, name: string, fallback: number): number => {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError(name, `must be an integer, got ${String(value)}`);
+  return n;
+};
+
+/**
+ * The dashboard's admin API over the library's public services: what the page shows and the actions it
+ * offers. Only types this application knows are served (anything else is a 404), so that a typo in a URL
+ * cannot act on another application's queue.
+ */
+@Injectable()
+export class DashboardApiService {
+  constructor(
+    private readonly inspector: TaskInspectorService,
+    private readonly control: QueueControlService,
+    private readonly submitter: TaskSubmitService,
+  ) {}
+
+  async overview(): Promise<DashboardOverview> {
+    const known = this.inspector.listTypes();
+    const types = await Promise.all(
+      known.map(async ({ type, ordered }) => {
+        const [counts, paused, activity] = await Promise.all([
+          this.inspector.getCounts(type),
+          this.control.isPaused(type),
+          this.inspector.getActivity(type, 60_000),
+        ]);
+        return { type, ordered, paused, counts, perMinute: { completed: activity.counts.completed ?? 0, failed: activity.counts.failed ?? 0 } };
+      }),
+    );
+    const route = known.some((t) => t.ordered) ? await this.inspector.getRouteStatus().catch(() => undefined) : undefined;
+    return {
+      now: Date.now(),
+      types,
+      route: route && { qId: route.qId, partitions: route.partitions.length, machines: route.machines.length },
+      history: false,
+    };
+  }
+
+  async tasks(type: string, query: Record<string, unknown>): Promise<DashboardTaskPage> {
+    const ordered = this.known(type);
+    const state = String(query.state ?? 'ready') as Exclude<TaskState, 'unknown'>;
+    const offset = intParam(query.offset, 'offset', 0);
+    const limit = intParam(query.limit, 'limit', 50);
+    const [tasks, counts] = await Promise.all([
+      typeof query.id === 'string' && query.id !== '' ? this.search(type, ordered, query.id) : this.inspector.listTasks(type, state, { offset, limit }),
+      this.inspector.getCounts(type),
+    ]);
+    const total = state in counts ? Number(counts[state as keyof typeof counts]) : 0;
+    return { type, state, offset, limit, total, tasks };
+  }
+
+  private async search(type: string, ordered: boolean, id: string) {
+    if (ordered) throw new InvalidArgumentError('id', 'ordered tasks are not looked up by id: browse their states');
+    const task = await this.inspector.getTask(type, id);
+    return task.state === 'unknown' ? [] : [task];
+  }
+
+  async task(type: string, id: string): Promise<DashboardTaskDetail> {
+    if (this.known(type)) throw new InvalidArgumentError('type', `"${type}" is ordered: its tasks are shown in the listings`);
+    const task = await this.inspector.getTask(type, id);
+    if (task.state === 'unknown') throw new NotFoundException(`no task "${id}" of type "${type}"`);
+    return task;
+  }
+
+  async runNow(type: string, id: string): Promise<{ ok: boolean }> {
+    this.delayOnly(type, 'run now');
+    return { ok: await this.submitter.reschedule(type, id, { delay: 0 }) };
+  }
+
+  async reschedule(type: string, id: string, body: { delayMs?: unknown; runAt?: unknown }): Promise<{ ok: boolean }> {
+    this.delayOnly(type, 'reschedule');
+    const when = body?.runAt !== undefined ? { runAt: Number(body.runAt) } : { delay: Number(body?.delayMs) };
+    return { ok: await this.submitter.reschedule(type, id, when) };
+  }
+
+  async cancel(type: string, id: string): Promise<{ result: string }> {
+    this.delayOnly(type, 'cancel');
+    return { result: await this.submitter.cancel(type, id) };
+  }
+
+  async redriveDead(type: string, selection: DeadSelection): Promise<{ count: number }> {
+    const ordered = this.known(type);
+    const ids = this.selected(selection, ordered);
+    if (ordered) return { count: await this.inspector.redriveOrderedDead(Number.MAX_SAFE_INTEGER) };
+    if (ids) return { count: await this.inspector.redriveDead(type, ids) };
+    let count = 0;
+    for (let moved = REDRIVE_BATCH; moved === REDRIVE_BATCH; count += moved) moved = await this.inspector.redriveDead(type, [], REDRIVE_BATCH);
+    return { count };
+  }
+
+  async deleteDead(type: string, selection: DeadSelection): Promise<{ count: number }> {
+    const ids = this.selected(selection, this.known(type));
+    if (ids) return { count: await this.inspector.deleteDead(type, ids) };
+    return { count: await this.control.purgeDead(type) };
+  }
+
+  async setPaused(type: string, paused: boolean): Promise<{ paused: boolean }> {
+    this.known(type);
+    await (paused ? this.control.pause(type) : this.control.resume(type));
+    return { paused: await this.control.isPaused(type) };
+  }
+
+  async route(): Promise<DashboardRoute> {
+    if (!this.inspector.listTypes().some((t) => t.ordered)) throw new NotFoundException('this application has no ordered types');
+    return this.inspector.getRouteStatus();
+  }
+
+  /** Whether a known type is ordered; a 404 for a type this application does not know. */
+  private known(type: string): boolean {
+    const found = this.inspector.listTypes().find((t) => t.type === type);
+    if (!found) throw new UnknownTaskTypeError(type);
+    return found.ordered;
+  }
+
+  private delayOnly(type: string, action: string): void {
+    if (this.known(type)) throw new InvalidArgumentError('type', `"${type}" is ordered: ${action} applies to delay-queue tasks`);
+  }
+
+  /** The ids of a selection, or undefined for all; ordered dead letters go all at once. */
+  private selected(selection: DeadSelection, ordered: boolean): string[] | undefined {
+    if (selection?.all === true) return undefined;
+    const ids = selection?.ids;
+    if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000 || !ids.every((id) => typeof id === 'string')) {
+      throw new InvalidArgumentError('ids', 'must be a list of 1 to 1000 task ids, or send { "all": true }');
+    }
+    if (ordered) throw new InvalidArgumentError('ids', 'ordered dead letters are re-driven or deleted all at once: send { "all": true }');
+    return ids;
+  }
+}

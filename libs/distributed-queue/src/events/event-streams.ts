@@ -1,0 +1,92 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE } from '../distributed-queue.constants';
+import { DistributedQueueExplorer } from '../distributed-queue.explorer';
+import type { TaskEventName } from '../interfaces/task-event.interface';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import { delayQueueKeys } from '../redis/queue-keys';
+import type { RedisClient } from '../redis/script-loader';
+import type { RouteStore } from '../route/route.store';
+import { eventsOfEntry, type StreamEntry } from './event-entry';
+
+/** A stream of lifecycle events and its followed flag. */
+export interface EventStreamRef {
+  key: string;
+  /** While this key exists, the scripts log completions too. */
+  flag: string;
+  /** The delay type the stream belongs to; undefined for a route partition (entries name their types). */
+  type?: string;
+}
+
+/** How often followers set their flags again, and how long a flag lives. */
+export const FLAG_EVERY_MS = 10_000;
+const FLAG_TTL_MS = 3 * FLAG_EVERY_MS;
+/** Entries read back at most when counting recent events. */
+const RECENT_LIMIT = 10_000;
+
+/**
+ * Reads the lifecycle event streams (the scripts write them): which streams a type has, their followed
+ * flags, reads from a position and counts of recent events. The only code that sends stream commands.
+ */
+@Injectable()
+export class EventStreams {
+  constructor(
+    private readonly explorer: DistributedQueueExplorer,
+    @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    @Optional() @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
+  ) {}
+
+  /** The streams of `type`: its own for a delay type, every partition's of its route queue for an ordered one. */
+  of(type: string): EventStreamRef[] {
+    if (!this.explorer.isOrdered(type)) {
+      const keys = delayQueueKeys(this.options.keyPrefix, type);
+      return [{ key: keys.log, flag: keys.followed, type }];
+    }
+    const store = this.routeStore;
+    if (!store) return [];
+    return Array.from({ length: store.options.partitions }, (_, p) => {
+      const keys = store.keys.partition(p);
+      return { key: keys.log, flag: keys.followed };
+    });
+  }
+
+  /** Tells the scripts that these streams are followed, for the next 30 s (so that they log completions too). */
+  async raiseFlags(streams: Pick<EventStreamRef, 'flag'>[]): Promise<void> {
+    await Promise.all(streams.map((s) => this.redis.set(s.flag, '1', 'PX', FLAG_TTL_MS)));
+  }
+
+  /** The id of the stream's newest entry ('0-0' when empty). */
+  async lastId(key: string): Promise<string> {
+    const [last] = (await this.redis.xrevrange(key, '+', '-', 'COUNT', 1)) as StreamEntry[];
+    return last?.[0] ?? '0-0';
+  }
+
+  /** Up to `count` entries after `after`. */
+  async read(key: string, after: string, count: number): Promise<StreamEntry[]> {
+    const reply = (await this.redis.xread('COUNT', count, 'STREAMS', key, after)) as [string, StreamEntry[]][] | null;
+    return reply?.[0]?.[1] ?? [];
+  }
+
+  /** Redis time (ms). */
+  async now(): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  /** How many events of each kind `type` had since `sinceMs` (Redis clock), from its streams. */
+  async recentCounts(type: string, sinceMs: number): Promise<Partial<Record<TaskEventName, number>>> {
+    const counts: Partial<Record<TaskEventName, number>> = {};
+    const streams = this.of(type);
+    const entries = await Promise.all(
+      streams.map((s) => this.redis.xrange(s.key, `${Math.floor(sinceMs)}-0`, '+', 'COUNT', RECENT_LIMIT) as Promise<StreamEntry[]>),
+    );
+    entries.forEach((list, i) => {
+      for (const entry of list) {
+        for (const event of eventsOfEntry(entry, streams[i].type)) {
+          if (event.task.type === type) counts[event.event] = (counts[event.event] ?? 0) + 1;
+        }
+      }
+    });
+    return counts;
+  }
+}
