@@ -171,7 +171,7 @@ const workers = [
     expect((await page.goto(`${base}/login?token=wrong-token-of-some-length`))?.status()).toBe(401);
     const api = await fetch(`${base}/api/overview`, { signal: AbortSignal.timeout(5000) });
     expect(api.status).toBe(401);
-    expect((await api.json()).error).toMatchObject({ name: expect.any(String), message: expect.any(String) });
+    expect(((await api.json()) as { error: unknown }).error).toMatchObject({ name: expect.any(String), message: expect.any(String) });
     const bearer = await fetch(`${base}/api/overview`, { headers: { authorization: `Bearer ${TOKEN}` }, signal: AbortSignal.timeout(5000) });
     expect(bearer.status).toBe(200);
   });

@@ -28,6 +28,8 @@ export function useHashRoute() {
   useEffect(() => {
     const onChange = () => setHash(location.hash);
     addEventListener('hashchange', onChange);
+    // Effects run after the first paint: a hash changed before that fired no event we heard.
+    onChange();
     return () => removeEventListener('hashchange', onChange);
   }, []);
   return parseHash(hash);
