@@ -148,13 +148,15 @@ export function listFiles(dir: string): string[] {
 
 /**
  * What the tarball must hold, from the library's sources: for every `src/**\/*.ts` (not a spec) its
- * `dist/**\/*.js` and `.d.ts`, every Lua script under `dist/scripts`, and package.json, README.md and LICENSE.
+ * `dist/**\/*.js` and `.d.ts`, every Lua script under `dist/scripts`, the dashboard's bundled assets under
+ * `dist/dashboard/assets`, and package.json, README.md and LICENSE.
  */
 export function expectedPackageFiles(): string[] {
   const src = path.join(LIB_DIR, 'src');
   const expected = ['package.json', 'README.md', 'LICENSE'];
   for (const file of listFiles(src)) {
     if (file.endsWith('.lua') && file.startsWith('scripts/')) expected.push(`dist/${file}`);
+    else if (file.startsWith('dashboard/assets/')) expected.push(`dist/${file}`);
     else if (file.endsWith('.ts') && !file.endsWith('.d.ts') && !/\.(spec|test)\.ts$/.test(file)) {
       const base = file.slice(0, -'.ts'.length);
       expected.push(`dist/${base}.js`, `dist/${base}.d.ts`);
@@ -168,7 +170,9 @@ export function forbiddenReason(file: string): string | undefined {
   if (/(^|\/)node_modules\//.test(file)) return 'node_modules';
   if (file.endsWith('.ts') && !file.endsWith('.d.ts')) return 'TypeScript source';
   if (/(^|\/)(test|tests|__tests__|fixtures)\//.test(file) || /\.(spec|test|e2e-spec)\.(js|ts|d\.ts)$/.test(file)) return 'test';
-  if (!/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts|lua))$/.test(file)) return 'not in the allowed set (package.json, README.md, LICENSE, dist/**/*.{js,d.ts,lua})';
+  if (!/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts|lua)|dist\/dashboard\/assets\/[\w.-]+\.(js|css))$/.test(file)) {
+    return 'not in the allowed set (package.json, README.md, LICENSE, dist/**/*.{js,d.ts,lua}, dist/dashboard/assets/*.{js,css})';
+  }
   return undefined;
 }
 
