@@ -4,7 +4,8 @@ import {
   DistributedQueueDashboardModule, DistributedQueueModule, InvalidOptionsError, TaskSubmitService, type DashboardOptions,
   type DistributedQueueModuleOptions, type Task,
 } from 'nestjs-distributed-queue';
-import { workerClass } from './support/queue-app';
+import { hostname } from 'os';
+import { untilAborted, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { waitFor } from './support/wait';
@@ -138,6 +139,19 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard admin AP
     // A Bearer client needs no CSRF header: no ambient credential can be forged cross-site.
     const bearer = await call('/api/types/job/pause', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
     expect(bearer.status).toBe(200);
+  });
+
+  it("a running task's detail names its lease holder and expiry", async () => {
+    const Worker = workerClass('hold', { visibilityTimeoutMs: 5000 }, (_task: Task, signal: AbortSignal) => untilAborted(signal));
+    const { call, submit } = await start({ connection: target.connection, keyPrefix: uniquePrefix('dash-lease'), shutdownTimeoutMs: 100 }, { token: TOKEN }, [Worker]);
+    await submit.submit('hold', {}, { id: 'h1' });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const detail = await waitFor(async () => {
+      const body = (await (await call('/api/types/hold/tasks/h1', { headers: auth })).json()) as { state: string; leaseHolder?: string; leaseExpiresAt?: number };
+      return body.state === 'running' ? body : null;
+    }, { timeoutMs: 5000, message: 'h1 running' });
+    expect(detail.leaseHolder).toBe(`${hostname()}/${process.pid}`);
+    expect(detail.leaseExpiresAt).toBeGreaterThan(Date.now() + 3000);
   });
 
   it("an application's guard decides instead of the token", async () => {

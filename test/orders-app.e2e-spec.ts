@@ -25,7 +25,7 @@ const redisUrl = typeof single?.connection === 'string' ? single.connection : un
   }
 
   beforeAll(async () => {
-    sample = await startSampleApp({ redisUrl: redisUrl!, keyPrefix, closeAfterMs: 60_000 });
+    sample = await startSampleApp({ redisUrl: redisUrl!, keyPrefix, closeAfterMs: 60_000, dashboardToken: 'sample-dashboard-token' });
     ({ app, base, redis } = sample);
   });
 
@@ -102,6 +102,15 @@ const redisUrl = typeof single?.connection === 'string' ? single.connection : un
       expect(final.status).toBe(expected);
       expect(final.paidAt !== undefined && final.closedAt !== undefined).toBe(false);
     }
+  });
+
+  it('serves the queues dashboard at /queues: 401 without the token, its types with it', async () => {
+    expect((await fetch(`${base}/queues/api/overview`)).status).toBe(401);
+    const reply = await fetch(`${base}/queues/api/overview`, { headers: { authorization: 'Bearer sample-dashboard-token' } });
+    expect(reply.status).toBe(200);
+    const overview = (await reply.json()) as { types: { type: string; ordered: boolean }[]; route?: { qId: string } };
+    expect(overview.types.map((t) => t.type).sort()).toEqual(['ledger.apply', 'order.close']);
+    expect(overview.route?.qId).toBe('orders-sample');
   });
 
   it('rejects bad input with 400 and unknown orders with 404', async () => {

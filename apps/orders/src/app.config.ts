@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { randomBytes } from 'crypto';
 import { hostname } from 'os';
 import type { RouteQueueOptions } from 'nestjs-distributed-queue';
 
@@ -20,6 +21,11 @@ export interface AppOptions {
    * app sharing one Redis must have the same qId and partitions and a machineId of its own.
    */
   route?: Partial<AppRouteOptions>;
+  /**
+   * The token of the queues dashboard at `/queues` (at least 16 characters). @default env DASHBOARD_TOKEN,
+   * else a random one (main.ts prints the sign-in link)
+   */
+  dashboardToken?: string;
   /** Called once the app has shut down (after every other shutdown hook), e.g. to stop a local Redis. */
   onShutdown?: () => Promise<void>;
 }
@@ -46,6 +52,11 @@ export function defaultRoute(): AppRouteOptions {
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
+/** The dashboard token: the option, else env DASHBOARD_TOKEN, else a random one. */
+export function dashboardTokenOf(options: Pick<AppOptions, 'dashboardToken'>): string {
+  return options.dashboardToken ?? (process.env.DASHBOARD_TOKEN?.trim() || randomBytes(16).toString('hex'));
+}
+
 /** Makes the resolved `AppConfig` injectable everywhere (`@Inject(APP_CONFIG)`). */
 @Module({})
 export class AppConfigModule {
@@ -54,6 +65,7 @@ export class AppConfigModule {
     const config: AppConfig = {
       keyPrefix: 'orders-sample',
       closeAfterMs: 30_000,
+      dashboardToken: dashboardTokenOf(options),
       ...rest,
       route: { ...defaultRoute(), ...dropUndefined(route ?? {}) },
     };

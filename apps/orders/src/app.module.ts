@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
-import { DistributedQueueModule } from 'nestjs-distributed-queue';
-import { APP_CONFIG, AppConfig, AppConfigModule, AppOptions } from './app.config';
+import { DistributedQueueDashboardModule, DistributedQueueModule } from 'nestjs-distributed-queue';
+import { APP_CONFIG, AppConfig, AppConfigModule, AppOptions, dashboardTokenOf } from './app.config';
 import { HealthModule } from './health/health.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { MetricsController } from './metrics/metrics.controller';
@@ -10,14 +10,15 @@ import { OrdersModule } from './orders/orders.module';
  * The orders sample: `AppModule.register({ redisUrl })`. The queue module is configured with
  * `forRootAsync`, its options built from the injected app config: the delay queue (orders) and the route
  * queue (`route`, ordered tasks: the ledger), with Prometheus metrics on `GET /metrics` and a terminus health
- * check on `GET /health`.
+ * check on `GET /health`, and the queues dashboard at `/queues` (sign in at `/queues/login?token=...`).
  */
 @Module({})
 export class AppModule implements OnApplicationShutdown {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   static register(options: AppOptions): DynamicModule {
-    const config = AppConfigModule.register(options);
+    const dashboardToken = dashboardTokenOf(options);
+    const config = AppConfigModule.register({ ...options, dashboardToken });
     return {
       module: AppModule,
       imports: [
@@ -30,6 +31,7 @@ export class AppModule implements OnApplicationShutdown {
         OrdersModule,
         LedgerModule,
         HealthModule,
+        DistributedQueueDashboardModule.forRoot({ path: '/queues', token: dashboardToken, title: 'Orders sample: queues' }),
       ],
       controllers: [MetricsController],
     };

@@ -10,7 +10,7 @@ import { resolveRedis } from './redis-bootstrap';
 
 const logger = new Logger('OrdersApp');
 
-function printUsage(base: string, closeAfterMs: number, machineId: string): void {
+function printUsage(base: string, closeAfterMs: number, machineId: string, dashboardToken: string): void {
   logger.log(`Orders sample listening on ${base} (unpaid orders close after ${closeAfterMs} ms; route queue machine ${machineId})`);
   console.log(
     [
@@ -26,6 +26,7 @@ function printUsage(base: string, closeAfterMs: number, machineId: string): void
       `  curl -s ${base}/route/status`,
       `  curl -s ${base}/health`,
       `  curl -s ${base}/metrics`,
+      `  open ${base}/queues/login?token=${dashboardToken}   (the queues dashboard; set DASHBOARD_TOKEN to choose the token)`,
       'Stop with Ctrl-C.',
       '',
     ].join('\n'),
@@ -51,7 +52,8 @@ async function bootstrap(): Promise<void> {
       throw error;
     }
     const { port: actual } = app.getHttpServer().address() as AddressInfo;
-    printUsage(`http://localhost:${actual}`, closeAfterMs, app.get<typeof APP_CONFIG, AppConfig>(APP_CONFIG).route.machineId);
+    const config = app.get<typeof APP_CONFIG, AppConfig>(APP_CONFIG);
+    printUsage(`http://localhost:${actual}`, closeAfterMs, config.route.machineId, config.dashboardToken);
   } catch (error) {
     await redis.stop();
     throw error;

@@ -1,3 +1,4 @@
+import { hostname } from 'os';
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS } from '../runtime/request-id';
 import { decodeLease, withoutSeqTag } from './task-codec';
@@ -74,6 +75,9 @@ export interface TakeOptions {
 }
 
 
+/** Who takes tasks from this process, as reservations record it (host/pid). */
+const HOLDER = `${hostname()}/${process.pid}`;
+
 function dueArgs(due: Due): Arg[] {
   return 'at' in due ? ['a', Math.floor(due.at)] : ['d', Math.floor(due.delay)];
 }
@@ -128,7 +132,7 @@ export class DelayQueueStore {
   async take(type: string, options: TakeOptions, acks: [string, string][], consumer: string, requestId: string): Promise<TakeResult> {
     const k = this.keys(type);
     const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused, k.log, k.followed];
-    args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId, this.streamMaxLen);
+    args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId, this.streamMaxLen, HOLDER);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, ...flat] = await this.scripts.dqDelayTake(...args);
     const reserved: Reservation[] = [];
@@ -182,13 +186,21 @@ export class DelayQueueStore {
   async get(
     type: string,
     id: string,
-  ): Promise<{ state: TaskState; record: string | null; error: string | null; due: number | null; attempt: number | null; leaseExpiresAt: number | null }> {
+  ): Promise<{
+    state: TaskState;
+    record: string | null;
+    error: string | null;
+    due: number | null;
+    attempt: number | null;
+    leaseExpiresAt: number | null;
+    leaseHolder: string | null;
+  }> {
     const k = this.keys(type);
     const [state, record, error, score, lease] = await this.scripts.dqDelayGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
     const reservation = decodeLease(lease);
     const due = state === 'running' ? reservation.due : score ? Number(score) : null;
     const leaseExpiresAt = state === 'running' && score ? Number(score) : null;
-    return { state, record: record || null, error: error || null, due, attempt: reservation.attempt, leaseExpiresAt };
+    return { state, record: record || null, error: error || null, due, attempt: reservation.attempt, leaseExpiresAt, leaseHolder: reservation.holder };
   }
 
   async deadList(type: string, offset: number, limit: number): Promise<{ total: number; items: { id: string; diedAt: number; record: string | null; error: string | null }[] }> {

@@ -44,11 +44,11 @@ export function withoutSeqTag(text: string): string {
   return first >= 65 && first <= 78 ? text.slice(first - 63) : text;
 }
 
-/** A reservation `<stamp>:<attempt>:<due>` (see scripts/includes/lease.lua): the attempt and the due time it holds. */
-export function decodeLease(lease: unknown): { attempt: number | null; due: number | null } {
-  if (!lease) return { attempt: null, due: null };
-  const [, attempt, due] = String(lease).split(':').map(Number);
-  return { attempt: attempt ?? null, due: due ?? null };
+/** A reservation `<stamp>:<attempt>:<due>:<holder>` (see scripts/includes/lease.lua): its attempt, due time and holder. */
+export function decodeLease(lease: unknown): { attempt: number | null; due: number | null; holder: string | null } {
+  if (!lease) return { attempt: null, due: null, holder: null };
+  const [, attempt, due, ...holder] = String(lease).split(':');
+  return { attempt: attempt ? Number(attempt) : null, due: due ? Number(due) : null, holder: holder.length > 0 ? holder.join(':') : null };
 }
 
 /** Splits a record; null when it is not one. `dueAt` is the score, for a bare record. */

@@ -90,6 +90,8 @@ export interface TaskInfo<P = unknown> {
   partition?: number;
   /** Running delay-queue tasks (`getTask`): when the worker's lease expires unless renewed (ms, Redis clock). */
   leaseExpiresAt?: number;
+  /** Running delay-queue tasks (`getTask`): who holds the lease, as `<host>/<pid>` of the worker's process. */
+  leaseHolder?: string;
 }
 
 /** A failure as recorded in Redis. */

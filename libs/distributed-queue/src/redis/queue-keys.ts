@@ -11,7 +11,7 @@ export interface DelayQueueKeys {
   jobs: string;
   /** STRING counter: the submission sequence of the type (FIFO order at equal due times; generated ids `#<hex>`). */
   seq: string;
-  /** HASH id -> `<stamp>:<attempt>:<due>`: the reservation of each running task (the worker's token). */
+  /** HASH id -> `<stamp>:<attempt>:<due>:<host>/<pid>`: the reservation of each running task (the worker's token). */
   running: string;
   /** ZSET id -> time of death (ms): dead letters. */
   dead: string;

@@ -107,10 +107,11 @@ export class TaskInspectorService {
   /** The task's state with its record (attempts, due time, payload, last error). */
   async getTask<P = unknown>(typeOrContract: string | TaskContract<P>, id: string): Promise<TaskInfo<P>> {
     const type = checkedTypeOf(typeOrContract);
-    const { state, record, error, due, attempt, leaseExpiresAt } = await this.store.get(type, checkId(id));
+    const { state, record, error, due, attempt, leaseExpiresAt, leaseHolder } = await this.store.get(type, checkId(id));
     const info = taskInfo<P>(id, type, state, record, due, attempt);
     info.lastError = decodeError(error);
     if (leaseExpiresAt !== null) info.leaseExpiresAt = leaseExpiresAt;
+    if (leaseHolder !== null) info.leaseHolder = leaseHolder;
     return info;
   }
 

@@ -16,7 +16,8 @@
   ARGV[6] events channel
   ARGV[7] request id of this call
   ARGV[8] event stream length (0: no events written)
-  ARGV[9..] pairs of id, token to acknowledge
+  ARGV[9] who takes (host/pid): recorded in each reservation, for inspection
+  ARGV[10..] pairs of id, token to acknowledge
   Returns: { now, ms until the next due task (-1: none or not asked, 0: look again now), refused ack ids,
              then per reserved task: id, attempt, token, due, payload (a never-run task's whole record:
              seq tag and payload) }
@@ -62,7 +63,7 @@ if previous and string.sub(previous, 1, #rid) == rid then
 end
 
 -- 1. Acknowledge: only while the reservation is still ours (in active, same token).
-local ok, refused, okTokens = checkReservations(active, running, 9)
+local ok, refused, okTokens = checkReservations(active, running, 10)
 if #ok > 0 then
   redis.call('ZREM', active, unpack(ok))
   redis.call('HDEL', jobs, unpack(ok))
@@ -150,7 +151,7 @@ if #ids > 0 then
       logEvent(log, logLen, 'dead', { 'ids', cjson.encode({ id }), 'a', '[0]', 'err', cjson.encode({ { name = 'CorruptTaskError', message = reason } }) })
     else
       local attempt = attempts + 1
-      local token = string.format('%.0f:%d:%s', now * 1000 + i, attempt, dues[i])
+      local token = string.format('%.0f:%d:%s:%s', now * 1000 + i, attempt, dues[i], ARGV[9])
       leases[#leases + 1] = id
       leases[#leases + 1] = token
       zadd[#zadd + 1] = deadline

@@ -1,9 +1,11 @@
--- A reservation (HASH running, field = id): "<stamp>:<attempt>:<due>" (the worker's token is that whole
--- string). The due time is the one the task had in waiting, so that a lost or handed-back reservation goes
--- back to its place. Returns attempt, due (nil when absent or unreadable).
+-- A reservation (HASH running, field = id): "<stamp>:<attempt>:<due>:<holder>" (the worker's token is that
+-- whole string; the holder, host/pid of the worker, is for inspection; reservations made before it was
+-- recorded end at the due time). The due time is the one the task had in waiting, so that a lost or
+-- handed-back reservation goes back to its place. Returns attempt, due (nil when absent or unreadable).
 local function parseLease(v)
   if type(v) ~= 'string' then return nil end
   local a, d = string.match(v, '^%d+:(%d+):(%d+)$')
+  if not a then a, d = string.match(v, '^%d+:(%d+):(%d+):') end
   if not a then return nil end
   return tonumber(a), tonumber(d)
 end
