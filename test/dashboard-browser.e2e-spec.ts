@@ -11,7 +11,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import {
   DistributedQueueDashboardModule, DistributedQueueModule, QueueControlService, TaskInspectorService, TaskSubmitService, type Task,
 } from 'nestjs-distributed-queue';
-import { workerClass } from './support/queue-app';
+import { untilAborted, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
@@ -25,6 +25,8 @@ const target = getTargets().find((t) => t.name === 'single');
 /** Ids each worker ran to completion, by type. */
 const ran: Record<string, string[]> = { counted: [], flaky: [], pausable: [] };
 const failedOnce = new Set<string>();
+/** Ids of the `slow` tasks whose handler's signal aborted. */
+const aborted: string[] = [];
 const workers = [
   workerClass('counted', { pollIntervalMs: POLL_MS }, (task: Task) => void ran.counted.push(task.id)),
   workerClass('flaky', { pollIntervalMs: POLL_MS, maxAttempts: 1 }, (task: Task) => {
@@ -38,6 +40,11 @@ const workers = [
   workerClass('xss', { pollIntervalMs: POLL_MS, maxAttempts: 1 }, () => {
     throw new Error(XSS_ERROR);
   }),
+  workerClass('slow', { pollIntervalMs: POLL_MS, maxAttempts: 1 }, (task: Task, signal: AbortSignal) =>
+    untilAborted(signal).catch((reason) => {
+      aborted.push(task.id);
+      throw reason;
+    })),
   workerClass('ledger', { ordered: true }, () => undefined),
 ];
 
@@ -117,7 +124,7 @@ const workers = [
     const page = await signedIn();
     await page.locator('[data-testid="overview-table"]').waitFor();
     const types = await page.locator('[data-testid="type-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type')));
-    expect([...types].sort()).toEqual(['counted', 'flaky', 'ledger', 'pausable', 'xss']);
+    expect([...types].sort()).toEqual(['counted', 'flaky', 'ledger', 'pausable', 'slow', 'xss']);
     expect(await page.title()).toBe('Queues');
     await page.locator('[data-testid="route-link"]').waitFor();
     expect(await page.locator('[data-testid="error-banner"]').count()).toBe(0);
@@ -148,6 +155,18 @@ const workers = [
     await waitFor(async () => (await inspect.getState('flaky', 'flaky-1')) === 'done', { timeoutMs: 5000, message: 'flaky-1 done' });
     await textUntil(page, '[data-testid="notice"]', (t) => t.includes('Re-drove 1'), 'the action reported');
     await textUntil(page, '[data-testid="tab-count-dead"]', (t) => t.trim() === '0', 'dead count 0');
+  });
+
+  it('shows a running task\'s lease and its holder; cancel aborts its handler', async () => {
+    await submit.submit('slow', {}, { id: 'long-1' });
+    await waitFor(async () => (await inspect.getState('slow', 'long-1')) === 'running', { timeoutMs: 5000, message: 'long-1 running' });
+    const page = await signedIn('/types/slow?state=running&task=long-1');
+    await textUntil(page, '[data-testid="detail-state"]', (t) => t.trim() === 'running', 'state running');
+    await textUntil(page, '[data-testid="detail-lease"]', (t) => /UTC \(in /.test(t), 'lease expiry ahead');
+    await textUntil(page, '[data-testid="detail-lease-holder"]', (t) => t.endsWith(`/${process.pid}`), 'this process holds the lease');
+    await page.locator('[data-testid="action-cancel"]').click();
+    await textUntil(page, '[data-testid="notice"]', (t) => t.includes('cancel-requested'), 'the cancel reported');
+    await waitFor(() => aborted.includes('long-1'), { timeoutMs: 5000, message: 'the handler aborted' });
   });
 
   it('pauses a type: nothing runs until it is resumed from the page', async () => {

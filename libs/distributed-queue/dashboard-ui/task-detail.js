@@ -31,6 +31,7 @@ export function TaskDetail({ type, id, ordered, row, history, now, tick, onChang
         <dt>Due</dt><dd data-testid="detail-due">${task.dueAt === undefined ? '—' : html`${formatTime(task.dueAt)} (<${When} at=${task.dueAt} now=${now} />)`}</dd>
         ${task.leaseExpiresAt !== undefined && html`<dt>Lease expires</dt>
           <dd data-testid="detail-lease">${formatTime(task.leaseExpiresAt)} (<${When} at=${task.leaseExpiresAt} now=${now} />)</dd>`}
+        ${task.leaseHolder !== undefined && html`<dt>Lease holder</dt><dd data-testid="detail-lease-holder">${task.leaseHolder}</dd>`}
         ${task.key !== undefined && html`<dt>Key</dt><dd data-testid="detail-key">${task.key}</dd>`}
         ${task.partition !== undefined && html`<dt>Partition</dt><dd data-testid="detail-partition">${task.partition}</dd>`}
         ${task.lastError && html`<dt>Last error</dt><dd data-testid="detail-error" class="error-text">
