@@ -5,24 +5,26 @@ import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskInfo } from '../interf
  * Every request needs the dashboard's auth (a `token` option: `Authorization: Bearer <token>` or the
  * HttpOnly cookie `<base>/login?token=...` sets; or the application's guard); without it: 401.
  * Every POST needs the header `x-csrf-token` equal to the cookie `dq_csrf` (set with the page), unless it is
- * authenticated by a Bearer header. Errors answer `{ error: { name, message } }` with 400 (bad input),
+ * authenticated by a Bearer header. Actions answer 200. Errors answer `{ error: { name, message } }` with 400 (bad input),
  * 401, 403 (CSRF) or 404.
  *
  *   GET  <base>/                                   the page (HTML shell; assets under <base>/assets/)
  *   GET  <base>/login?token=...                    signs the browser in (cookie), 303 to <base>/
  *   GET  <base>/api/overview                       DashboardOverview
- *   GET  <base>/api/types/:type/tasks?state=&offset=&limit=&id=   DashboardTaskPage (id: search by id)
- *   GET  <base>/api/types/:type/tasks/:id          DashboardTaskDetail (404 when unknown)
+ *   GET  <base>/api/types/:type/tasks?state=&offset=&limit=&id=   DashboardTaskPage (id: search by id, delay types)
+ *   GET  <base>/api/types/:type/tasks/:id          DashboardTaskDetail (404 when unknown; 400 for an ordered type:
+ *                                                  its tasks are shown in the listings)
  *   POST <base>/api/types/:type/tasks/:id/run-now  { ok: boolean }       (delay types; waiting tasks)
  *   POST <base>/api/types/:type/tasks/:id/reschedule  body { delayMs } | { runAt }  -> { ok: boolean }
  *   POST <base>/api/types/:type/tasks/:id/cancel   { result: CancelResult }
  *   POST <base>/api/types/:type/dead/redrive       body { ids: string[] } | { all: true } -> { count }
  *   POST <base>/api/types/:type/dead/delete        body { ids: string[] } | { all: true } -> { count }
+ *                                                  (ordered types: { all: true } only, for the whole route queue)
  *   POST <base>/api/types/:type/pause | /resume    { paused: boolean }
  *   GET  <base>/api/route                          DashboardRoute (404 without a route queue)
  */
 export interface DashboardOverview {
-  /** Redis time of the reading (ms). */
+  /** When the reading was made (ms, the server's clock). */
   now: number;
   types: DashboardTypeSummary[];
   /** The route queue, when the application has one. */
@@ -49,7 +51,7 @@ export interface DashboardTaskPage {
   state: string;
   offset: number;
   limit: number;
-  /** Tasks in that state (from the counts). */
+  /** Tasks in that state (from the counts; with `id`, still the state's count: `tasks` holds the match). */
   total: number;
   tasks: TaskInfo[];
 }
