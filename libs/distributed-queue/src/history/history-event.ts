@@ -1,0 +1,57 @@
+/**
+ * One lifecycle event of one task as the history writer hands it to the store, in the order its stream holds
+ * them (a type's stream, or a route partition's). Fields beyond the first five are present when the event
+ * carries them.
+ */
+export interface HistoryEvent {
+  /** What happened. `submitted` starts (or restarts, for a reused id) the task's row. */
+  event: 'submitted' | 'started' | 'completed' | 'retrying' | 'dead' | 'cancelled' | 'recovered';
+  /** The task type (the seed's `topic`). */
+  type: string;
+  id: string;
+  /** When it happened (epoch ms, Redis clock). */
+  at: number;
+  /** The stream entry it came from (`<ms>-<seq>`): the writer's position. */
+  entryId: string;
+  /** started, completed, retrying, dead: the attempt (the seed's `reentry`). */
+  attempt?: number;
+  /** submitted: when it is due (epoch ms). */
+  dueAt?: number;
+  /** submitted: the delay asked for (due − submit time, ms; the seed's `delay`). */
+  delayMs?: number;
+  /** submitted: the payload as stored (JSON text; the seed's `body`). */
+  body?: string;
+  /** submitted: the handler timeout of its type (ms; the seed's `ttr`), when the submitter knows it. */
+  timeoutMs?: number;
+  /** Ordered tasks: ordering key and partition. */
+  key?: string;
+  partition?: number;
+  /** started: the worker process (host/pid). */
+  machine?: string;
+  /** retrying, dead: the error. */
+  error?: { name: string; message: string };
+}
+
+/** A task's row in the history: its life so far, kept current. */
+export interface TaskHistoryRecord {
+  type: string;
+  id: string;
+  /** waiting, running, retrying, done, dead, cancelled. */
+  status: string;
+  /** Attempts started (the seed's `reentry`). */
+  attempts: number;
+  delayMs: number | null;
+  timeoutMs: number | null;
+  /** The payload as submitted (parsed JSON; undefined when it is not JSON). */
+  payload: unknown;
+  key: string | null;
+  partition: number | null;
+  lastError: { name: string; message: string } | null;
+  machine: string | null;
+  /** Epoch ms: submitted, due, last started (the seed's `execution_time`), finished (done, dead or cancelled), last change. */
+  createdAt: number | null;
+  dueAt: number | null;
+  startedAt: number | null;
+  finishedAt: number | null;
+  updatedAt: number;
+}
