@@ -116,7 +116,7 @@ export class DelayQueueStore {
    */
   async submit(type: string, tasks: NewTask[], requestId: string): Promise<{ id: string; created: boolean }[]> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.jobs, k.seq, k.request(requestId), k.events, REQUEST_TTL_MS];
+    const args: Arg[] = [k.waiting, k.jobs, k.seq, k.request(requestId), k.log, k.recorded, k.events, REQUEST_TTL_MS, this.streamMaxLen];
     for (const task of tasks) args.push(task.id, ...dueArgs(task.due), task.payload);
     const [, ...flat] = await this.scripts.dqDelaySubmit(...args);
     const out = [];
@@ -131,7 +131,7 @@ export class DelayQueueStore {
    */
   async take(type: string, options: TakeOptions, acks: [string, string][], consumer: string, requestId: string): Promise<TakeResult> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused, k.log, k.followed];
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused, k.log, k.followed, k.recorded];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId, this.streamMaxLen, HOLDER);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, ...flat] = await this.scripts.dqDelayTake(...args);

@@ -27,6 +27,10 @@ export interface DelayQueueKeys {
   log: string;
   /** STRING with a TTL, kept by the instances that follow `log`: while it exists, completions are logged too. */
   followed: string;
+  /** STRING with a TTL, kept by the history writer: while it exists, submits and starts are logged too. */
+  recorded: string;
+  /** STRING with a TTL: the history writer copying `log` into PostgreSQL now (one instance at a time). */
+  historyLock: string;
   /** ZSET consumer id -> live until (ms, Redis clock): the consumers of the type, refreshed by lease renewal. */
   consumers: string;
   /** STRING, one per submit call (60 s) and per consumer fetch lane (its last reserving take there, one lease): a reply for a repeated call. */
@@ -48,6 +52,8 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     paused: `${base}:paused`,
     log: `${base}:log`,
     followed: `${base}:followed`,
+    recorded: `${base}:recorded`,
+    historyLock: `${base}:history-lock`,
     consumers: `${base}:consumers`,
     events: `${prefix}:events:${type}`,
     request: (requestId) => `${base}:rq:${requestId}`,

@@ -5,18 +5,20 @@
   A repeated call (the same request key, e.g. re-sent by the client after a lost reply) writes nothing and
   returns the first call's reply: its generated ids are the same, so nothing is created twice.
   KEYS[1] waiting  KEYS[2] jobs  KEYS[3] sequence counter  KEYS[4] request key (kept for ARGV[2] ms)
-  ARGV[1] events channel  ARGV[2] how long the request key is kept (ms)
-  ARGV[3..] per task 4 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms), value, payload json
+  KEYS[5] event stream  KEYS[6] its recorded flag (while it exists, submits are logged for the history)
+  ARGV[1] events channel  ARGV[2] how long the request key is kept (ms)  ARGV[3] event stream length (0: none)
+  ARGV[4..] per task 4 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms), value, payload json
   Returns: { now, then per task: id, created flag (1/0) }
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
 --- @include "includes/seq-tag"
+--- @include "includes/event-log"
 
 local waiting, jobs = KEYS[1], KEYS[2]
 local now = nowMs()
-local n = (#ARGV - 2) / 4
+local n = (#ARGV - 3) / 4
 local out = { now }
 local previous = redis.call('GET', KEYS[4])
 local seq
@@ -25,7 +27,7 @@ if previous then
   seq = tonumber(first)
   for i = 1, n do
     seq = seq + 1
-    local id = ARGV[i * 4 - 1]
+    local id = ARGV[i * 4]
     if id == '' then id = '#' .. string.format('%x', seq) end
     out[#out + 1] = id
     out[#out + 1] = tonumber(string.sub(flags, i, i))
@@ -38,7 +40,9 @@ seq = redis.call('INCRBY', KEYS[3], n) - n
 local first = seq
 local zargs, flags = {}, {}
 local minDue = nil
-for i = 3, #ARGV, 4 do
+local logged = tonumber(ARGV[3]) > 0 and redis.call('EXISTS', KEYS[6]) == 1
+local ids, dues, delays, bodies = {}, {}, {}, {}
+for i = 4, #ARGV, 4 do
   local id, value = ARGV[i], tonumber(ARGV[i + 2])
   seq = seq + 1
   local tag, digits = seqTag(seq)
@@ -51,6 +55,9 @@ for i = 3, #ARGV, 4 do
     zargs[#zargs + 1] = tag .. id
     if minDue == nil or due < minDue then minDue = due end
     flags[#flags + 1] = '1'
+    if logged then
+      ids[#ids + 1], dues[#dues + 1], delays[#delays + 1], bodies[#bodies + 1] = id, due, due - now, ARGV[i + 3]
+    end
   else
     flags[#flags + 1] = '0'
   end
@@ -60,5 +67,9 @@ redis.call('SET', KEYS[4], string.format('%.0f', first) .. ':' .. table.concat(f
 if minDue ~= nil then
   redis.call('ZADD', waiting, unpack(zargs))
   wakeIfEarlier(ARGV[1], before, minDue, now)
+end
+if #ids > 0 then
+  logEvent(KEYS[5], tonumber(ARGV[3]), 'submitted',
+    { 'ids', cjson.encode(ids), 'due', cjson.encode(dues), 'd', cjson.encode(delays), 'b', cjson.encode(bodies) })
 end
 return out
