@@ -4,6 +4,7 @@ import type { HistoryEvent, TaskHistoryRecord } from './history-event';
 import { encodeHistoryCursor } from './history-cursor';
 import { foldHistoryEvents, isEntryId } from './history-fold';
 import { checkHistorySearch, HistoryPage, HistorySearch, searchWhere } from './history-search';
+import { checkOut } from './pg-client';
 import { loadPg } from './pg.loader';
 import { HistoryTableNames, historyPoolConfig, historyTableNames, PgHistoryOptions } from './pg-history.options';
 import { migrateHistorySchema } from './pg-history.schema';
@@ -62,11 +63,12 @@ export class PgHistoryStore {
       await pool.end().catch(() => undefined);
       throw new InvalidOptionsError('history.connection', connectReason(error));
     }
+    const giveBack = checkOut(client);
     try {
       await migrateHistorySchema(client, names);
-      client.release();
+      giveBack();
     } catch (error) {
-      client.release(true);
+      giveBack(error);
       await pool.end().catch(() => undefined);
       throw error;
     }
@@ -159,20 +161,17 @@ export class PgHistoryStore {
     await this.closed;
   }
 
-  /** Runs `work` in a transaction on one connection; a connection that fails to roll back is discarded. */
+  /** Runs `work` in a transaction on one connection; after a failure the connection is discarded. */
   private async transaction(work: (client: PoolClient) => Promise<void>): Promise<void> {
     const client = await this.pool.connect();
+    const giveBack = checkOut(client);
     try {
       await client.query('BEGIN');
       await work(client);
       await client.query('COMMIT');
-      client.release();
+      giveBack();
     } catch (error) {
-      const broken = await client.query('ROLLBACK').then(
-        () => false,
-        () => true,
-      );
-      client.release(broken ? (error as Error) : undefined);
+      giveBack(error);
       throw error;
     }
   }
