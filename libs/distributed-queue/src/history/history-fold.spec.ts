@@ -70,7 +70,11 @@ describe('foldHistoryEvents', () => {
   it.each([
     [{ event: 'exploded' }, /unknown event/],
     [{ id: '' }, /needs a type and an id/],
-    [{ at: Number.NaN }, /needs a time/],
+    [{ at: undefined }, /needs a time/],
+    [{ at: 1.5 }, /at that is not an integer/],
+    [{ attempt: '2' }, /attempt that is not an integer/],
+    [{ machine: 7 }, /machine that is not a string/],
+    [{ error: { name: 'E' } }, /error without a name and a message/],
     [{ entryId: 'x-1' }, /bad entryId/],
   ])('rejects a malformed event %j', (bad, message) => {
     const events = [ev('submitted', 1), { ...ev('started', 2), ...bad } as HistoryEvent];

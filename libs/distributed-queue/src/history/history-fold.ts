@@ -50,20 +50,24 @@ export function isEntryId(value: unknown): value is string {
   return typeof value === 'string' && ENTRY_ID.test(value);
 }
 
-function check(event: HistoryEvent, index: number): void {
-  const problem =
-    !event || typeof event !== 'object'
-      ? 'is not an object'
-      : !(event.event in STATUS)
-        ? `has an unknown event ${JSON.stringify(event.event)}`
-        : typeof event.type !== 'string' || !event.type || typeof event.id !== 'string' || !event.id
-          ? 'needs a type and an id'
-          : !Number.isFinite(event.at)
-            ? 'needs a time (at)'
-            : !isEntryId(event.entryId)
-              ? `has a bad entryId ${JSON.stringify(event.entryId)}`
-              : undefined;
-  if (problem) throw new InvalidArgumentError('events', `event ${index} ${problem}`);
+const INTEGER_FIELDS = ['at', 'attempt', 'dueAt', 'delayMs', 'timeoutMs', 'partition'] as const;
+const TEXT_FIELDS = ['body', 'key', 'machine'] as const;
+
+/** What is wrong with an event, or undefined. */
+function problemOf(e: HistoryEvent): string | undefined {
+  if (!e || typeof e !== 'object') return 'is not an object';
+  if (!Object.prototype.hasOwnProperty.call(STATUS, e.event)) return `has an unknown event ${JSON.stringify(e.event)}`;
+  if (typeof e.type !== 'string' || !e.type || typeof e.id !== 'string' || !e.id) return 'needs a type and an id';
+  if (e.at === undefined) return 'needs a time (at)';
+  if (!isEntryId(e.entryId)) return `has a bad entryId ${JSON.stringify(e.entryId)}`;
+  const integer = INTEGER_FIELDS.find((f) => e[f] != null && !Number.isSafeInteger(e[f]));
+  if (integer) return `has a ${integer} that is not an integer`;
+  const text = TEXT_FIELDS.find((f) => e[f] != null && typeof e[f] !== 'string');
+  if (text) return `has a ${text} that is not a string`;
+  if (e.error != null && (typeof e.error.name !== 'string' || typeof e.error.message !== 'string')) {
+    return 'has an error without a name and a message';
+  }
+  return undefined;
 }
 
 function blank(e: HistoryEvent): TaskPatch {
@@ -93,15 +97,15 @@ function blank(e: HistoryEvent): TaskPatch {
 function step(p: TaskPatch, e: HistoryEvent): TaskPatch {
   if (e.event === 'submitted') p = { ...blank(e), submitted: true, reentry: 0 };
   p.status = STATUS[e.event];
-  if (e.attempt !== undefined) p.reentry = e.attempt;
-  if (e.dueAt !== undefined) p.dueTime = e.dueAt;
-  if (e.delayMs !== undefined) p.delayMs = e.delayMs;
-  if (e.timeoutMs !== undefined) p.ttrMs = e.timeoutMs;
-  if (e.body !== undefined) p.body = e.body;
-  if (e.key !== undefined) p.key = e.key;
-  if (e.partition !== undefined) p.partition = e.partition;
-  if (e.machine !== undefined) p.machine = e.machine;
-  if (e.error !== undefined) p.lastError = JSON.stringify({ name: e.error.name, message: e.error.message });
+  if (e.attempt != null) p.reentry = e.attempt;
+  if (e.dueAt != null) p.dueTime = e.dueAt;
+  if (e.delayMs != null) p.delayMs = e.delayMs;
+  if (e.timeoutMs != null) p.ttrMs = e.timeoutMs;
+  if (e.body != null) p.body = e.body;
+  if (e.key != null) p.key = e.key;
+  if (e.partition != null) p.partition = e.partition;
+  if (e.machine != null) p.machine = e.machine;
+  if (e.error != null) p.lastError = JSON.stringify({ name: e.error.name, message: e.error.message });
   if (e.event === 'started') p.executionTime = e.at;
   p.finishedTime = FINISHED.has(p.status) ? e.at : null;
   p.updatedTime = e.at;
@@ -117,7 +121,8 @@ function step(p: TaskPatch, e: HistoryEvent): TaskPatch {
 export function foldHistoryEvents(events: readonly HistoryEvent[]): TaskPatch[] {
   const patches = new Map<string, TaskPatch>();
   events.forEach((e, i) => {
-    check(e, i);
+    const problem = problemOf(e);
+    if (problem) throw new InvalidArgumentError('events', `event ${i} ${problem}`);
     const k = JSON.stringify([e.type, e.id]);
     patches.set(k, step(patches.get(k) ?? blank(e), e));
   });
