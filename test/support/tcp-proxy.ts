@@ -110,13 +110,13 @@ class Link {
   private replyBuf = Buffer.alloc(0);
   private requests = 0;
   private replies = 0;
-  private passthrough = false;
   private readonly pending: Pending[] = [];
 
   constructor(
     readonly client: net.Socket,
     readonly upstream: net.Socket,
     private readonly rules: Rule[],
+    private passthrough = false,
   ) {
     client.on('data', (chunk: Buffer) => this.onRequest(chunk));
     upstream.on('data', (chunk: Buffer) => this.onReply(chunk));
@@ -241,12 +241,23 @@ export class ProxyRules {
   }
 }
 
-/** Starts a proxy on a free 127.0.0.1 port that forwards every connection to `target`. */
-export async function startTcpProxy(target: { host?: string; port: number }, rules = new ProxyRules()): Promise<TcpProxy> {
+export interface TcpProxyOptions {
+  /** The port to listen on (e.g. to bring back a proxy that was closed); default: a free one. */
+  port?: number;
+  /** Forward bytes untouched, without parsing RESP (another protocol, e.g. PostgreSQL's); no drop rules. */
+  raw?: boolean;
+}
+
+/** Starts a proxy on a 127.0.0.1 port that forwards every connection to `target`. */
+export async function startTcpProxy(
+  target: { host?: string; port: number },
+  rules = new ProxyRules(),
+  options: TcpProxyOptions = {},
+): Promise<TcpProxy> {
   const links = new Set<Link>();
   const server = net.createServer((client) => {
     const upstream = net.connect({ host: target.host ?? HOST, port: target.port });
-    const link = new Link(client, upstream, rules.list);
+    const link = new Link(client, upstream, rules.list, options.raw);
     links.add(link);
     const end = (): void => {
       if (links.delete(link)) link.destroy();
@@ -259,7 +270,7 @@ export async function startTcpProxy(target: { host?: string; port: number }, rul
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ host: HOST, port: 0 }, () => resolve());
+    server.listen({ host: HOST, port: options.port ?? 0 }, () => resolve());
   });
   const { port } = server.address() as net.AddressInfo;
   const cut = (): void => {

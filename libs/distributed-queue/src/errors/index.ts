@@ -1,2 +1,3 @@
 export * from './distributed-queue.error';
 export * from './queue-in-use.error';
+export * from './history-schema.error';

@@ -1,0 +1,94 @@
+import type { PoolConfig } from 'pg';
+import { InvalidOptionsError } from '../errors';
+
+/** Options of `PgHistoryStore.open`. */
+export interface PgHistoryOptions {
+  /**
+   * The PostgreSQL server: a connection string (`postgres://user@host:5432/db`) or a pg `PoolConfig`.
+   * Unless the config sets them, the connect timeout is 5 s and a query is abandoned after 60 s.
+   */
+  connection: string | PoolConfig;
+  /**
+   * The history table; `<table>_positions` and `<table>_schema` are created beside it. A plain identifier
+   * (lower-case letters, digits, `_`; at most 53 characters).
+   * @default 'dq_task_history'
+   */
+  table?: string;
+  /**
+   * The PostgreSQL schema holding the tables (created when absent). A plain identifier.
+   * @default the connection's current schema (usually `public`)
+   */
+  schema?: string;
+  /**
+   * Connections in the pool.
+   * @default 4
+   */
+  poolSize?: number;
+}
+
+/** The quoted, qualified names of the store's relations. */
+export interface HistoryTableNames {
+  /** The table as named in messages (`schema.table` or `table`). */
+  label: string;
+  schema?: string;
+  /** Quoted and qualified: the history table, the positions table, the version table. */
+  history: string;
+  positions: string;
+  version: string;
+  /** Index names, quoted, unqualified (an index lives in its table's schema). */
+  byStatusIndex: string;
+  finishedIndex: string;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+/** 63 (PostgreSQL's limit) minus the longest suffix we add (`_positions`, `_by_status`). */
+const MAX_TABLE = 53;
+
+export const DEFAULT_HISTORY_TABLE = 'dq_task_history';
+export const DEFAULT_POOL_SIZE = 4;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+export const DEFAULT_QUERY_TIMEOUT_MS = 60_000;
+
+function checkIdentifier(option: string, value: unknown, max: number): string {
+  if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
+    throw new InvalidOptionsError(option, `${JSON.stringify(value)} is not a plain identifier (a-z, 0-9, _)`);
+  }
+  if (value.length > max) throw new InvalidOptionsError(option, `"${value}" is longer than ${max} characters`);
+  return value;
+}
+
+/** Validates `table` and `schema` and builds the names of the relations. */
+export function historyTableNames(table: unknown = DEFAULT_HISTORY_TABLE, schema?: unknown): HistoryTableNames {
+  const t = checkIdentifier('history.table', table, MAX_TABLE);
+  const s = schema === undefined ? undefined : checkIdentifier('history.schema', schema, 63);
+  const qualify = (name: string): string => (s ? `"${s}"."${name}"` : `"${name}"`);
+  return {
+    label: s ? `${s}.${t}` : t,
+    schema: s,
+    history: qualify(t),
+    positions: qualify(`${t}_positions`),
+    version: qualify(`${t}_schema`),
+    byStatusIndex: `"${t}_by_status"`,
+    finishedIndex: `"${t}_finished"`,
+  };
+}
+
+/** The pg pool config: the connection with our defaults (timeouts, pool size, application name). */
+export function historyPoolConfig(options: PgHistoryOptions): PoolConfig {
+  const { connection, poolSize = DEFAULT_POOL_SIZE } = options;
+  if (!Number.isInteger(poolSize) || poolSize < 1) {
+    throw new InvalidOptionsError('history.poolSize', `${String(poolSize)} is not a positive integer`);
+  }
+  let base: PoolConfig;
+  if (typeof connection === 'string' && connection) base = { connectionString: connection };
+  else if (connection && typeof connection === 'object') base = connection;
+  else throw new InvalidOptionsError('history.connection', 'expected a connection string or a pg PoolConfig');
+  return {
+    connectionTimeoutMillis: DEFAULT_CONNECT_TIMEOUT_MS,
+    query_timeout: DEFAULT_QUERY_TIMEOUT_MS,
+    application_name: 'nestjs-distributed-queue history',
+    max: DEFAULT_POOL_SIZE,
+    ...base,
+    ...(options.poolSize === undefined ? {} : { max: poolSize }),
+  };
+}

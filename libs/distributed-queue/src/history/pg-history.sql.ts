@@ -1,0 +1,132 @@
+import type { TaskHistoryRecord } from './history-event';
+import type { TaskPatch } from './history-fold';
+import type { HistoryTableNames } from './pg-history.options';
+
+/** SQL for epoch ms (a bigint expression) as timestamptz, exactly (no float rounding). */
+const ts = (ms: string): string => `(timestamptz 'epoch' + ${ms} * interval '1 millisecond')`;
+/** SQL for a timestamptz column as epoch ms (float8: a JS number). */
+const ms = (column: string): string => `(extract(epoch from ${column}) * 1000)::float8`;
+
+/** SQL: stream entry id `a` (`<ms>-<seq>`) comes after `b`. */
+export const entryAfter = (a: string, b: string): string =>
+  `(split_part(${a}, '-', 1)::numeric, split_part(${a}, '-', 2)::numeric) > ` +
+  `(split_part(${b}, '-', 1)::numeric, split_part(${b}, '-', 2)::numeric)`;
+
+/** The patch fields in parameter order, with their array types. */
+const PARAMS: [keyof TaskPatch, string][] = [
+  ['topic', 'text'],
+  ['id', 'text'],
+  ['submitted', 'bool'],
+  ['status', 'text'],
+  ['reentry', 'int'],
+  ['delayMs', 'bigint'],
+  ['ttrMs', 'bigint'],
+  ['body', 'text'],
+  ['key', 'text'],
+  ['partition', 'int'],
+  ['lastError', 'jsonb'],
+  ['machine', 'text'],
+  ['createTime', 'bigint'],
+  ['dueTime', 'bigint'],
+  ['executionTime', 'bigint'],
+  ['finishedTime', 'bigint'],
+  ['updatedTime', 'bigint'],
+  ['lastEntry', 'text'],
+];
+
+/** Columns kept when a batch does not know them (no `submitted` in it), else replaced. */
+const KEPT = ['reentry', 'delay_ms', 'ttr_ms', 'body', 'ordering_key', 'partition', 'last_error', 'machine'];
+const KEPT_TIMES = ['due_time', 'execution_time'];
+
+/**
+ * One statement upserting every patch (arrays of the fields, unnested). A row changes only when the patch's
+ * last entry comes after the row's: re-applying a batch, or an older one, changes nothing.
+ */
+export function upsertSql(n: HistoryTableNames): string {
+  const args = PARAMS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
+  const keep = (c: string): string => `${c} = CASE WHEN EXCLUDED.submitted THEN EXCLUDED.${c} ELSE coalesce(EXCLUDED.${c}, h.${c}) END`;
+  return `INSERT INTO ${n.history} AS h (topic, id, submitted, status, ${KEPT.join(', ')}, create_time, ${KEPT_TIMES.join(', ')},
+      finished_time, updated_time, last_entry)
+    SELECT p.topic, p.id, p.submitted, p.status, p.reentry, p.delay_ms, p.ttr_ms, p.body, p.ordering_key, p.partition,
+      p.last_error, p.machine, ${ts('p.create_time')}, ${ts('p.due_time')}, ${ts('p.execution_time')},
+      ${ts('p.finished_time')}, ${ts('p.updated_time')}, p.last_entry
+    FROM unnest(${args}) AS p(topic, id, submitted, status, reentry, delay_ms, ttr_ms, body, ordering_key, partition,
+      last_error, machine, create_time, due_time, execution_time, finished_time, updated_time, last_entry)
+    ON CONFLICT (topic, id) DO UPDATE SET
+      submitted = EXCLUDED.submitted OR h.submitted,
+      create_time = CASE WHEN EXCLUDED.submitted THEN EXCLUDED.create_time ELSE h.create_time END,
+      ${[...KEPT, ...KEPT_TIMES].map(keep).join(',\n      ')},
+      status = EXCLUDED.status,
+      finished_time = EXCLUDED.finished_time,
+      updated_time = EXCLUDED.updated_time,
+      last_entry = EXCLUDED.last_entry
+    WHERE ${entryAfter('EXCLUDED.last_entry', 'h.last_entry')}`;
+}
+
+/** The upsert's parameters: one array per field. */
+export function upsertParams(patches: readonly TaskPatch[]): unknown[][] {
+  return PARAMS.map(([field]) => patches.map((p) => p[field]));
+}
+
+/** Records a stream's position, never moving it back. */
+export function savePositionSql(n: HistoryTableNames): string {
+  return `INSERT INTO ${n.positions} AS s (stream, last_id, updated_time) VALUES ($1, $2, now())
+    ON CONFLICT (stream) DO UPDATE SET last_id = EXCLUDED.last_id, updated_time = EXCLUDED.updated_time
+    WHERE ${entryAfter('EXCLUDED.last_id', 's.last_id')}`;
+}
+
+/** The select list a `HistoryRow` comes from. */
+export const ROW_COLUMNS = `topic, id, status, reentry, delay_ms::float8 AS delay_ms, ttr_ms::float8 AS ttr_ms, body,
+  ordering_key, partition, last_error, machine, ${ms('create_time')} AS create_ms, ${ms('due_time')} AS due_ms,
+  ${ms('execution_time')} AS execution_ms, ${ms('finished_time')} AS finished_ms, ${ms('updated_time')} AS updated_ms`;
+
+/** A row as `ROW_COLUMNS` selects it. */
+export interface HistoryRow {
+  topic: string;
+  id: string;
+  status: string;
+  reentry: number | null;
+  delay_ms: number | null;
+  ttr_ms: number | null;
+  body: string | null;
+  ordering_key: string | null;
+  partition: number | null;
+  last_error: { name: string; message: string } | null;
+  machine: string | null;
+  create_ms: number;
+  due_ms: number | null;
+  execution_ms: number | null;
+  finished_ms: number | null;
+  updated_ms: number;
+}
+
+function parsePayload(body: string | null): unknown {
+  if (body === null) return undefined;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record of a row. */
+export function toRecord(r: HistoryRow): TaskHistoryRecord {
+  return {
+    type: r.topic,
+    id: r.id,
+    status: r.status,
+    attempts: r.reentry ?? 0,
+    delayMs: r.delay_ms,
+    timeoutMs: r.ttr_ms,
+    payload: parsePayload(r.body),
+    key: r.ordering_key,
+    partition: r.partition,
+    lastError: r.last_error,
+    machine: r.machine,
+    createdAt: r.create_ms,
+    dueAt: r.due_ms,
+    startedAt: r.execution_ms,
+    finishedAt: r.finished_ms,
+    updatedAt: r.updated_ms,
+  };
+}
