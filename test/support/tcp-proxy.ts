@@ -31,6 +31,11 @@ export interface TcpProxy {
   /** Destroys every open connection (both sides); new connections are still accepted. */
   cut(): void;
   /**
+   * An outage: `down(true)` destroys every open connection and refuses new ones (each is closed at once)
+   * until `down(false)`; the port stays bound, so clients reconnect to the same address.
+   */
+  down(refuse: boolean): void;
+  /**
    * Arms a rule for the next command (on any connection) matching `match`: the request is forwarded, and
    * once its reply is back the client socket is destroyed before that reply, or any reply to a request
    * of the same packet, reaches the client. So the command ran in Redis but the client never learnt it;
@@ -255,7 +260,12 @@ export async function startTcpProxy(
   options: TcpProxyOptions = {},
 ): Promise<TcpProxy> {
   const links = new Set<Link>();
+  let refusing = false;
   const server = net.createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
     const upstream = net.connect({ host: target.host ?? HOST, port: target.port });
     const link = new Link(client, upstream, rules.list, options.raw);
     links.add(link);
@@ -284,6 +294,10 @@ export async function startTcpProxy(
       return links.size;
     },
     cut,
+    down(refuse: boolean) {
+      refusing = refuse;
+      if (refuse) cut();
+    },
     dropReply: (match, options) => rules.dropReply(match, options),
     close() {
       cut();

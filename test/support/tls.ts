@@ -121,7 +121,7 @@ export function libraryAclRule(prefix: string): string {
   const messaging = ['evalsha', 'eval', 'subscribe', 'publish'];
   const direct = [
     'get', 'set', 'del', 'pexpire', 'hget', 'hgetall', 'hset', 'hdel', 'hlen', 'llen', 'lrange', 'ltrim', 'zrange', 'zrem', 'unlink',
-    'xread', 'xrevrange', 'xrange',
+    'xread', 'xrevrange', 'xrange', 'xlen', 'xtrim',
   ];
   const inScripts = [
     'time', 'exists', 'incrby', 'hsetnx', 'hmget', 'hincrby', 'hkeys', 'lindex', 'lpop', 'lpos', 'lpush', 'rpush',

@@ -83,26 +83,28 @@ function TaskActions({ type, task, ordered, actions }) {
   return html`<div class="toolbar actions" data-testid="task-actions">${buttons}</div>`;
 }
 
-/** The task's recorded history (when the application keeps one), each entry as text. */
+/** The task's row in the history store (PostgreSQL), when the application keeps one. */
 function TaskHistory({ type, id, tick }) {
   const res = usePoll(() => get(`${taskPath(type, id)}/history`), [type, id, tick]);
-  const entries = Array.isArray(res.data) ? res.data : res.data?.entries ?? res.data?.events;
+  const row = res.data;
+  const missing = res.error && res.error.status === 404;
   return html`<section data-testid="task-history">
     <h3>History</h3>
-    <${ErrorBanner} error=${res.error} />
-    ${res.data !== undefined && (Array.isArray(entries)
-      ? entries.length
-        ? html`<ol class="history">${entries.map((e) => html`<li data-testid="history-entry">${historyLine(e)}</li>`)}</ol>`
-        : html`<p class="muted">No history recorded.</p>`
-      : html`<pre class="payload">${formatJson(res.data)}</pre>`)}
+    ${missing ? html`<p class="muted">No history recorded.</p>` : html`<${ErrorBanner} error=${res.error} />`}
+    ${row && html`<dl class="history" data-testid="history-row">
+      ${HISTORY_FIELDS.map(([label, show]) => html`<dt>${label}</dt><dd>${show(row)}</dd>`)}
+    </dl>`}
   </section>`;
 }
 
-function historyLine(entry) {
-  if (!entry || typeof entry !== 'object') return String(entry);
-  const { at, time, event, kind, ...rest } = entry;
-  const when = at ?? time;
-  const what = event ?? kind;
-  const extra = Object.keys(rest).length ? ` ${JSON.stringify(rest)}` : '';
-  return `${when !== undefined ? `${formatTime(when)} ` : ''}${what ?? ''}${extra}`;
-}
+/** What the history row shows, in order. */
+const HISTORY_FIELDS = [
+  ['status', (r) => r.status],
+  ['attempts', (r) => String(r.attempts)],
+  ['submitted', (r) => formatTime(r.createdAt)],
+  ['due', (r) => formatTime(r.dueAt)],
+  ['last started', (r) => formatTime(r.startedAt)],
+  ['finished', (r) => formatTime(r.finishedAt)],
+  ['worker', (r) => r.machine ?? ''],
+  ['last error', (r) => (r.lastError ? `${r.lastError.name}: ${r.lastError.message}` : '')],
+];

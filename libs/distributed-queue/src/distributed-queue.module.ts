@@ -21,6 +21,9 @@ import { TaskEventBus } from './events/task-event-bus';
 import { TaskEventExplorer } from './events/task-event.explorer';
 import { EventStreamFollower } from './events/event-stream-follower';
 import { EventStreams } from './events/event-streams';
+import { historyStoreProvider } from './history/history-store.provider';
+import { HistoryWriter } from './history/history-writer';
+import { TaskHistoryService } from './history/task-history.service';
 import type { RedisClient } from './redis/script-loader';
 import { createTaskTracer } from './tracing/task-tracer';
 import { DistributedQueueMetrics } from './metrics/distributed-queue.metrics';
@@ -89,6 +92,9 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     TaskEventExplorer,
     EventStreams,
     EventStreamFollower,
+    historyStoreProvider,
+    HistoryWriter,
+    TaskHistoryService,
     DistributedQueueOrchestrator,
     RouteOrchestrator,
     TaskSubmitService,
@@ -97,6 +103,6 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     DistributedQueueMetrics,
     DistributedQueueHealthIndicator,
   ],
-  exports: [TaskSubmitService, TaskInspectorService, QueueControlService, DistributedQueueHealthIndicator],
+  exports: [TaskSubmitService, TaskInspectorService, QueueControlService, DistributedQueueHealthIndicator, TaskHistoryService],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule {}

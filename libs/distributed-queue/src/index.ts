@@ -18,3 +18,7 @@ export * from './interfaces';
 export { DistributedQueueDashboardModule } from './dashboard/dashboard.module';
 export type { DashboardOptions } from './dashboard/dashboard-options';
 export type * from './dashboard/dashboard-api';
+export { TaskHistoryService } from './history/task-history.service';
+export type { HistoryEvent, TaskHistoryRecord } from './history/history-event';
+export type { HistorySearch, HistoryPage } from './history/history-search';
+export type { HistoryStatus } from './history/pg-history.schema';

@@ -4,6 +4,8 @@ import type { TaskState } from '../interfaces';
 import { QueueControlService } from '../services/queue-control.service';
 import { TaskInspectorService } from '../services/task-inspector.service';
 import { TaskSubmitService } from '../services/task-submit.service';
+import type { TaskHistoryRecord } from '../history/history-event';
+import { TaskHistoryService } from '../history/task-history.service';
 import type { DashboardOverview, DashboardRoute, DashboardTaskDetail, DashboardTaskPage } from './dashboard-api';
 
 /** What a bulk dead-letter action applies to. */
@@ -33,6 +35,7 @@ export class DashboardApiService {
     private readonly inspector: TaskInspectorService,
     private readonly control: QueueControlService,
     private readonly submitter: TaskSubmitService,
+    private readonly history: TaskHistoryService,
   ) {}
 
   async overview(): Promise<DashboardOverview> {
@@ -52,7 +55,7 @@ export class DashboardApiService {
       now: Date.now(),
       types,
       route: route && { qId: route.qId, partitions: route.partitions.length, machines: route.machines.length },
-      history: false,
+      history: this.history.enabled,
     };
   }
 
@@ -80,6 +83,15 @@ export class DashboardApiService {
     const task = await this.inspector.getTask(type, id);
     if (task.state === 'unknown') throw new NotFoundException(`no task "${id}" of type "${type}"`);
     return task;
+  }
+
+  /** The task's history row (404 without one; 404 when the history is not configured). */
+  async taskHistory(type: string, id: string): Promise<TaskHistoryRecord> {
+    this.known(type);
+    if (!this.history.enabled) throw new NotFoundException('the task history is not configured');
+    const row = await this.history.getHistory(type, id);
+    if (!row) throw new NotFoundException(`no history of task "${id}" of type "${type}"`);
+    return row;
   }
 
   async runNow(type: string, id: string): Promise<{ ok: boolean }> {

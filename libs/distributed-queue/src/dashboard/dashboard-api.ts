@@ -14,6 +14,7 @@ import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskInfo } from '../interf
  *   GET  <base>/api/types/:type/tasks?state=&offset=&limit=&id=   DashboardTaskPage (id: search by id, delay types)
  *   GET  <base>/api/types/:type/tasks/:id          DashboardTaskDetail (404 when unknown; 400 for an ordered type:
  *                                                  its tasks are shown in the listings)
+ *   GET  <base>/api/types/:type/tasks/:id/history  TaskHistoryRecord (404 without the history option or a row)
  *   POST <base>/api/types/:type/tasks/:id/run-now  { ok: boolean }       (delay types; waiting tasks)
  *   POST <base>/api/types/:type/tasks/:id/reschedule  body { delayMs } | { runAt }  -> { ok: boolean }
  *   POST <base>/api/types/:type/tasks/:id/cancel   { result: CancelResult }

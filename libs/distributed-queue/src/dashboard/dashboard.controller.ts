@@ -89,6 +89,11 @@ export function dashboardController(path: string): Type<unknown> {
       return this.api.task(type, id);
     }
 
+    @Get('api/types/:type/tasks/:id/history')
+    taskHistory(@Param('type') type: string, @Param('id') id: string) {
+      return this.api.taskHistory(type, id);
+    }
+
     @HttpCode(200)
     @Post('api/types/:type/tasks/:id/run-now')
     runNow(@Param('type') type: string, @Param('id') id: string) {

@@ -139,3 +139,10 @@ export class PartitionShrinkError extends DistributedQueueError {
     );
   }
 }
+
+/** A history call without the `history` option. */
+export class HistoryNotConfiguredError extends DistributedQueueError {
+  constructor() {
+    super('The task history is not configured: set the "history" option of DistributedQueueModule (PostgreSQL)');
+  }
+}

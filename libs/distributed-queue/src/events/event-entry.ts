@@ -4,7 +4,8 @@ import type { TaskErrorInfo } from '../interfaces/task.interface';
 /** A stream entry as XREAD returns it: its id and a flat list of field, value. */
 export type StreamEntry = [id: string, fields: string[]];
 
-const parseList = (text: string | undefined): unknown[] => {
+/** A JSON array field of an entry ([] when absent or unreadable). */
+export const parseList = (text: string | undefined): unknown[] => {
   if (!text) return [];
   try {
     const value = JSON.parse(text) as unknown;

@@ -15,6 +15,10 @@ export interface EventStreamRef {
   flag: string;
   /** The delay type the stream belongs to; undefined for a route partition (entries name their types). */
   type?: string;
+  /** The route partition the stream belongs to. */
+  partition?: number;
+  /** Delay types: while this key exists, the scripts log submits and starts too (for the history). */
+  recorded?: string;
 }
 
 /** How often followers set their flags again, and how long a flag lives. */
@@ -40,19 +44,33 @@ export class EventStreams {
   of(type: string): EventStreamRef[] {
     if (!this.explorer.isOrdered(type)) {
       const keys = delayQueueKeys(this.options.keyPrefix, type);
-      return [{ key: keys.log, flag: keys.followed, type }];
+      return [{ key: keys.log, flag: keys.followed, type, recorded: keys.recorded }];
     }
     const store = this.routeStore;
     if (!store) return [];
     return Array.from({ length: store.options.partitions }, (_, p) => {
       const keys = store.keys.partition(p);
-      return { key: keys.log, flag: keys.followed };
+      return { key: keys.log, flag: keys.followed, partition: p };
     });
   }
 
-  /** Tells the scripts that these streams are followed, for the next 30 s (so that they log completions too). */
-  async raiseFlags(streams: Pick<EventStreamRef, 'flag'>[]): Promise<void> {
-    await Promise.all(streams.map((s) => this.redis.set(s.flag, '1', 'PX', FLAG_TTL_MS)));
+  /**
+   * Tells the scripts that these streams are followed, for the next 30 s (so that they log completions too);
+   * `recorded` also asks for submits and starts (the history's).
+   */
+  async raiseFlags(streams: Pick<EventStreamRef, 'flag' | 'recorded'>[], recorded = false): Promise<void> {
+    const flags = streams.flatMap((s) => (recorded && s.recorded ? [s.flag, s.recorded] : [s.flag]));
+    await Promise.all(flags.map((flag) => this.redis.set(flag, '1', 'PX', FLAG_TTL_MS)));
+  }
+
+  /** How many entries the stream holds. */
+  length(key: string): Promise<number> {
+    return this.redis.xlen(key);
+  }
+
+  /** Drops the entries before `id` (approximately: whole nodes only, which is cheap). */
+  async trimBefore(key: string, id: string): Promise<void> {
+    await this.redis.xtrim(key, 'MINID', '~', id);
   }
 
   /** The id of the stream's newest entry ('0-0' when empty). */

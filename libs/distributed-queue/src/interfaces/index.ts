@@ -5,3 +5,4 @@ export * from './route-options.interface';
 export * from './task-event.interface';
 export * from './observability-options.interface';
 export * from './queue-control.interface';
+export * from './history-options.interface';

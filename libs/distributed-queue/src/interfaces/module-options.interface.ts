@@ -1,4 +1,5 @@
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
+import type { HistoryOptions } from './history-options.interface';
 import type { MetricsOptions, TracingOptions } from './observability-options.interface';
 import type { RouteQueueOptions } from './route-options.interface';
 import type { EventsOptions } from './task-event.interface';
@@ -44,4 +45,6 @@ export interface DistributedQueueModuleOptions {
   metrics?: boolean | MetricsOptions;
   /** OpenTelemetry spans (needs `@opentelemetry/api`): true for the defaults. @default false */
   tracing?: boolean | TracingOptions;
+  /** The task history in PostgreSQL (needs `pg`): every task's life, kept after Redis forgot it. @default none */
+  history?: HistoryOptions;
 }

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { TaskEventBus } from '../events/task-event-bus';
+import { HistoryWriter } from '../history/history-writer';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { closeRedisClient } from '../redis/redis-connection';
 import type { RedisClient } from '../redis/script-loader';
@@ -32,6 +33,7 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
     private readonly route: RouteOrchestrator,
     private readonly subscriber: EventSubscriber,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
+    private readonly historyWriter: HistoryWriter,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -61,13 +63,14 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
   }
 
   private async readState(): Promise<QueueStateSnapshot> {
-    const [tasks, status] = await Promise.all([
+    const [tasks, status, history] = await Promise.all([
       Promise.all(this.knownTypes().map(async (type) => ({ type, counts: await this.inspector.getCounts(type) }))),
       this.options.route ? this.inspector.getRouteStatus() : undefined,
+      this.options.history ? this.historyWriter.backlog() : undefined,
     ]);
-    if (!status) return { tasks };
+    if (!status) return { tasks, history };
     const machine = this.route.routeMachine?.id;
     const partitionsOwned = machine === undefined ? undefined : status.partitions.filter((p) => p.owner === machine).length;
-    return { tasks, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
+    return { tasks, history, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
   }
 }

@@ -4,7 +4,7 @@ import { registeredMetric } from './metric-registration';
 import type { PromClientModule } from './prom-client.loader';
 import { COUNTED_STATES, type QueueStateReader, type QueueStateSnapshot } from './queue-state.reader';
 
-type Label = 'type' | 'state' | 'queue' | 'machine';
+type Label = 'type' | 'state' | 'queue' | 'machine' | 'stream';
 type Fill = (gauge: Gauge<Label>, snapshot: QueueStateSnapshot) => void;
 
 /** The readers of every application sharing one gauge (two applications in one process share metrics). */
@@ -33,6 +33,14 @@ const GAUGES: { suffix: string; help: string; labelNames: Label[]; fill: Fill }[
     labelNames: ['queue'],
     fill: (gauge, { route }) => {
       if (route) gauge.set({ queue: route.queue }, route.machinesLive);
+    },
+  },
+  {
+    suffix: 'history_backlog_entries',
+    help: 'Event stream entries waiting to be copied into the task history (PostgreSQL), per stream, read at scrape time',
+    labelNames: ['stream'],
+    fill: (gauge, { history }) => {
+      for (const { stream, entries } of history ?? []) gauge.set({ stream }, entries);
     },
   },
 ];

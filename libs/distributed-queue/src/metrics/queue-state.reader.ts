@@ -12,6 +12,8 @@ export interface QueueStateSnapshot {
   tasks: { type: string; counts: TaskCounts }[];
   /** The route queue, when configured: its live machines, and this machine's partitions when it is one. */
   route?: { queue: string; machinesLive: number; machine?: string; partitionsOwned?: number };
+  /** With the task history: entries of each event stream not yet copied into PostgreSQL. */
+  history?: { stream: string; entries: number }[];
 }
 
 /** How long a scrape waits for Redis before it shows the last values. */

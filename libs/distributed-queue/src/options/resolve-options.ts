@@ -7,6 +7,7 @@ import {
   resolveEventsOptions, resolveMetricsOptions, resolveTracingOptions,
   type ResolvedEventsOptions, type ResolvedMetricsOptions, type ResolvedTracingOptions,
 } from './resolve-observability';
+import { resolveHistoryOptions, type ResolvedHistoryOptions } from './resolve-history';
 import { hostname } from 'os';
 import type {
   BackoffOptions,
@@ -43,6 +44,8 @@ export interface ResolvedModuleOptions {
   metrics: ResolvedMetricsOptions | null;
   /** null: no tracing. */
   tracing: ResolvedTracingOptions | null;
+  /** null: no task history. */
+  history: ResolvedHistoryOptions | null;
 }
 
 export const DEFAULT_WORKER_OPTIONS: ResolvedWorkerOptions = {
@@ -63,7 +66,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'route', 'events', 'metrics', 'tracing',
+  'maxPayloadBytes', 'keepDone', 'route', 'events', 'metrics', 'tracing', 'history',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -208,6 +211,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     }
     validateWorkerOptions(typeOptions, `types.${type}`);
   }
+  const events = resolveEventsOptions(options.events);
   return {
     connection: options.connection ?? 'redis://127.0.0.1:6379',
     keyPrefix,
@@ -220,7 +224,8 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     maxPayloadBytes: options.maxPayloadBytes ?? 1024 * 1024,
     keepDone: options.keepDone ?? 1000,
     route: resolveRouteOptions(options.route),
-    events: resolveEventsOptions(options.events),
+    events,
+    history: resolveHistoryOptions(options.history, events.stream),
     metrics: resolveMetricsOptions(options.metrics),
     tracing: resolveTracingOptions(options.tracing),
   };

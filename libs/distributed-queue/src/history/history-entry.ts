@@ -1,0 +1,33 @@
+import { parseList as list, type StreamEntry } from '../events/event-entry';
+import type { HistoryEvent } from './history-event';
+
+const EVENTS = new Set<HistoryEvent['event']>(['submitted', 'started', 'completed', 'retrying', 'dead', 'cancelled', 'recovered']);
+
+/**
+ * The history events of one stream entry (see scripts/includes/event-log.lua and the scripts that log):
+ * one per task id, with the fields the entry carries. `type` is the stream's type for a delay-queue stream
+ * (route entries name each task's type); `partition` is the route partition the stream belongs to. An entry
+ * that cannot be read gives none.
+ */
+export function historyEventsOfEntry([entryId, flat]: StreamEntry, from: { type?: string; partition?: number }): HistoryEvent[] {
+  const fields = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i], flat[i + 1]);
+  const event = fields.get('e') as HistoryEvent['event'];
+  if (!EVENTS.has(event)) return [];
+  const at = Number(entryId.split('-')[0]);
+  const [ids, attempts, types, keys, errors, dues, delays, bodies] = ['ids', 'a', 't', 'k', 'err', 'due', 'd', 'b'].map((f) => list(fields.get(f)));
+  const machine = fields.get('m');
+  return ids.map((id, i) => {
+    const out: HistoryEvent = { event, type: String(types[i] ?? from.type ?? ''), id: String(id), at, entryId };
+    if (attempts[i] !== undefined) out.attempt = Number(attempts[i]);
+    if (dues[i] !== undefined) out.dueAt = Number(dues[i]);
+    if (delays[i] !== undefined) out.delayMs = Number(delays[i]);
+    if (typeof bodies[i] === 'string') out.body = bodies[i] as string;
+    if (keys[i] !== undefined) out.key = String(keys[i]);
+    if (from.partition !== undefined) out.partition = from.partition;
+    if (machine) out.machine = machine;
+    const error = errors[i] as { name?: unknown; message?: unknown } | undefined;
+    if (error) out.error = { name: String(error.name ?? 'Error'), message: String(error.message ?? '') };
+    return out;
+  });
+}
