@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
+import { Client } from 'pg';
 import { Registry } from 'prom-client';
 import { OnTaskEvent, type DistributedQueueModuleOptions, type Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
@@ -54,13 +55,26 @@ class EventCounter {
  * (streams followed by a fleet listener, a local listener of every event, Prometheus metrics), `none`
  * (streams off, no metrics).
  */
-export type Observability = 'default' | 'all' | 'none';
+export type Observability = 'default' | 'all' | 'none' | 'history';
+
+/** The PostgreSQL the history runs against (the machine's; each run in a schema of its own, dropped at close). */
+const PG = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
+const benchSchema = `dq_bench_${process.pid}`;
 
 const OBSERVED: Record<Observability, { label: string; options: () => DistributedQueueModuleOptions; providers: unknown[] }> = {
   default: { label: '', options: () => ({}), providers: [] },
   all: { label: ' (events+metrics on)', options: () => ({ metrics: { registry: new Registry() } }), providers: [EventCounter] },
   none: { label: ' (events+metrics off)', options: () => ({ events: { stream: false } }), providers: [] },
+  history: { label: ' (history on)', options: () => ({ history: { connection: PG, schema: benchSchema } }), providers: [] },
 };
+
+/** Drops the history schema of this run. */
+async function dropBenchSchema(): Promise<void> {
+  const client = new Client({ connectionString: PG });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${benchSchema} CASCADE`);
+  await client.end();
+}
 
 /** This library, through its Nest module as an application uses it. */
 export function ours(url: string, prefix: string, observability: Observability = 'default'): System {
@@ -70,7 +84,9 @@ export function ours(url: string, prefix: string, observability: Observability =
   return {
     name: `this library${observed.label}`,
     async submit(items) {
-      producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} } });
+      // NOTE: with the history on, the producer runs a writer too: submits are logged while one runs.
+      const own = observability === 'history' ? observed.options() : {};
+      producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} }, ...own });
       apps.push(producer);
       await inChunks(items, 4, (chunk) => producer!.submit.submitMany('bench', chunk.map((i) => ({ payload: i.payload, delay: i.delay }))));
     },
@@ -85,6 +101,7 @@ export function ours(url: string, prefix: string, observability: Observability =
     },
     async close() {
       await Promise.all(apps.map((a) => a.close()));
+      if (observability === 'history') await dropBenchSchema();
     },
   };
 }

@@ -35,7 +35,7 @@ export function immediate(ctx: Context): Promise<Row[]> {
   const on = () => ctx.make.ours('all');
   const off = () => ctx.make.ours('none');
   return each(ctx, (system) => processAll(ctx, system, small), [on, off])
-    .then(() => each(ctx, (system) => processAll(ctx, system, n), [on, off, on, off, ctx.make.bullmq]))
+    .then(() => each(ctx, (system) => processAll(ctx, system, n), [on, off, on, off, () => ctx.make.ours('history'), () => ctx.make.ours('history'), ctx.make.bullmq]))
     .then(bestOfEach)
     .then(withOnOffRatio);
 }
@@ -82,10 +82,14 @@ async function processAll(ctx: Context, system: System, n: number): Promise<Row>
   };
 }
 
-/** Adds to the events+metrics-on row its process rate as a share of the off row's (the cost of observing). */
+/**
+ * Adds to the events+metrics-on row, and to the history row, its process rate as a share of the off row's
+ * (the cost of observing, of keeping the history).
+ */
 function withOnOffRatio(rows: Row[]): Row[] {
-  const [on, off] = rows;
-  if (on?.key && off?.key) on.figures['on/off'] = `${Math.round((100 * on.key.value) / off.key.value)} %`;
+  const [on, off, history] = rows;
+  if (!off?.key) return rows;
+  for (const row of [on, history]) if (row?.key) row.figures['vs off'] = `${Math.round((100 * row.key.value) / off.key.value)} %`;
   return rows;
 }
 

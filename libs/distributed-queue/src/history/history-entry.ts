@@ -15,7 +15,9 @@ export function historyEventsOfEntry([entryId, flat]: StreamEntry, from: { type?
   const event = fields.get('e') as HistoryEvent['event'];
   if (!EVENTS.has(event)) return [];
   const at = Number(entryId.split('-')[0]);
-  const [ids, attempts, types, keys, errors, dues, delays, bodies] = ['ids', 'a', 't', 'k', 'err', 'due', 'd', 'b'].map((f) => list(fields.get(f)));
+  const [ids, attempts, types, keys, errors, dues, delays, bodies, starts] = ['ids', 'a', 't', 'k', 'err', 'due', 'd', 'b', 's'].map((f) =>
+    list(fields.get(f)),
+  );
   const machine = fields.get('m');
   return ids.map((id, i) => {
     const out: HistoryEvent = { event, type: String(types[i] ?? from.type ?? ''), id: String(id), at, entryId };
@@ -26,6 +28,7 @@ export function historyEventsOfEntry([entryId, flat]: StreamEntry, from: { type?
     if (keys[i] !== undefined) out.key = String(keys[i]);
     if (from.partition !== undefined) out.partition = from.partition;
     if (machine) out.machine = machine;
+    if (typeof starts[i] === 'number' && starts[i] !== 0) out.startedAt = starts[i] as number;
     const error = errors[i] as { name?: unknown; message?: unknown } | undefined;
     if (error) out.error = { name: String(error.name ?? 'Error'), message: String(error.message ?? '') };
     return out;

@@ -26,8 +26,10 @@ export interface HistoryEvent {
   /** Ordered tasks: ordering key and partition. */
   key?: string;
   partition?: number;
-  /** started: the worker process (host/pid). */
+  /** started, and completed or failed attempts: the worker process (host/pid). */
   machine?: string;
+  /** completed, retrying, dead: when the attempt started (epoch ms, Redis clock). */
+  startedAt?: number;
   /** retrying, dead: the error. */
   error?: { name: string; message: string };
 }

@@ -50,7 +50,7 @@ export function isEntryId(value: unknown): value is string {
   return typeof value === 'string' && ENTRY_ID.test(value);
 }
 
-const INTEGER_FIELDS = ['at', 'attempt', 'dueAt', 'delayMs', 'timeoutMs', 'partition'] as const;
+const INTEGER_FIELDS = ['at', 'attempt', 'dueAt', 'delayMs', 'timeoutMs', 'partition', 'startedAt'] as const;
 const TEXT_FIELDS = ['body', 'key', 'machine'] as const;
 
 /** What is wrong with an event, or undefined. */
@@ -107,6 +107,7 @@ function step(p: TaskPatch, e: HistoryEvent): TaskPatch {
   if (e.machine != null) p.machine = e.machine;
   if (e.error != null) p.lastError = JSON.stringify({ name: e.error.name, message: e.error.message });
   if (e.event === 'started') p.executionTime = e.at;
+  if (e.startedAt != null) p.executionTime = e.startedAt;
   p.finishedTime = FINISHED.has(p.status) ? e.at : null;
   p.updatedTime = e.at;
   p.lastEntry = e.entryId;
@@ -123,7 +124,7 @@ export function foldHistoryEvents(events: readonly HistoryEvent[]): TaskPatch[] 
   events.forEach((e, i) => {
     const problem = problemOf(e);
     if (problem) throw new InvalidArgumentError('events', `event ${i} ${problem}`);
-    const k = JSON.stringify([e.type, e.id]);
+    const k = `${e.type}\u0000${e.id}`;
     patches.set(k, step(patches.get(k) ?? blank(e), e));
   });
   return [...patches.values()];

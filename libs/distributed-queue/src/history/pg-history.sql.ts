@@ -12,26 +12,26 @@ export const entryAfter = (a: string, b: string): string =>
   `(split_part(${a}, '-', 1)::numeric, split_part(${a}, '-', 2)::numeric) > ` +
   `(split_part(${b}, '-', 1)::numeric, split_part(${b}, '-', 2)::numeric)`;
 
-/** The patch fields in parameter order, with their array types. */
-const PARAMS: [keyof TaskPatch, string][] = [
-  ['topic', 'text'],
-  ['id', 'text'],
-  ['submitted', 'bool'],
-  ['status', 'text'],
-  ['reentry', 'int'],
-  ['delayMs', 'bigint'],
-  ['ttrMs', 'bigint'],
-  ['body', 'text'],
-  ['key', 'text'],
-  ['partition', 'int'],
-  ['lastError', 'jsonb'],
-  ['machine', 'text'],
-  ['createTime', 'bigint'],
-  ['dueTime', 'bigint'],
-  ['executionTime', 'bigint'],
-  ['finishedTime', 'bigint'],
-  ['updatedTime', 'bigint'],
-  ['lastEntry', 'text'],
+/** The patch fields as record columns (name in the JSON parameter, SQL type). */
+const PARAMS: [keyof TaskPatch, string, string][] = [
+  ['topic', 'topic', 'text'],
+  ['id', 'id', 'text'],
+  ['submitted', 'submitted', 'bool'],
+  ['status', 'status', 'text'],
+  ['reentry', 'reentry', 'int'],
+  ['delayMs', 'delay_ms', 'bigint'],
+  ['ttrMs', 'ttr_ms', 'bigint'],
+  ['body', 'body', 'text'],
+  ['key', 'ordering_key', 'text'],
+  ['partition', 'partition', 'int'],
+  ['lastError', 'last_error', 'jsonb'],
+  ['machine', 'machine', 'text'],
+  ['createTime', 'create_time', 'bigint'],
+  ['dueTime', 'due_time', 'bigint'],
+  ['executionTime', 'execution_time', 'bigint'],
+  ['finishedTime', 'finished_time', 'bigint'],
+  ['updatedTime', 'updated_time', 'bigint'],
+  ['lastEntry', 'last_entry', 'text'],
 ];
 
 /** Columns kept when a batch does not know them (no `submitted` in it), else replaced. */
@@ -39,19 +39,19 @@ const KEPT = ['reentry', 'delay_ms', 'ttr_ms', 'body', 'ordering_key', 'partitio
 const KEPT_TIMES = ['due_time', 'execution_time'];
 
 /**
- * One statement upserting every patch (arrays of the fields, unnested). A row changes only when the patch's
- * last entry comes after the row's: re-applying a batch, or an older one, changes nothing.
+ * One statement upserting every patch (one JSON array of records: serialised by V8 and parsed by
+ * PostgreSQL, cheaper than node-postgres's escaping of 18 arrays). A row changes only when the patch's last
+ * entry comes after the row's: re-applying a batch, or an older one, changes nothing.
  */
 export function upsertSql(n: HistoryTableNames): string {
-  const args = PARAMS.map(([, type], i) => `$${i + 1}::${type}[]`).join(', ');
+  const columns = PARAMS.map(([, column, type]) => `${column} ${type}`).join(', ');
   const keep = (c: string): string => `${c} = CASE WHEN EXCLUDED.submitted THEN EXCLUDED.${c} ELSE coalesce(EXCLUDED.${c}, h.${c}) END`;
   return `INSERT INTO ${n.history} AS h (topic, id, submitted, status, ${KEPT.join(', ')}, create_time, ${KEPT_TIMES.join(', ')},
       finished_time, updated_time, last_entry)
     SELECT p.topic, p.id, p.submitted, p.status, p.reentry, p.delay_ms, p.ttr_ms, p.body, p.ordering_key, p.partition,
       p.last_error, p.machine, ${ts('p.create_time')}, ${ts('p.due_time')}, ${ts('p.execution_time')},
       ${ts('p.finished_time')}, ${ts('p.updated_time')}, p.last_entry
-    FROM unnest(${args}) AS p(topic, id, submitted, status, reentry, delay_ms, ttr_ms, body, ordering_key, partition,
-      last_error, machine, create_time, due_time, execution_time, finished_time, updated_time, last_entry)
+    FROM jsonb_to_recordset($1::jsonb) AS p(${columns})
     ON CONFLICT (topic, id) DO UPDATE SET
       submitted = EXCLUDED.submitted OR h.submitted,
       create_time = CASE WHEN EXCLUDED.submitted THEN EXCLUDED.create_time ELSE h.create_time END,
@@ -63,9 +63,24 @@ export function upsertSql(n: HistoryTableNames): string {
     WHERE ${entryAfter('EXCLUDED.last_entry', 'h.last_entry')}`;
 }
 
-/** The upsert's parameters: one array per field. */
-export function upsertParams(patches: readonly TaskPatch[]): unknown[][] {
-  return PARAMS.map(([field]) => patches.map((p) => p[field]));
+/**
+ * The upsert's one parameter: the patches as a JSON array of records, written directly (hot path: a few
+ * records per task). Null fields are left out (the record set reads them as NULL); `last_error` is already
+ * JSON text.
+ */
+export function upsertParams(patches: readonly TaskPatch[]): string[] {
+  let out = '[';
+  patches.forEach((p, i) => {
+    let record = '';
+    for (const [field, column] of PARAMS) {
+      const value = p[field];
+      if (value === null || value === undefined) continue;
+      const json = field === 'lastError' || typeof value !== 'string' ? String(value) : JSON.stringify(value);
+      record += `${record ? ',' : ''}"${column}":${json}`;
+    }
+    out += `${i ? ',' : ''}{${record}}`;
+  });
+  return [`${out}]`];
 }
 
 /** Records a stream's position, never moving it back. */

@@ -37,7 +37,8 @@ if r == nil or hasFlag(r, 'c') then
 end
 r.attempts = attempt
 local err = errorJson(ARGV[4], ARGV[5], attempt, now)
-local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }), 'err', cjson.encode({ { name = ARGV[4], message = ARGV[5] } }) }
+local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }), 'err', cjson.encode({ { name = ARGV[4], message = ARGV[5] } }),
+  's', cjson.encode({ leaseStart(lease) }), 'm', leaseHolder(lease) }
 if delay >= 0 then
   local before = headScore(waiting)
   r.due = now + delay

@@ -8,7 +8,7 @@
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
   KEYS[8] the consumer's request key  KEYS[9] paused flag (while it exists, nothing is recovered or reserved)
   KEYS[10] the type's event stream  KEYS[11] its followed flag (completions are logged only while it exists)
-  KEYS[12] its recorded flag (starts are logged for the history only while it exists)
+  KEYS[12] its recorded flag (a history writer runs: completions carry their start time and worker too)
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -74,10 +74,18 @@ if #ok > 0 then
     redis.call('LPUSH', done, unpack(ok))
     redis.call('LTRIM', done, 0, keepDone - 1)
   end
-  if logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1 then
-    local attempts = {}
-    for i, token in ipairs(okTokens) do attempts[i] = parseLease(token) or 0 end
-    logEvent(log, logLen, 'completed', { 'ids', cjson.encode(ok), 'a', cjson.encode(attempts) })
+  local recorded = logLen > 0 and redis.call('EXISTS', KEYS[12]) == 1
+  if recorded or (logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1) then
+    local attempts, starts = {}, {}
+    for i, token in ipairs(okTokens) do
+      attempts[i] = parseLease(token) or 0
+      if recorded then starts[i] = leaseStart(token) end
+    end
+    local fields = { 'ids', cjson.encode(ok), 'a', cjson.encode(attempts) }
+    if recorded then
+      fields[5], fields[6], fields[7], fields[8] = 's', cjson.encode(starts), 'm', ARGV[9]
+    end
+    logEvent(log, logLen, 'completed', fields)
   end
 end
 
@@ -170,14 +178,6 @@ if #ids > 0 then
     redis.call('HSET', running, unpack(leases))
     redis.call('ZADD', active, unpack(zadd))
     redis.call('SET', KEYS[8], rid .. cjson.encode(held), 'PX', lease)
-    if logLen > 0 and redis.call('EXISTS', KEYS[12]) == 1 then
-      local started, attempts = {}, {}
-      for i = 1, #held, 2 do
-        started[#started + 1] = held[i]
-        attempts[#attempts + 1] = parseLease(held[i + 1])
-      end
-      logEvent(log, logLen, 'started', { 'ids', cjson.encode(started), 'a', cjson.encode(attempts), 'm', ARGV[9] })
-    end
   end
 end
 

@@ -9,3 +9,15 @@ local function parseLease(v)
   if not a then return nil end
   return tonumber(a), tonumber(d)
 end
+
+-- When the reservation was made (epoch ms: its stamp is the Redis time in microseconds plus a rank), and
+-- who holds it ('' when not recorded). For the history.
+local function leaseStart(v)
+  local stamp = string.match(v or '', '^(%d+):')
+  if not stamp then return 0 end
+  return math.floor(tonumber(stamp) / 1000)
+end
+
+local function leaseHolder(v)
+  return string.match(v or '', '^%d+:%d+:%d+:(.*)$') or ''
+end
