@@ -10,6 +10,6 @@ export interface HistoryOptions {
   retentionDays?: number;
   /** Stream entries copied per batch (one transaction). @default 500 */
   batchSize?: number;
-  /** How often the writer looks for new events, in ms. @default 200 */
+  /** How often the writer looks for new events, in ms (rows lag the queue by about this much). @default 1000 */
   flushIntervalMs?: number;
 }

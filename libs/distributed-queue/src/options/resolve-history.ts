@@ -33,6 +33,6 @@ export function resolveHistoryOptions(history: HistoryOptions | undefined, strea
     schema: history.schema,
     retentionDays: history.retentionDays ?? 30,
     batchSize: history.batchSize ?? 500,
-    flushIntervalMs: history.flushIntervalMs ?? 200,
+    flushIntervalMs: history.flushIntervalMs ?? 1000,
   };
 }
