@@ -45,7 +45,7 @@ const NOTES = `## Reading the figures
   metrics. The two alternate, twice each after a warm-up, and the better run of each is shown: a single
   pair moves by ±10 % with the order it ran in. Other workloads run with the defaults (streams on).
 - History on: the same workload with the task history copied into PostgreSQL (the machine's PostgreSQL 15,
-  a schema of its own) by a writer in the same process. Here it reaches about 60–66 % of off, short of the
+  a schema of its own) by a writer in the same process. Here it reaches about 60–68 % of off, short of the
   70 % aimed at: PostgreSQL writes two row versions per task (the insert at submit, the update when it
   ends) and competes for the same two cores as Redis and Node. Tried: one JSON record set per batch
   (instead of 18 escaped arrays), attempts' start and worker carried by the completion entries (no start
