@@ -21,4 +21,4 @@ export type * from './dashboard/dashboard-api';
 export { TaskHistoryService } from './history/task-history.service';
 export type { HistoryEvent, TaskHistoryRecord } from './history/history-event';
 export type { HistorySearch, HistoryPage } from './history/history-search';
-export type { HistoryStatus } from './history/pg-history.schema';
+export type { HistoryStatus } from './history/history-event';

@@ -34,6 +34,10 @@ export interface HistoryEvent {
   error?: { name: string; message: string };
 }
 
+/** The statuses of a history row. */
+export const HISTORY_STATUSES = ['waiting', 'running', 'retrying', 'done', 'dead', 'cancelled'] as const;
+export type HistoryStatus = (typeof HISTORY_STATUSES)[number];
+
 /** A task's row in the history: its life so far, kept current. */
 export interface TaskHistoryRecord {
   type: string;

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors';
 import type { HistoryEvent } from './history-event';
-import type { HistoryStatus } from './pg-history.schema';
+import type { HistoryStatus } from './history-event';
 
 /**
  * What one batch says about one task: the row's columns after the batch's last event of that task.

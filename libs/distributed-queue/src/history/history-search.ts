@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../errors';
 import type { TaskHistoryRecord } from './history-event';
 import { decodeHistoryCursor, HistoryCursor } from './history-cursor';
-import { HISTORY_STATUSES, HistoryStatus } from './pg-history.schema';
+import { HISTORY_STATUSES, type HistoryStatus } from './history-event';
 
 /** A search of the task history: filters on type, status and submit time, newest first. */
 export interface HistorySearch {

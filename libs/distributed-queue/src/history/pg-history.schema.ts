@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { HISTORY_STATUSES } from './history-event';
 import { HistorySchemaError } from '../errors';
 import type { HistoryTableNames } from './pg-history.options';
 
@@ -6,8 +7,7 @@ import type { HistoryTableNames } from './pg-history.options';
 export type HistoryMigration = (names: HistoryTableNames) => string[];
 
 /** The statuses a row can have (a CHECK constraint keeps the table to them). */
-export const HISTORY_STATUSES = ['waiting', 'running', 'retrying', 'done', 'dead', 'cancelled'] as const;
-export type HistoryStatus = (typeof HISTORY_STATUSES)[number];
+export { HISTORY_STATUSES, type HistoryStatus } from './history-event';
 
 const v1: HistoryMigration = (n) => [
   `CREATE TABLE ${n.history} (
