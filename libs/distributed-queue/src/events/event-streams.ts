@@ -17,7 +17,7 @@ export interface EventStreamRef {
   type?: string;
   /** The route partition the stream belongs to. */
   partition?: number;
-  /** Delay types: while this key exists, the scripts log submits and starts too (for the history). */
+  /** While this key exists, the scripts log submits too, and attempts' start and worker (for the history). */
   recorded?: string;
 }
 
@@ -50,7 +50,7 @@ export class EventStreams {
     if (!store) return [];
     return Array.from({ length: store.options.partitions }, (_, p) => {
       const keys = store.keys.partition(p);
-      return { key: keys.log, flag: keys.followed, partition: p };
+      return { key: keys.log, flag: keys.followed, partition: p, recorded: keys.recorded };
     });
   }
 

@@ -16,6 +16,8 @@ export interface PartitionKeys {
   log: string;
   /** STRING with a TTL, kept by the instances that follow `log`: while it exists, completions are logged too. */
   followed: string;
+  /** STRING with a TTL, kept by the history writer: while it exists, submits are logged too. */
+  recorded: string;
   /** STRING with a short TTL: the reply of a state-changing call with this request id (re-sends repeat it). */
   request(id: string): string;
 }
@@ -56,7 +58,7 @@ export function routeKeys(prefix: string, qId: string): RouteKeys {
       let keys = cache.get(p);
       if (!keys) {
         const pb = `${prefix}:{${prefix}:${qId}:${p}}`;
-        keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead`, log: `${pb}:log`, followed: `${pb}:followed`, request: (id) => `${pb}:req:${id}` };
+        keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead`, log: `${pb}:log`, followed: `${pb}:followed`, recorded: `${pb}:recorded`, request: (id) => `${pb}:req:${id}` };
         cache.set(p, keys);
       }
       return keys;

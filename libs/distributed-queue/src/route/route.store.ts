@@ -98,7 +98,10 @@ export class RouteStore {
     const k = this.keys.partition(partition);
     const { maxPartitionSize, rejectStrategy } = this.options;
     const request = k.request(requestId);
-    const flat = await this.s.dqRoutePush(k.list, k.own, request, n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, REQUEST_TTL_MS, ...items);
+    const flat = await this.s.dqRoutePush(
+      k.list, k.own, request, k.log, k.recorded,
+      n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, REQUEST_TTL_MS, this.streamMaxLen, ...items,
+    );
     if (Number(flat[0]) === ScriptOutcome.StaleCount) return 'stale-count';
     // NOTE: under Exception the reply ends at the first full point: the tasks after it were not written.
     return items.map((_, i): PushResult => {

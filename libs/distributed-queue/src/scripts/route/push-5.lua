@@ -3,10 +3,12 @@
   "<seq>:<at>:<task json>", `at` being Redis's time now: a task's dueAt never comes from a machine's clock.
   Idempotent per request id: the reply is kept for a short while under the request key, and a repeated
   call (a command re-sent after a reconnect) returns it without appending anything again.
-  KEYS[1] partition list  KEYS[2] partition record (own)  KEYS[3] request key
+  KEYS[1] partition list  KEYS[2] partition record (own)  KEYS[3] request key  KEYS[4] the partition's event
+  stream  KEYS[5] its recorded flag (while it exists, submits are logged for the history)
   ARGV[1] partition count the producer used  ARGV[2] max length  ARGV[3] strategy (Discard|DiscardOldest|Exception)
   ARGV[4] events channel  ARGV[5] partition number  ARGV[6] lua log (0/1)  ARGV[7] request ttl ms
-  ARGV[8..] task json
+  ARGV[8] event stream length (0: none)
+  ARGV[9..] task json
   Returns: { OUTCOME.STALE_COUNT, n } when the producer's partition count is not the partition's (nothing
            written); else per task a pair: outcome (QUEUED, DISCARDED, DROPPED_OLDEST, or PARTITION_FULL
            under Exception: nothing past the first full point is written) and the dropped task's json for
@@ -17,6 +19,7 @@
 --- @include "includes/item-body"
 --- @include "includes/now-ms"
 --- @include "includes/route-log"
+--- @include "includes/event-log"
 
 local list, own, request = KEYS[1], KEYS[2], KEYS[3]
 local replied = redis.call('GET', request)
@@ -33,9 +36,12 @@ local n = redis.call('HGET', own, 'n')
 if n ~= ARGV[1] then return { OUTCOME.STALE_COUNT, n or '' } end
 local max, strategy = tonumber(ARGV[2]), ARGV[3]
 local wasEmpty = redis.call('LLEN', list) == 0
-local at = fmt(nowMs())
+local now = nowMs()
+local at = fmt(now)
 local out, queued = {}, 0
-for i = 8, #ARGV do
+local logged = tonumber(ARGV[8]) > 0 and redis.call('EXISTS', KEYS[5]) == 1
+local ids, types, keys, bodies, dues = {}, {}, {}, {}, {}
+for i = 9, #ARGV do
   local len = redis.call('LLEN', list)
   local accept = true
   if len >= max then
@@ -59,7 +65,18 @@ for i = 8, #ARGV do
   if accept then
     local seq = redis.call('HINCRBY', own, 'seq', 1)
     redis.call('RPUSH', list, fmt(seq) .. ':' .. at .. ':' .. ARGV[i])
+    if logged then
+      local ok, task = pcall(cjson.decode, ARGV[i])
+      if ok and type(task) == 'table' then
+        ids[#ids + 1], types[#types + 1], keys[#keys + 1] = tostring(task.id), tostring(task.type), tostring(task.key)
+        bodies[#bodies + 1], dues[#dues + 1] = cjson.encode(task.payload), now
+      end
+    end
   end
+end
+if #ids > 0 then
+  logEvent(KEYS[4], tonumber(ARGV[8]), 'submitted', { 'ids', cjson.encode(ids), 't', cjson.encode(types), 'k', cjson.encode(keys),
+    'b', cjson.encode(bodies), 'due', cjson.encode(dues) })
 end
 if wasEmpty and redis.call('LLEN', list) > 0 then
   redis.call('PUBLISH', ARGV[4], 'p:' .. ARGV[5])
@@ -67,5 +84,5 @@ end
 -- NOTE: the common reply (every task queued) is kept as its count, to keep the request key small.
 local keep = queued * 2 == #out and tostring(queued) or cjson.encode(out)
 redis.call('SET', request, keep, 'PX', ARGV[7])
-routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 7)
+routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 8)
 return out
