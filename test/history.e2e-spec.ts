@@ -126,7 +126,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('task history in Po
     }
   });
 
-  it('ordered tasks: rows from the submit to the end, with key, partition and payload', async () => {
+  it('ordered tasks: rows from the submit to the end, with key, partition, payload, start and machine', async () => {
     const schema = await newSchema();
     const Worker = workerClass<number>('acct', { ordered: true, maxAttempts: 1 }, (task) => {
       if (task.payload === 3) throw new Error('three');
@@ -145,6 +145,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('task history in Po
     expect(rows.map((r) => r.status)).toEqual(['done', 'done', 'done', 'dead']);
     expect(rows.map((r) => r.payload)).toEqual([0, 1, 2, 3]);
     expect(rows.every((r) => r.createdAt !== null && r.dueAt !== null && r.finishedAt! >= r.createdAt!)).toBe(true);
+    expect(rows.every((r) => r.startedAt! >= r.createdAt! && r.finishedAt! >= r.startedAt! && r.machine === 'm1')).toBe(true);
     expect(rows[3]).toMatchObject({ key: 'k1', partition: submitted[3].partition, lastError: { message: 'three' } });
   });
 });

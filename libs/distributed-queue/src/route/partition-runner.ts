@@ -41,6 +41,8 @@ export interface RunnerContext {
 interface Settled {
   seq: number;
   error?: string;
+  /** When its last attempt started (epoch ms), for the history. */
+  startedAt?: number;
 }
 
 const IDLE_MS = 1000;
@@ -70,6 +72,8 @@ export class PartitionRunner {
   private readonly controllers = new Set<AbortController>();
   private readonly finished = new AckBuffer<Settled>();
   private flushing?: Promise<void>;
+  /** When each running item's current attempt started (epoch ms), until it is finished. */
+  private readonly starts = new Map<number, number>();
   readonly done: Promise<void>;
 
   constructor(
@@ -263,7 +267,9 @@ export class PartitionRunner {
         outcome = await this.runItem(item, replays);
       }
       if (outcome === 'aborted') return;
-      this.finished.push(outcome === 'done' ? { seq: item.seq } : { seq: item.seq, error: outcome });
+      const startedAt = this.starts.get(item.seq);
+      this.starts.delete(item.seq);
+      this.finished.push(outcome === 'done' ? { seq: item.seq, startedAt } : { seq: item.seq, error: outcome, startedAt });
       void this.flush().catch(() => undefined);
     }
   }
@@ -310,6 +316,7 @@ export class PartitionRunner {
     return new Promise((resolve) => {
       const controller = new AbortController();
       const startedAt = Date.now();
+      this.starts.set(item.seq, startedAt);
       const settle = (error: Error | null, result?: unknown) => {
         if (!this.controllers.delete(controller)) return;
         timer.clear();
@@ -348,8 +355,9 @@ export class PartitionRunner {
     const items = this.finished.drain();
     const acks = items.filter((s) => s.error === undefined).map((s) => s.seq);
     const dead = items.flatMap((s): [number, string][] => (s.error === undefined ? [] : [[s.seq, s.error]]));
+    const starts = new Map(items.flatMap((s): [number, number][] => (s.startedAt === undefined ? [] : [[s.seq, s.startedAt]])));
     this.flushing = this.ctx.store
-      .ack(this.partition, this.ctx.me, this.epoch, acks, dead)
+      .ack(this.partition, this.ctx.me, this.epoch, acks, dead, starts)
       .then(
         (ok) => {
           if (!ok) this.lost();

@@ -118,10 +118,15 @@ export class RouteStore {
     return { status: takeOutcome(code), replays: Number(replays), items };
   }
 
-  /** Acks seqs and buries failed ones; false when fenced (not the owner any more). */
-  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][]): Promise<boolean> {
+  /**
+   * Acks seqs and buries failed ones; false when fenced (not the owner any more). `starts` (seq -> start ms
+   * of the last attempt) goes into the history's entries.
+   */
+  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, number> = new Map()): Promise<boolean> {
     const k = this.keys.partition(partition);
-    const args: Arg[] = [k.own, k.inflight, k.dead, k.log, k.followed, me, epoch, this.options.maxDeadLetters, this.streamMaxLen, acked.length, ...acked];
+    const startsJson = starts.size > 0 ? JSON.stringify(Object.fromEntries(starts)) : '';
+    const args: Arg[] = [k.own, k.inflight, k.dead, k.log, k.followed, k.recorded, me, epoch, this.options.maxDeadLetters, this.streamMaxLen, startsJson];
+    args.push(acked.length, ...acked);
     for (const [seq, error] of dead) args.push(seq, error);
     return fencedOutcome(await this.s.dqRouteAck(...args)) === 'ok';
   }

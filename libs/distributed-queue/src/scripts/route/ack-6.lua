@@ -2,9 +2,11 @@
   The owner acknowledges finished items and buries failed ones. Fenced by owner and epoch.
   KEYS[1] own  KEYS[2] inflight  KEYS[3] dead  KEYS[4] the partition's event stream
   KEYS[5] its followed flag (completions are logged only while it exists)
+  KEYS[6] its recorded flag (a history writer runs: entries carry each attempt's start and the machine)
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] dead letters kept  ARGV[4] event stream length (0: none written)
-  ARGV[5] number of acked seqs A
-  ARGV[6 .. 5+A] acked seqs, then pairs of seq, error json for buried items
+  ARGV[5] JSON object seq -> start ms of the finished items' last attempt ('' when not sent)
+  ARGV[6] number of acked seqs A
+  ARGV[7 .. 6+A] acked seqs, then pairs of seq, error json for buried items
   Returns: OUTCOME.OK (1) done, NOT_OURS (2) fenced (not the owner any more: nothing changed)
 ]]
 --- @include "includes/outcome"
@@ -14,8 +16,12 @@
 --- @include "includes/item-body"
 --- @include "includes/event-log"
 
--- Appends an event of the items (raw route items) to the stream: their ids, types, keys and errors.
-local function logItems(event, items, errs)
+local recorded = tonumber(ARGV[4]) > 0 and ARGV[5] ~= '' and redis.call('EXISTS', KEYS[6]) == 1
+local starts = recorded and cjson.decode(ARGV[5]) or nil
+
+-- Appends an event of the items (raw route items, their seqs) to the stream: ids, types, keys and errors;
+-- with the history on, each attempt's start and this machine.
+local function logItems(event, items, seqs, errs)
   local ids, types, keys, attempts = {}, {}, {}, {}
   for i, item in ipairs(items) do
     local ok, task = pcall(cjson.decode, itemBody(item) or '')
@@ -29,38 +35,45 @@ local function logItems(event, items, errs)
     for i, e in ipairs(errs) do out[i] = { name = e.name, message = e.message } end
     fields[#fields + 1], fields[#fields + 2] = 'err', cjson.encode(out)
   end
+  if starts then
+    local s = {}
+    for i, seq in ipairs(seqs) do s[i] = tonumber(starts[seq]) or 0 end
+    fields[#fields + 1], fields[#fields + 2] = 's', cjson.encode(s)
+    fields[#fields + 1], fields[#fields + 2] = 'm', ARGV[1]
+  end
   logEvent(KEYS[4], tonumber(ARGV[4]), event, fields)
 end
 
 local own, inflight, dead = KEYS[1], KEYS[2], KEYS[3]
 if not isOwner(own, ARGV[1], ARGV[2]) then return OUTCOME.NOT_OURS end
-local acked, logging = tonumber(ARGV[5]), tonumber(ARGV[4]) > 0
+local acked, logging = tonumber(ARGV[6]), tonumber(ARGV[4]) > 0
 local now = nowMs()
 if acked > 0 then
   local seqs = {}
-  for i = 6, 5 + acked do seqs[#seqs + 1] = ARGV[i] end
-  if logging and redis.call('EXISTS', KEYS[5]) == 1 then
-    local items = {}
-    for _, item in ipairs(redis.call('HMGET', inflight, unpack(seqs))) do
-      if item then items[#items + 1] = item end
+  for i = 7, 6 + acked do seqs[#seqs + 1] = ARGV[i] end
+  if logging and (recorded or redis.call('EXISTS', KEYS[5]) == 1) then
+    local items, found = {}, {}
+    for i, item in ipairs(redis.call('HMGET', inflight, unpack(seqs))) do
+      if item then items[#items + 1], found[#found + 1] = item, seqs[i] end
     end
-    if #items > 0 then logItems('completed', items, nil) end
+    if #items > 0 then logItems('completed', items, found, nil) end
   end
   redis.call('HDEL', inflight, unpack(seqs))
 end
-local buried, errs = {}, {}
-for i = 6 + acked, #ARGV, 2 do
+local buried, buriedSeqs, errs = {}, {}, {}
+for i = 7 + acked, #ARGV, 2 do
   local item = redis.call('HGET', inflight, ARGV[i])
   if item then
     redis.call('HDEL', inflight, ARGV[i])
     redis.call('RPUSH', dead, '{"item":' .. cjson.encode(item) .. ',"diedAt":' .. fmt(now) .. ',"error":' .. ARGV[i + 1] .. '}')
     if logging then
       local ok, e = pcall(cjson.decode, ARGV[i + 1])
-      buried[#buried + 1], errs[#errs + 1] = item, (ok and type(e) == 'table') and e or { name = 'Error', message = ARGV[i + 1] }
+      buried[#buried + 1], buriedSeqs[#buriedSeqs + 1] = item, ARGV[i]
+      errs[#errs + 1] = (ok and type(e) == 'table') and e or { name = 'Error', message = ARGV[i + 1] }
     end
   end
 end
-if #buried > 0 then logItems('dead', buried, errs) end
-if #ARGV > 5 + acked then redis.call('LTRIM', dead, -tonumber(ARGV[3]), -1) end
+if #buried > 0 then logItems('dead', buried, buriedSeqs, errs) end
+if #ARGV > 6 + acked then redis.call('LTRIM', dead, -tonumber(ARGV[3]), -1) end
 if redis.call('HLEN', inflight) == 0 then redis.call('HSET', own, 'replays', 0) end
 return OUTCOME.OK
