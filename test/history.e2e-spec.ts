@@ -7,7 +7,7 @@ import {
   DistributedQueueDashboardModule, DistributedQueueModule, HistoryNotConfiguredError, InvalidOptionsError, TaskHistoryService,
   TaskSubmitService, type Task, type TaskHistoryRecord,
 } from 'nestjs-distributed-queue';
-import { startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import { keysOf, startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { startTcpProxy } from './support/tcp-proxy';
 import { getTargets, uniquePrefix } from './support/targets';
@@ -38,7 +38,7 @@ function useSchemas() {
 const historyOf = (app: QueueApp): TaskHistoryService => app.app.get(TaskHistoryService);
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('task history in PostgreSQL on %s', (_name, target) => {
-  const { start } = useQueueApps(target);
+  const { start, redis } = useQueueApps(target);
   const newSchema = useSchemas();
 
   it("keeps each task's life: submitted, started, retried, done, dead, cancelled, with times, attempts and machine", async () => {
@@ -124,6 +124,18 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('task history in Po
     } finally {
       await proxy.close();
     }
+  });
+
+  it('an entry the store cannot apply is skipped (and logged): it blocks nothing after it', async () => {
+    const schema = await newSchema();
+    const prefix = uniquePrefix('hist-bad-entry');
+    const Worker = workerClass('he', {}, () => undefined);
+    const app = await start({ connection: target.connection, keyPrefix: prefix, history: { connection: PG, schema, flushIntervalMs: 50 } }, [Worker]);
+    await redis().xadd(keysOf(prefix, 'he').log, '*', 'e', 'submitted', 'ids', '["bad"]', 'due', '["not a time"]');
+    await app.submit.submit('he', { fine: true }, { id: 'good' });
+    const history = historyOf(app);
+    await waitFor(async () => (await history.getHistory('he', 'good'))?.status === 'done', { timeoutMs: 10_000, message: 'the good task copied' });
+    expect(await history.getHistory('he', 'bad')).toBeNull();
   });
 
   it('ordered tasks: rows from the submit to the end, with key, partition, payload, start and machine', async () => {

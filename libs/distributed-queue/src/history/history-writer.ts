@@ -5,6 +5,8 @@ import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { EventStreams, FLAG_EVERY_MS, type EventStreamRef } from '../events/event-streams';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
+import { InvalidArgumentError } from '../errors';
+import type { StreamEntry } from '../events/event-entry';
 import { historyEventsOfEntry } from './history-entry';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
 
@@ -126,11 +128,30 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     if (entries.length === 0) return false;
     const events = entries.flatMap((entry) => historyEventsOfEntry(entry, stream));
     const last = entries[entries.length - 1][0];
-    await this.store!.apply(stream.key, events, last);
+    try {
+      await this.store!.apply(stream.key, events, last);
+    } catch (error) {
+      // NOTE: a batch the store refuses as malformed would be refused forever: copy it entry by entry instead,
+      // skipping (and logging) the entries that cannot be applied, so that one bad entry blocks nothing.
+      if (!(error instanceof InvalidArgumentError)) throw error;
+      await this.applyEachEntry(stream, entries);
+    }
     stream.position = last;
     await this.events.trimBefore(stream.key, last);
     if (entries.length >= batchSize) await this.checkBacklog(stream);
     return entries.length >= batchSize;
+  }
+
+  private async applyEachEntry(stream: Copied, entries: StreamEntry[]): Promise<void> {
+    for (const entry of entries) {
+      try {
+        await this.store!.apply(stream.key, historyEventsOfEntry(entry, stream), entry[0]);
+      } catch (error) {
+        if (!(error instanceof InvalidArgumentError)) throw error;
+        this.logger.error(`history: skipped stream entry ${entry[0]} of ${stream.key}, which cannot be applied: ${error.message}`);
+        await this.store!.apply(stream.key, [], entry[0]);
+      }
+    }
   }
 
   private async checkBacklog(stream: Copied): Promise<void> {
