@@ -75,8 +75,9 @@ export class DistributedQueueExplorer implements OnModuleInit {
     return [...types].filter((type) => !isInternalType(type));
   }
 
-  hasWorker(type: string): boolean {
-    return this.workers.has(type);
+  /** Whether this application knows `type`: a worker here handles it or `types` declares it. */
+  isKnown(type: string): boolean {
+    return this.workers.has(type) || type in this.options.types;
   }
 
   /** Whether `type` is ordered: by its worker here, else by the `types` option. */

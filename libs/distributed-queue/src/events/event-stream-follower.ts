@@ -3,7 +3,7 @@ import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constan
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { eventsOfEntry } from './event-entry';
-import { EventStreams, FLAG_EVERY_MS, type EventStreamRef } from './event-streams';
+import { EventStreams, type EventStreamRef } from './event-streams';
 import { TaskEventBus } from './task-event-bus';
 
 /** Entries read per stream per call. */
@@ -25,7 +25,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   private readonly logger = new Logger('DistributedQueue');
   private followed: FollowedStream[] = [];
   private timer?: NodeJS.Timeout;
-  private flagTimer?: NodeJS.Timeout;
+  private lowerFlags?: () => void;
   private reading?: Promise<void>;
   private stopped = false;
   private failing = false;
@@ -41,8 +41,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
     const refs = this.toFollow();
     if (refs.length === 0) return;
     // NOTE: the flags first: completions logged from now on come after the positions read next.
-    await this.streams.raiseFlags(refs);
-    this.flagTimer = setInterval(() => void this.streams.raiseFlags(refs).catch(() => undefined), FLAG_EVERY_MS);
+    this.lowerFlags = await this.streams.keepFlagsRaised(refs);
     this.followed = await Promise.all(refs.map(async (s) => ({ ...s, last: await this.streams.lastId(s.key) })));
     this.schedule(this.options.events.followIntervalMs);
   }
@@ -50,7 +49,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    clearInterval(this.flagTimer);
+    this.lowerFlags?.();
     await this.reading;
   }
 

@@ -6,7 +6,8 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { delayQueueKeys } from '../redis/queue-keys';
 import type { RedisClient } from '../redis/script-loader';
 import type { RouteStore } from '../route/route.store';
-import { eventsOfEntry, type StreamEntry } from './event-entry';
+import { eventsOfEntry } from './event-entry';
+import type { StreamEntry } from './stream-entry';
 
 /** A stream of lifecycle events and its followed flag. */
 export interface EventStreamRef {
@@ -22,7 +23,7 @@ export interface EventStreamRef {
 }
 
 /** How often followers set their flags again, and how long a flag lives. */
-export const FLAG_EVERY_MS = 10_000;
+const FLAG_EVERY_MS = 10_000;
 const FLAG_TTL_MS = 3 * FLAG_EVERY_MS;
 /** Entries read back at most when counting recent events. */
 const RECENT_LIMIT = 10_000;
@@ -61,6 +62,17 @@ export class EventStreams {
   async raiseFlags(streams: Pick<EventStreamRef, 'flag' | 'recorded'>[], recorded = false): Promise<void> {
     const flags = streams.flatMap((s) => (recorded && s.recorded ? [s.flag, s.recorded] : [s.flag]));
     await Promise.all(flags.map((flag) => this.redis.set(flag, '1', 'PX', FLAG_TTL_MS)));
+  }
+
+  /**
+   * Keeps the flags of `streams` raised while this instance follows them (`recorded`: the history's too):
+   * raises them now, then every 10 s. Returns the function that stops.
+   */
+  async keepFlagsRaised(streams: Pick<EventStreamRef, 'flag' | 'recorded'>[], recorded = false): Promise<() => void> {
+    await this.raiseFlags(streams, recorded);
+    const timer = setInterval(() => void this.raiseFlags(streams, recorded).catch(() => undefined), FLAG_EVERY_MS);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** How many entries the stream holds. */

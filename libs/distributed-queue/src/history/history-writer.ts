@@ -2,12 +2,11 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { randomBytes } from 'crypto';
 import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import { EventStreams, FLAG_EVERY_MS, type EventStreamRef } from '../events/event-streams';
+import { EventStreams, type EventStreamRef } from '../events/event-streams';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { InvalidArgumentError } from '../errors';
-import type { StreamEntry } from '../events/event-entry';
-import { historyEventsOfEntry } from './history-entry';
+import { decodeStreamEntry, type StreamEntry } from '../events/stream-entry';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
 
 /** How long a writer's lease on a stream lasts; renewed at every pass. */
@@ -41,8 +40,10 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   private readonly logger = new Logger('DistributedQueueHistory');
   private readonly me = randomBytes(8).toString('hex');
   private streams: Copied[] = [];
-  private timers: NodeJS.Timeout[] = [];
-  private pass?: Promise<void>;
+  private retentionTimer?: NodeJS.Timeout;
+  private lowerFlags?: () => void;
+  /** The pass running or the last one: passes run one after another (a flush waits for the running one). */
+  private pass: Promise<boolean> = Promise.resolve(false);
   private stopped = false;
   private failing = false;
 
@@ -58,19 +59,17 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     if (!this.store || !this.options.history) return;
     const refs = new Map(this.explorer.knownTypes().flatMap((type) => this.events.of(type)).map((s) => [s.key, s]));
     this.streams = [...refs.values()];
-    await this.events.raiseFlags(this.streams, true);
-    this.timers = [
-      setInterval(() => void this.events.raiseFlags(this.streams, true).catch(() => undefined), FLAG_EVERY_MS),
-      setInterval(() => void this.retention(), HOUR_MS),
-    ];
-    this.timers.forEach((t) => t.unref());
+    this.lowerFlags = await this.events.keepFlagsRaised(this.streams, true);
+    this.retentionTimer = setInterval(() => void this.retention(), HOUR_MS);
+    this.retentionTimer.unref();
     void this.retention();
     this.schedule(0);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    this.timers.forEach(clearInterval);
+    this.lowerFlags?.();
+    clearInterval(this.retentionTimer);
     await this.pass;
   }
 
@@ -84,14 +83,20 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /** Copies what is waiting now (tests and shutdown use it); resolves when every stream was read once. */
-  flush(): Promise<void> {
-    return this.copyAll().then(() => undefined);
+  async flush(): Promise<void> {
+    await this.nextPass();
+  }
+
+  /** Runs a pass after the one in progress (two passes at once would copy the same entries twice). */
+  private nextPass(): Promise<boolean> {
+    this.pass = this.pass.then(() => this.copyAll());
+    return this.pass;
   }
 
   private schedule(ms: number): void {
     if (this.stopped) return;
     const timer = setTimeout(() => {
-      this.pass = this.copyAll().then((more) => this.schedule(more ? 0 : this.failing ? RETRY_MS : this.options.history!.flushIntervalMs));
+      void this.nextPass().then((more) => this.schedule(more ? 0 : this.failing ? RETRY_MS : this.options.history!.flushIntervalMs));
     }, ms);
     timer.unref();
   }
@@ -126,7 +131,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     stream.position ??= (await this.store!.position(stream.key)) ?? '0-0';
     const entries = await this.events.read(stream.key, stream.position, batchSize);
     if (entries.length === 0) return false;
-    const events = entries.flatMap((entry) => historyEventsOfEntry(entry, stream));
+    const events = entries.flatMap((entry) => decodeStreamEntry(entry, stream));
     const last = entries[entries.length - 1][0];
     try {
       await this.store!.apply(stream.key, events, last);
@@ -145,7 +150,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   private async applyEachEntry(stream: Copied, entries: StreamEntry[]): Promise<void> {
     for (const entry of entries) {
       try {
-        await this.store!.apply(stream.key, historyEventsOfEntry(entry, stream), entry[0]);
+        await this.store!.apply(stream.key, decodeStreamEntry(entry, stream), entry[0]);
       } catch (error) {
         if (!(error instanceof InvalidArgumentError)) throw error;
         this.logger.error(`history: skipped stream entry ${entry[0]} of ${stream.key}, which cannot be applied: ${error.message}`);

@@ -124,7 +124,8 @@ export class RouteStore {
    */
   async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, number> = new Map()): Promise<boolean> {
     const k = this.keys.partition(partition);
-    const startsJson = starts.size > 0 ? JSON.stringify(Object.fromEntries(starts)) : '';
+    // NOTE: only the history reads the starts (through the stream): nothing to send with the streams off.
+    const startsJson = starts.size > 0 && this.streamMaxLen > 0 ? JSON.stringify(Object.fromEntries(starts)) : '';
     const args: Arg[] = [k.own, k.inflight, k.dead, k.log, k.followed, k.recorded, me, epoch, this.options.maxDeadLetters, this.streamMaxLen, startsJson];
     args.push(acked.length, ...acked);
     for (const [seq, error] of dead) args.push(seq, error);

@@ -164,7 +164,7 @@ export class QueueControlService {
   /** The checked type string of a cleaning call: under `strictTypes`, a type this application knows. */
   private cleanedType(type: AnyType): string {
     const name = checkedTypeOf(type);
-    if (this.options.strictTypes && !this.explorer.hasWorker(name) && !(name in this.options.types)) throw new UnknownTaskTypeError(name);
+    if (this.options.strictTypes && !this.explorer.isKnown(name)) throw new UnknownTaskTypeError(name);
     return name;
   }
 

@@ -162,7 +162,7 @@ export class TaskSubmitService {
 
   private orderedProducer(type: string): RouteProducer {
     if (!this.producer) throw new RouteNotConfiguredError(`Ordered task type "${type}"`);
-    const known = this.explorer.hasWorker(type) || type in this.options.types;
+    const known = this.explorer.isKnown(type);
     if (known && !this.explorer.isOrdered(type)) {
       throw new InvalidSubmitOptionsError('key', `type "${type}" is not ordered: use submit(), or mark it { ordered: true }`);
     }
@@ -171,9 +171,7 @@ export class TaskSubmitService {
   }
 
   private assertDelayType(type: string): void {
-    if (this.options.strictTypes && !this.explorer.hasWorker(type) && !(type in this.options.types)) {
-      throw new UnknownTaskTypeError(type);
-    }
+    if (this.options.strictTypes && !this.explorer.isKnown(type)) throw new UnknownTaskTypeError(type);
     if (this.explorer.isOrdered(type)) {
       throw new InvalidSubmitOptionsError('key', `type "${type}" is ordered: use submitOrdered(type, key, payload)`);
     }

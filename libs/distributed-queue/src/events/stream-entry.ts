@@ -1,15 +1,29 @@
-import { parseList as list, type StreamEntry } from '../events/event-entry';
-import type { HistoryEvent } from './history-event';
+import type { HistoryEvent } from '../history/history-event';
+
+/** A stream entry as XREAD returns it: its id and a flat list of field, value. */
+export type StreamEntry = [id: string, fields: string[]];
+
+/** A JSON array field of an entry ([] when absent or unreadable). */
+const list = (text: string | undefined): unknown[] => {
+  if (!text) return [];
+  try {
+    const value = JSON.parse(text) as unknown;
+    return Array.isArray(value) ? value : [];
+  } catch {
+    return [];
+  }
+};
 
 const EVENTS = new Set<HistoryEvent['event']>(['submitted', 'started', 'completed', 'retrying', 'dead', 'cancelled', 'recovered']);
 
 /**
- * The history events of one stream entry (see scripts/includes/event-log.lua and the scripts that log):
- * one per task id, with the fields the entry carries. `type` is the stream's type for a delay-queue stream
+ * Decodes one entry of an event stream (see scripts/includes/event-log.lua and the scripts that log): one
+ * event per task id, with every field the entry carries. The one reader of the format: fleet listeners and
+ * the history writer both start from it. `type` is the stream's type for a delay-queue stream
  * (route entries name each task's type); `partition` is the route partition the stream belongs to. An entry
  * that cannot be read gives none.
  */
-export function historyEventsOfEntry([entryId, flat]: StreamEntry, from: { type?: string; partition?: number }): HistoryEvent[] {
+export function decodeStreamEntry([entryId, flat]: StreamEntry, from: { type?: string; partition?: number }): HistoryEvent[] {
   const fields = new Map<string, string>();
   for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i], flat[i + 1]);
   const event = fields.get('e') as HistoryEvent['event'];
