@@ -205,6 +205,8 @@ describe('task history options', () => {
     ).rejects.toThrow(/history\.connection/);
     await expect(startQueueApp({ connection: single.connection, history: { connection: PG, table: 'bad name' } })).rejects.toBeInstanceOf(InvalidOptionsError);
     await expect(startQueueApp({ connection: single.connection, events: { stream: false }, history: { connection: PG } })).rejects.toThrow(/events\.stream/);
+    await expect(startQueueApp({ connection: single.connection, history: { connection: PG, coalesceMs: -1 } })).rejects.toThrow(/history\.coalesceMs/);
+    await expect(startQueueApp({ connection: single.connection, history: { connection: PG, recordStarts: 'yes' as never } })).rejects.toThrow(/history\.recordStarts/);
   });
 
   it('without the option: history calls reject with HistoryNotConfiguredError, nothing is recorded', async () => {

@@ -22,6 +22,9 @@ export interface EventStreamRef {
   recorded?: string;
 }
 
+/** What a history writer asks the scripts to log beyond the fleet events (see raiseFlags). */
+export type RecordLevel = 'outcomes' | 'starts';
+
 /** How often followers set their flags again, and how long a flag lives. */
 const FLAG_EVERY_MS = 10_000;
 const FLAG_TTL_MS = 3 * FLAG_EVERY_MS;
@@ -57,20 +60,23 @@ export class EventStreams {
 
   /**
    * Tells the scripts that these streams are followed, for the next 30 s (so that they log completions too);
-   * `recorded` also asks for submits and starts (the history's).
+   * `record` also asks for what the history needs: submits with their payload and the attempts' start and
+   * worker on their outcome (`outcomes`), plus each attempt's start as it happens (`starts`).
    */
-  async raiseFlags(streams: Pick<EventStreamRef, 'flag' | 'recorded'>[], recorded = false): Promise<void> {
-    const flags = streams.flatMap((s) => (recorded && s.recorded ? [s.flag, s.recorded] : [s.flag]));
-    await Promise.all(flags.map((flag) => this.redis.set(flag, '1', 'PX', FLAG_TTL_MS)));
+  async raiseFlags(streams: Pick<EventStreamRef, 'flag' | 'recorded'>[], record?: RecordLevel): Promise<void> {
+    const flags = streams.flatMap((s): [string, string][] =>
+      record && s.recorded ? [[s.flag, '1'], [s.recorded, record === 'starts' ? 's' : 'o']] : [[s.flag, '1']],
+    );
+    await Promise.all(flags.map(([flag, value]) => this.redis.set(flag, value, 'PX', FLAG_TTL_MS)));
   }
 
   /**
-   * Keeps the flags of `streams` raised while this instance follows them (`recorded`: the history's too):
+   * Keeps the flags of `streams` raised while this instance follows them (`record`: the history's too):
    * raises them now, then every 10 s. Returns the function that stops.
    */
-  async keepFlagsRaised(streams: Pick<EventStreamRef, 'flag' | 'recorded'>[], recorded = false): Promise<() => void> {
-    await this.raiseFlags(streams, recorded);
-    const timer = setInterval(() => void this.raiseFlags(streams, recorded).catch(() => undefined), FLAG_EVERY_MS);
+  async keepFlagsRaised(streams: Pick<EventStreamRef, 'flag' | 'recorded'>[], record?: RecordLevel): Promise<() => void> {
+    await this.raiseFlags(streams, record);
+    const timer = setInterval(() => void this.raiseFlags(streams, record).catch(() => undefined), FLAG_EVERY_MS);
     timer.unref();
     return () => clearInterval(timer);
   }

@@ -43,6 +43,9 @@ const STATUS: Record<HistoryEvent['event'], HistoryStatus> = {
 };
 
 const FINISHED = new Set<HistoryStatus>(['done', 'dead', 'cancelled']);
+
+/** True for the statuses a task ends in (done, dead, cancelled). */
+export const isFinished = (status: HistoryStatus): boolean => FINISHED.has(status);
 const ENTRY_ID = /^\d{1,20}-\d{1,20}$/;
 
 /** True when `value` is a stream entry id (`<ms>-<seq>`). */
@@ -53,8 +56,8 @@ export function isEntryId(value: unknown): value is string {
 const INTEGER_FIELDS = ['at', 'attempt', 'dueAt', 'delayMs', 'timeoutMs', 'partition', 'startedAt'] as const;
 const TEXT_FIELDS = ['body', 'key', 'machine'] as const;
 
-/** What is wrong with an event, or undefined. */
-function problemOf(e: HistoryEvent): string | undefined {
+/** What is wrong with an event (to name it in an error), or undefined when the store can apply it. */
+export function historyEventProblem(e: HistoryEvent): string | undefined {
   if (!e || typeof e !== 'object') return 'is not an object';
   if (!Object.prototype.hasOwnProperty.call(STATUS, e.event)) return `has an unknown event ${JSON.stringify(e.event)}`;
   if (typeof e.type !== 'string' || !e.type || typeof e.id !== 'string' || !e.id) return 'needs a type and an id';
@@ -114,18 +117,31 @@ function step(p: TaskPatch, e: HistoryEvent): TaskPatch {
   return p;
 }
 
+/** The key a task's patch goes under (type and id). */
+export const patchKey = (e: { type: string; id: string }): string => `${e.type}\u0000${e.id}`;
+
+/**
+ * Brings `patch` (the task's state so far, or undefined for none) to after event `e`; returns the patch
+ * (the same object, or a new one when `e` restarts the row). `e` must be valid (see historyEventProblem).
+ */
+export function stepPatch(patch: TaskPatch | undefined, e: HistoryEvent): TaskPatch {
+  return step(patch ?? blank(e), e);
+}
+
 /**
  * Folds a batch (in stream order) into one patch per task, in the order tasks first appear, so one upsert
  * statement writes each row once.
  * @throws InvalidArgumentError naming `events` for a malformed event
  */
 export function foldHistoryEvents(events: readonly HistoryEvent[]): TaskPatch[] {
-  const patches = new Map<string, TaskPatch>();
   events.forEach((e, i) => {
-    const problem = problemOf(e);
+    const problem = historyEventProblem(e);
     if (problem) throw new InvalidArgumentError('events', `event ${i} ${problem}`);
-    const k = `${e.type}\u0000${e.id}`;
-    patches.set(k, step(patches.get(k) ?? blank(e), e));
   });
+  const patches = new Map<string, TaskPatch>();
+  for (const e of events) {
+    const k = patchKey(e);
+    patches.set(k, stepPatch(patches.get(k), e));
+  }
   return [...patches.values()];
 }

@@ -5,9 +5,8 @@ import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { EventStreams, type EventStreamRef } from '../events/event-streams';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
-import { InvalidArgumentError } from '../errors';
-import { decodeStreamEntry, type StreamEntry } from '../events/stream-entry';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
+import { StreamCopyState } from './history-coalescer';
 
 /** How long a writer's lease on a stream lasts; renewed at every pass. */
 const LEASE_MS = 15_000;
@@ -18,8 +17,9 @@ const RETRY_MS = 1000;
 const HOUR_MS = 3_600_000;
 
 interface Copied extends EventStreamRef {
-  /** The last entry copied (known after the first pass). */
-  position?: string;
+  state: StreamCopyState;
+  /** The position last recorded in PostgreSQL (known after the first pass). */
+  recorded?: string;
   warned?: boolean;
 }
 
@@ -30,7 +30,8 @@ interface LeaseScripts {
 /**
  * Copies the event streams into the history store: for each stream of every known type, whichever
  * instance holds the stream's lease reads from the position the store last recorded, applies a batch in
- * one transaction (idempotent upserts plus the new position), then trims the stream up to there. When
+ * one transaction (idempotent upserts plus the new position), then trims the stream up to there. Tasks that
+ * have not finished within `coalesceMs` of their submit are held back meanwhile (see StreamCopyState). When
  * PostgreSQL is down or slow, task processing does not wait: the events stay in the stream (up to
  * `events.streamMaxLen` entries; a warning when it is 80 % full) and the writer catches up when it is back.
  * It also asks the scripts to log submits and starts (the recorded flags) and runs the retention job.
@@ -58,8 +59,8 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   async onApplicationBootstrap(): Promise<void> {
     if (!this.store || !this.options.history) return;
     const refs = new Map(this.explorer.knownTypes().flatMap((type) => this.events.of(type)).map((s) => [s.key, s]));
-    this.streams = [...refs.values()];
-    this.lowerFlags = await this.events.keepFlagsRaised(this.streams, true);
+    this.streams = [...refs.values()].map((ref) => ({ ...ref, state: new StreamCopyState() }));
+    this.lowerFlags = await this.events.keepFlagsRaised(this.streams, this.options.history.recordStarts ? 'starts' : 'outcomes');
     this.retentionTimer = setInterval(() => void this.retention(), HOUR_MS);
     this.retentionTimer.unref();
     void this.retention();
@@ -70,6 +71,8 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     this.stopped = true;
     this.lowerFlags?.();
     clearInterval(this.retentionTimer);
+    // NOTE: what is held back is written now; if that fails, the next writer reads it again from Redis.
+    if (this.streams.some((s) => s.state.holding > 0)) this.pass = this.pass.then(() => this.copyAll(true));
     await this.pass;
   }
 
@@ -82,14 +85,14 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     return Promise.all(this.streams.map(async (s) => ({ stream: s.key, entries: await this.events.length(s.key) })));
   }
 
-  /** Copies what is waiting now (tests and shutdown use it); resolves when every stream was read once. */
+  /** Copies what is waiting now, held-back tasks included; resolves when every stream was read once. */
   async flush(): Promise<void> {
-    await this.nextPass();
+    await this.nextPass(true);
   }
 
   /** Runs a pass after the one in progress (two passes at once would copy the same entries twice). */
-  private nextPass(): Promise<boolean> {
-    this.pass = this.pass.then(() => this.copyAll());
+  private nextPass(force = false): Promise<boolean> {
+    this.pass = this.pass.then(() => this.copyAll(force));
     return this.pass;
   }
 
@@ -102,61 +105,56 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /** One pass over the streams; true when one of them may hold more. */
-  private async copyAll(): Promise<boolean> {
+  private async copyAll(force: boolean): Promise<boolean> {
     let more = false;
     try {
       for (const stream of this.streams) {
-        if (this.stopped) break;
-        if (await this.copy(stream)) more = true;
+        if (this.stopped && !force) break;
+        if (await this.copy(stream, force)) more = true;
       }
       if (this.failing) this.logger.log('history: copying again');
       this.failing = false;
     } catch (error) {
       if (!this.failing) this.logger.warn(`history: copying failed, events wait in Redis (${(error as Error).message})`);
       this.failing = true;
-      for (const stream of this.streams) stream.position = undefined;
+      for (const stream of this.streams) this.forget(stream);
       await Promise.all(this.streams.map((s) => this.checkBacklog(s).catch(() => undefined)));
     }
     return more;
   }
 
   /** Copies one batch of one stream if this instance holds its lease; true when the batch was full. */
-  private async copy(stream: Copied): Promise<boolean> {
+  private async copy(stream: Copied, force: boolean): Promise<boolean> {
     const scripts = this.redis as unknown as LeaseScripts;
     if ((await scripts.dqHistoryLease(`${stream.key}:writer`, this.me, LEASE_MS)) !== 1) {
-      stream.position = undefined;
+      this.forget(stream);
       return false;
     }
-    const { batchSize } = this.options.history!;
-    stream.position ??= (await this.store!.position(stream.key)) ?? '0-0';
-    const entries = await this.events.read(stream.key, stream.position, batchSize);
-    if (entries.length === 0) return false;
-    const events = entries.flatMap((entry) => decodeStreamEntry(entry, stream));
-    const last = entries[entries.length - 1][0];
-    try {
-      await this.store!.apply(stream.key, events, last);
-    } catch (error) {
-      // NOTE: a batch the store refuses as malformed would be refused forever: copy it entry by entry instead,
-      // skipping (and logging) the entries that cannot be applied, so that one bad entry blocks nothing.
-      if (!(error instanceof InvalidArgumentError)) throw error;
-      await this.applyEachEntry(stream, entries);
+    const { batchSize, coalesceMs } = this.options.history!;
+    const { state } = stream;
+    if (state.cursor === undefined) {
+      stream.recorded = (await this.store!.position(stream.key)) ?? '0-0';
+      state.cursor = stream.recorded;
     }
-    stream.position = last;
-    await this.events.trimBefore(stream.key, last);
+    const entries = await this.events.read(stream.key, state.cursor, batchSize);
+    if (entries.length === 0 && state.holding === 0) return false;
+    const plan = state.plan(entries, stream, coalesceMs, force);
+    for (const { event, problem } of plan.skipped) {
+      this.logger.error(`history: skipped an event of stream entry ${event.entryId} of ${stream.key}, which cannot be applied: it ${problem}`);
+    }
+    if (plan.patches.length > 0 || plan.position !== stream.recorded) {
+      await this.store!.applyPatches(stream.key, plan.patches, plan.position);
+      stream.recorded = plan.position;
+      await this.events.trimBefore(stream.key, plan.position);
+    }
     if (entries.length >= batchSize) await this.checkBacklog(stream);
     return entries.length >= batchSize;
   }
 
-  private async applyEachEntry(stream: Copied, entries: StreamEntry[]): Promise<void> {
-    for (const entry of entries) {
-      try {
-        await this.store!.apply(stream.key, decodeStreamEntry(entry, stream), entry[0]);
-      } catch (error) {
-        if (!(error instanceof InvalidArgumentError)) throw error;
-        this.logger.error(`history: skipped stream entry ${entry[0]} of ${stream.key}, which cannot be applied: ${error.message}`);
-        await this.store!.apply(stream.key, [], entry[0]);
-      }
-    }
+  /** Drops what this instance read and held of a stream: the next pass starts from PostgreSQL's position. */
+  private forget(stream: Copied): void {
+    stream.state.reset();
+    stream.recorded = undefined;
   }
 
   private async checkBacklog(stream: Copied): Promise<void> {

@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import { InvalidArgumentError, InvalidOptionsError } from '../errors';
 import type { HistoryEvent, TaskHistoryRecord } from './history-event';
 import { encodeHistoryCursor } from './history-cursor';
-import { foldHistoryEvents, isEntryId } from './history-fold';
+import { foldHistoryEvents, isEntryId, type TaskPatch } from './history-fold';
 import { checkHistorySearch, HistoryPage, HistorySearch, searchWhere } from './history-search';
 import { checkOut } from './pg-client';
 import { loadPg } from './pg.loader';
@@ -86,7 +86,17 @@ export class PgHistoryStore {
     requireText('stream', stream);
     if (!isEntryId(position)) throw new InvalidArgumentError('position', `${String(position)} is not a stream entry id`);
     if (!Array.isArray(events)) throw new InvalidArgumentError('events', 'expected an array');
-    const patches = foldHistoryEvents(events);
+    await this.applyPatches(stream, foldHistoryEvents(events), position);
+  }
+
+  /**
+   * Writes already folded patches (see foldHistoryEvents) and the stream's position, in one transaction:
+   * what `apply` does after folding. The history writer folds across its passes and calls this.
+   * @throws InvalidArgumentError naming `stream` or `position`
+   */
+  async applyPatches(stream: string, patches: readonly TaskPatch[], position: string): Promise<void> {
+    requireText('stream', stream);
+    if (!isEntryId(position)) throw new InvalidArgumentError('position', `${String(position)} is not a stream entry id`);
     await this.transaction(async (client) => {
       if (patches.length) await client.query(this.upsert, upsertParams(patches));
       await client.query(this.savePosition, [stream, position]);

@@ -6,7 +6,7 @@ import { checkInt, checkKeys } from './checks';
 /** History options with defaults applied. */
 export type ResolvedHistoryOptions = Required<Omit<HistoryOptions, 'schema'>> & Pick<HistoryOptions, 'schema'>;
 
-const KEYS = ['connection', 'table', 'schema', 'retentionDays', 'batchSize', 'flushIntervalMs'];
+const KEYS = ['connection', 'table', 'schema', 'retentionDays', 'batchSize', 'flushIntervalMs', 'coalesceMs', 'recordStarts'];
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** Validates and completes the `history` option (absent: null). */
@@ -26,6 +26,10 @@ export function resolveHistoryOptions(history: HistoryOptions | undefined, strea
   checkInt(history.retentionDays, 'history.retentionDays', 1, 36_500);
   checkInt(history.batchSize, 'history.batchSize', 1, 10_000);
   checkInt(history.flushIntervalMs, 'history.flushIntervalMs', 10, MAX_TIMER_MS);
+  checkInt(history.coalesceMs, 'history.coalesceMs', 0, 3_600_000);
+  if (history.recordStarts !== undefined && typeof history.recordStarts !== 'boolean') {
+    throw new InvalidOptionsError('history.recordStarts', 'must be a boolean');
+  }
   if (!streams) throw new InvalidOptionsError('history', 'needs the event streams (events.stream must not be false)');
   return {
     connection,
@@ -34,5 +38,7 @@ export function resolveHistoryOptions(history: HistoryOptions | undefined, strea
     retentionDays: history.retentionDays ?? 30,
     batchSize: history.batchSize ?? 500,
     flushIntervalMs: history.flushIntervalMs ?? 1000,
+    coalesceMs: history.coalesceMs ?? 5000,
+    recordStarts: history.recordStarts ?? false,
   };
 }

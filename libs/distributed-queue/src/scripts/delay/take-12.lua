@@ -8,7 +8,8 @@
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
   KEYS[8] the consumer's request key  KEYS[9] paused flag (while it exists, nothing is recovered or reserved)
   KEYS[10] the type's event stream  KEYS[11] its followed flag (completions are logged only while it exists)
-  KEYS[12] its recorded flag (a history writer runs: completions carry their start time and worker too)
+  KEYS[12] its recorded flag (a history writer runs: completions carry their start time and worker; when it
+           holds 's', reservations are logged as `started` too)
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -178,6 +179,15 @@ if #ids > 0 then
     redis.call('HSET', running, unpack(leases))
     redis.call('ZADD', active, unpack(zadd))
     redis.call('SET', KEYS[8], rid .. cjson.encode(held), 'PX', lease)
+    if logLen > 0 and redis.call('GET', KEYS[12]) == 's' then
+      local startedIds, startedA, startedS = {}, {}, {}
+      for i = 1, #held, 2 do
+        startedIds[#startedIds + 1] = held[i]
+        startedA[#startedA + 1] = parseLease(held[i + 1])
+        startedS[#startedS + 1] = leaseStart(held[i + 1])
+      end
+      logEvent(log, logLen, 'started', { 'ids', cjson.encode(startedIds), 'a', cjson.encode(startedA), 's', cjson.encode(startedS), 'm', ARGV[9] })
+    end
   end
 end
 
