@@ -1,0 +1,120 @@
+import { InvalidArgumentError, TypeOwnedError } from '../errors';
+import type { RedisClient } from '../redis/script-loader';
+
+/** What the scheduler needs to run a type's deliveries (from the application's `@TaskWorker` options). */
+export interface ServiceTypeOptions {
+  concurrency: number;
+  maxAttempts: number;
+  timeoutMs: number;
+  backoff: unknown;
+}
+
+/** A live instance of an application: where its callback controller answers. */
+export interface ServiceInstance {
+  id: string;
+  url: string;
+}
+
+/** Key names of service mode's registry (one Cluster slot: the hash tag `{<prefix>:svc}`). */
+export function serviceKeys(prefix: string) {
+  const base = `${prefix}:{${prefix}:svc}`;
+  return {
+    /** SET of application names. */
+    apps: `${base}:apps`,
+    /** HASH type -> application. */
+    owners: `${base}:owners`,
+    /** HASH type -> ServiceTypeOptions JSON, per application. */
+    types: (app: string) => `${base}:app:${app}:types`,
+    /** ZSET instance id -> live until (ms, Redis clock), per application. */
+    instances: (app: string) => `${base}:app:${app}:instances`,
+    /** HASH instance id -> callback URL, per application. */
+    urls: (app: string) => `${base}:app:${app}:urls`,
+    /** Pub/sub channel: an application's name when an instance of it registers or leaves. */
+    changes: `${prefix}:svc:changes`,
+  };
+}
+
+interface RegistryScripts {
+  dqServiceRegister(...args: (string | number)[]): Promise<[number, string | number, string?]>;
+  dqServiceInstances(instances: string, urls: string): Promise<(string | number)[]>;
+  dqServiceLeave(instances: string, urls: string, id: string): Promise<number>;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+function checkName(name: string, value: unknown): string {
+  if (typeof value !== 'string' || !NAME.test(value)) {
+    throw new InvalidArgumentError(name, 'expected 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit');
+  }
+  return value;
+}
+
+/**
+ * Service mode's registry in Redis: applications, the task types each owns (with the options the scheduler
+ * runs them with) and their live instances (callback URL, heartbeat by the Redis clock). Client instances
+ * register and renew themselves; the scheduler reads it.
+ */
+export class ServiceRegistry {
+  readonly keys: ReturnType<typeof serviceKeys>;
+
+  constructor(
+    private readonly redis: RedisClient,
+    prefix: string,
+  ) {
+    this.keys = serviceKeys(prefix);
+  }
+
+  private get scripts(): RegistryScripts {
+    return this.redis as unknown as RegistryScripts;
+  }
+
+  /**
+   * Registers or renews an instance of `app` with its types, live for `ttlMs` from now (Redis clock), and
+   * tells the schedulers.
+   * @throws TypeOwnedError when a type belongs to another application
+   * @throws InvalidArgumentError naming a bad argument
+   */
+  async register(app: string, instance: ServiceInstance, types: Record<string, ServiceTypeOptions>, ttlMs: number): Promise<void> {
+    checkName('app', app);
+    checkName('instance.id', instance?.id);
+    if (typeof instance.url !== 'string' || !/^https?:\/\/\S+$/.test(instance.url)) throw new InvalidArgumentError('instance.url', 'expected an http(s) URL');
+    if (!Number.isInteger(ttlMs) || ttlMs < 100) throw new InvalidArgumentError('ttlMs', 'expected an integer of at least 100');
+    const pairs = Object.entries(types).flatMap(([type, options]) => [checkName('type', type), JSON.stringify(options)]);
+    const k = this.keys;
+    const [ok, type, owner] = await this.scripts.dqServiceRegister(
+      k.apps, k.owners, k.types(app), k.instances(app), k.urls(app), app, instance.id, instance.url, ttlMs, ...pairs,
+    );
+    if (ok !== 1) throw new TypeOwnedError(String(type), String(owner), app);
+    await this.redis.publish(k.changes, app);
+  }
+
+  /** Removes an instance (it leaves gracefully): no more deliveries go to it. */
+  async leave(app: string, instanceId: string): Promise<void> {
+    await this.scripts.dqServiceLeave(this.keys.instances(app), this.keys.urls(app), instanceId);
+    await this.redis.publish(this.keys.changes, app);
+  }
+
+  /** The registered applications. */
+  async apps(): Promise<string[]> {
+    return (await this.redis.smembers(this.keys.apps)).sort();
+  }
+
+  /** The types `app` registered, with their options. */
+  async types(app: string): Promise<Record<string, ServiceTypeOptions>> {
+    const raw = await this.redis.hgetall(this.keys.types(app));
+    return Object.fromEntries(Object.entries(raw).map(([type, json]) => [type, JSON.parse(json) as ServiceTypeOptions]));
+  }
+
+  /** The application that owns `type`, or null. */
+  async ownerOf(type: string): Promise<string | null> {
+    return this.redis.hget(this.keys.owners, type);
+  }
+
+  /** The live instances of `app` (heartbeat not expired by the Redis clock), in id order. */
+  async instances(app: string): Promise<ServiceInstance[]> {
+    const [, ...flat] = await this.scripts.dqServiceInstances(this.keys.instances(app), this.keys.urls(app));
+    const out: ServiceInstance[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push({ id: String(flat[i]), url: String(flat[i + 1]) });
+    return out;
+  }
+}
