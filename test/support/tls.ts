@@ -121,15 +121,15 @@ export function libraryAclRule(prefix: string): string {
   const messaging = ['evalsha', 'eval', 'subscribe', 'publish'];
   const direct = [
     'get', 'set', 'del', 'pexpire', 'hget', 'hgetall', 'hset', 'hdel', 'hlen', 'llen', 'lrange', 'ltrim', 'zrange', 'zrem', 'unlink',
-    'xread', 'xrevrange', 'xrange', 'xlen', 'xtrim',
+    'xread', 'xrevrange', 'xrange', 'xlen', 'xtrim', 'smembers',
   ];
   const inScripts = [
     'time', 'exists', 'incrby', 'hsetnx', 'hmget', 'hincrby', 'hkeys', 'lindex', 'lpop', 'lpos', 'lpush', 'rpush',
-    'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zremrangebyscore', 'zscore', 'xadd',
+    'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zremrangebyscore', 'zscore', 'xadd', 'sadd',
   ];
   const commands = [...new Set([...connection, ...messaging, ...direct, ...inScripts])];
   return [
     'resetkeys', 'resetchannels', '-@all', ...commands.map((c) => `+${c}`),
-    `~${prefix}:{${prefix}:*`, `&${prefix}:events:*`, `&${prefix}:route:*`,
+    `~${prefix}:{${prefix}:*`, `&${prefix}:events:*`, `&${prefix}:route:*`, `&${prefix}:svc:*`,
   ].join(' ');
 }

@@ -8,7 +8,7 @@ import type { ReplayGuard } from './delivery-runner';
 export function redisReplayGuard(redis: RedisClient, prefix: string, app: string): ReplayGuard {
   return {
     async firstSeen(delivery, forMs) {
-      return (await redis.set(`${prefix}:svc:seen:${app}:${delivery}`, '1', 'PX', forMs, 'NX')) === 'OK';
+      return (await redis.set(`${prefix}:{${prefix}:svc-seen}:${app}:${delivery}`, '1', 'PX', forMs, 'NX')) === 'OK';
     },
   };
 }
