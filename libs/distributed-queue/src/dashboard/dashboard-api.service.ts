@@ -40,17 +40,21 @@ export class DashboardApiService {
 
   async overview(): Promise<DashboardOverview> {
     const known = this.inspector.listTypes();
-    const types = await Promise.all(
-      known.map(async ({ type, ordered }) => {
-        const [counts, paused, activity] = await Promise.all([
-          this.inspector.getCounts(type),
-          this.control.isPaused(type),
-          this.inspector.getActivity(type, 60_000),
-        ]);
-        return { type, ordered, paused, counts, perMinute: { completed: activity.counts.completed ?? 0, failed: activity.counts.failed ?? 0 } };
-      }),
-    );
-    const route = known.some((t) => t.ordered) ? await this.inspector.getRouteStatus().catch(() => undefined) : undefined;
+    const names = known.map((t) => t.type);
+    // NOTE: the ordered types share their route queue: its pause flags are read once for all of them.
+    let routePaused: Promise<boolean> | undefined;
+    const isPaused = ({ type, ordered }: { type: string; ordered: boolean }) =>
+      ordered ? (routePaused ??= this.control.isPaused(type)) : this.control.isPaused(type);
+    const [counts, activity, paused, route] = await Promise.all([
+      this.inspector.getCountsOf(names),
+      this.inspector.getActivityOf(names, 60_000),
+      Promise.all(known.map(isPaused)),
+      known.some((t) => t.ordered) ? this.inspector.getRouteStatus().catch(() => undefined) : undefined,
+    ]);
+    const types = known.map(({ type, ordered }, i) => {
+      const recent = activity.get(type)!.counts;
+      return { type, ordered, paused: paused[i], counts: counts.get(type)!, perMinute: { completed: recent.completed ?? 0, failed: recent.failed ?? 0 } };
+    });
     return {
       now: Date.now(),
       types,

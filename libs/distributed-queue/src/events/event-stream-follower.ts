@@ -57,9 +57,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   private toFollow(): EventStreamRef[] {
     const wanted = this.bus.fleetTypes();
     if (wanted.length === 0) return [];
-    const types = wanted.includes('*') ? this.explorer.knownTypes() : wanted;
-    const byKey = new Map(types.flatMap((type) => this.streams.of(type)).map((s) => [s.key, s]));
-    return [...byKey.values()];
+    return this.streams.ofTypes(wanted.includes('*') ? this.explorer.knownTypes() : wanted);
   }
 
   private schedule(ms: number): void {

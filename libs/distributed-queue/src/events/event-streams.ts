@@ -44,6 +44,11 @@ export class EventStreams {
     @Optional() @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
   ) {}
 
+  /** The streams of `types`, each once (the ordered types share their route queue's). */
+  ofTypes(types: readonly string[]): EventStreamRef[] {
+    return [...new Map(types.flatMap((type) => this.of(type)).map((s) => [s.key, s])).values()];
+  }
+
   /** The streams of `type`: its own for a delay type, every partition's of its route queue for an ordered one. */
   of(type: string): EventStreamRef[] {
     if (!this.explorer.isOrdered(type)) {
@@ -109,17 +114,21 @@ export class EventStreams {
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
-  /** How many events of each kind `type` had since `sinceMs` (Redis clock), from its streams. */
-  async recentCounts(type: string, sinceMs: number): Promise<Partial<Record<TaskEventName, number>>> {
-    const counts: Partial<Record<TaskEventName, number>> = {};
-    const streams = this.of(type);
+  /**
+   * Events per task type in `streams` since `sinceMs` (Redis clock), at most 10,000 entries per stream read.
+   * A route queue's streams hold all its ordered types: one read counts them all.
+   */
+  async recentCounts(streams: EventStreamRef[], sinceMs: number): Promise<Map<string, Partial<Record<TaskEventName, number>>>> {
+    const counts = new Map<string, Partial<Record<TaskEventName, number>>>();
     const entries = await Promise.all(
       streams.map((s) => this.redis.xrange(s.key, `${Math.floor(sinceMs)}-0`, '+', 'COUNT', RECENT_LIMIT) as Promise<StreamEntry[]>),
     );
     entries.forEach((list, i) => {
       for (const entry of list) {
         for (const event of eventsOfEntry(entry, streams[i].type)) {
-          if (event.task.type === type) counts[event.event] = (counts[event.event] ?? 0) + 1;
+          const own = counts.get(event.task.type) ?? {};
+          counts.set(event.task.type, own);
+          own[event.event] = (own[event.event] ?? 0) + 1;
         }
       }
     });

@@ -1,11 +1,9 @@
-import type { HistoryEvent, TaskHistoryRecord } from './history-event';
+import type { TaskHistoryRecord } from './history-event';
 import type { HistoryPage, HistorySearch } from './history-search';
 import type { TaskPatch } from './history-fold';
 
 /** What the history writer and the history service need of the PostgreSQL store. */
 export interface HistoryStore {
-  /** Applies a batch of one stream's events and records the stream's position, in one transaction. */
-  apply(stream: string, events: HistoryEvent[], position: string): Promise<void>;
   /** Writes folded patches and records the stream's position, in one transaction. */
   applyPatches(stream: string, patches: readonly TaskPatch[], position: string): Promise<void>;
   /** The last entry id applied from `stream`, or null. */

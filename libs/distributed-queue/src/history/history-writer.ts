@@ -58,8 +58,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.store || !this.options.history) return;
-    const refs = new Map(this.explorer.knownTypes().flatMap((type) => this.events.of(type)).map((s) => [s.key, s]));
-    this.streams = [...refs.values()].map((ref) => ({ ...ref, state: new StreamCopyState() }));
+    this.streams = this.events.ofTypes(this.explorer.knownTypes()).map((ref) => ({ ...ref, state: new StreamCopyState() }));
     this.lowerFlags = await this.events.keepFlagsRaised(this.streams, this.options.history.recordStarts ? 'starts' : 'outcomes');
     this.retentionTimer = setInterval(() => void this.retention(), HOUR_MS);
     this.retentionTimer.unref();

@@ -83,8 +83,6 @@ export class PgHistoryStore {
    * @throws InvalidArgumentError naming `stream`, `position` or `events` for malformed input
    */
   async apply(stream: string, events: readonly HistoryEvent[], position: string): Promise<void> {
-    requireText('stream', stream);
-    if (!isEntryId(position)) throw new InvalidArgumentError('position', `${String(position)} is not a stream entry id`);
     if (!Array.isArray(events)) throw new InvalidArgumentError('events', 'expected an array');
     await this.applyPatches(stream, foldHistoryEvents(events), position);
   }

@@ -64,7 +64,7 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
 
   private async readState(): Promise<QueueStateSnapshot> {
     const [tasks, status, history] = await Promise.all([
-      Promise.all(this.knownTypes().map(async (type) => ({ type, counts: await this.inspector.getCounts(type) }))),
+      this.inspector.getCountsOf(this.knownTypes()).then((counts) => [...counts].map(([type, c]) => ({ type, counts: c }))),
       this.options.route ? this.inspector.getRouteStatus() : undefined,
       this.options.history ? this.historyWriter.backlog() : undefined,
     ]);

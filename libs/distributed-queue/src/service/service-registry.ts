@@ -1,5 +1,6 @@
 import { InvalidArgumentError, TypeOwnedError } from '../errors';
 import type { RedisClient } from '../redis/script-loader';
+import { assertTaskType } from '../options/resolve-options';
 
 /** What the scheduler needs to run a type's deliveries (from the application's `@TaskWorker` options). */
 export interface ServiceTypeOptions {
@@ -72,6 +73,7 @@ export class ServiceRegistry {
    * Registers or renews an instance of `app` with its types, live for `ttlMs` from now (Redis clock), and
    * tells the schedulers.
    * @throws TypeOwnedError when a type belongs to another application
+   * @throws InvalidTaskTypeError for a type name the queues refuse
    * @throws InvalidArgumentError naming a bad argument
    */
   async register(app: string, instance: ServiceInstance, types: Record<string, ServiceTypeOptions>, ttlMs: number): Promise<void> {
@@ -79,7 +81,10 @@ export class ServiceRegistry {
     checkName('instance.id', instance?.id);
     if (typeof instance.url !== 'string' || !/^https?:\/\/\S+$/.test(instance.url)) throw new InvalidArgumentError('instance.url', 'expected an http(s) URL');
     if (!Number.isInteger(ttlMs) || ttlMs < 100) throw new InvalidArgumentError('ttlMs', 'expected an integer of at least 100');
-    const pairs = Object.entries(types).flatMap(([type, options]) => [checkName('type', type), JSON.stringify(options)]);
+    const pairs = Object.entries(types).flatMap(([type, options]) => {
+      assertTaskType(type);
+      return [type, JSON.stringify(options)];
+    });
     const k = this.keys;
     const [ok, type, owner] = await this.scripts.dqServiceRegister(
       k.apps, k.owners, k.types(app), k.instances(app), k.urls(app), app, instance.id, instance.url, ttlMs, ...pairs,

@@ -68,6 +68,16 @@ export class TaskInspectorService {
   }
 
   /**
+   * getCounts() of several types, by type name: the route queue is read once for all its ordered types
+   * (they share its counts), where a call per type would read every partition again.
+   */
+  async getCountsOf(types: readonly (string | TaskContract<unknown, boolean>)[]): Promise<Map<string, TaskCounts>> {
+    let route: Promise<TaskCounts> | undefined;
+    const counts = await Promise.all(types.map((type) => (this.isOrdered(type) ? (route ??= this.getCounts(type)) : this.getCounts(type))));
+    return new Map(types.map((type, i) => [checkedTypeOf(type), counts[i]]));
+  }
+
+  /**
    * One page of a delay-queue type's tasks in a state: waiting ones by due time (then submission), running
    * ones by lease, dead ones oldest death first, done ones newest first. O(log n + offset + limit) in Redis;
    * a page past the end is empty.
@@ -183,10 +193,21 @@ export class TaskInspectorService {
    */
   async getActivity(typeOrContract: string | TaskContract<unknown, boolean>, windowMs = 60_000): Promise<TaskActivity> {
     const type = checkedTypeOf(typeOrContract);
+    return (await this.getActivityOf([type], windowMs)).get(type)!;
+  }
+
+  /**
+   * getActivity() of several types, by type name: each stream is read once (the route queue's partition
+   * streams hold all its ordered types).
+   * @default windowMs 60000
+   */
+  async getActivityOf(types: readonly (string | TaskContract<unknown, boolean>)[], windowMs = 60_000): Promise<Map<string, TaskActivity>> {
+    const names = types.map(checkedTypeOf);
     if (!Number.isInteger(windowMs) || windowMs < 1) throw new InvalidArgumentError('windowMs', `must be a positive integer, got ${String(windowMs)}`);
-    const streams = this.streams.of(type);
+    const streams = this.streams.ofTypes(names);
     const [now] = await Promise.all([this.streams.now(), this.streams.raiseFlags(streams)]);
-    return { windowMs, counts: await this.streams.recentCounts(type, now - windowMs) };
+    const counts = await this.streams.recentCounts(streams, now - windowMs);
+    return new Map(names.map((type) => [type, { windowMs, counts: counts.get(type) ?? {} }]));
   }
 
   private isOrdered(type: string | TaskContract<unknown, boolean>): boolean {

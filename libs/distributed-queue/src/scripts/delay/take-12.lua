@@ -64,6 +64,13 @@ if previous and string.sub(previous, 1, #rid) == rid then
   return out
 end
 
+-- The recorded flag, read once when needed: false (no history writer), 'o' or 's' (starts logged too).
+local recordedFlag = nil
+local function recordedValue()
+  if recordedFlag == nil then recordedFlag = (logLen > 0 and redis.call('GET', KEYS[12])) or false end
+  return recordedFlag
+end
+
 -- 1. Acknowledge: only while the reservation is still ours (in active, same token).
 local ok, refused, okTokens = checkReservations(active, running, 10)
 if #ok > 0 then
@@ -75,7 +82,7 @@ if #ok > 0 then
     redis.call('LPUSH', done, unpack(ok))
     redis.call('LTRIM', done, 0, keepDone - 1)
   end
-  local recorded = logLen > 0 and redis.call('EXISTS', KEYS[12]) == 1
+  local recorded = recordedValue() ~= false
   if recorded or (logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1) then
     local attempts, starts = {}, {}
     for i, token in ipairs(okTokens) do
@@ -179,7 +186,7 @@ if #ids > 0 then
     redis.call('HSET', running, unpack(leases))
     redis.call('ZADD', active, unpack(zadd))
     redis.call('SET', KEYS[8], rid .. cjson.encode(held), 'PX', lease)
-    if logLen > 0 and redis.call('GET', KEYS[12]) == 's' then
+    if recordedValue() == 's' then
       local startedIds, startedA, startedS = {}, {}, {}
       for i = 1, #held, 2 do
         startedIds[#startedIds + 1] = held[i]
