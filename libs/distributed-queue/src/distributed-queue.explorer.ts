@@ -55,6 +55,9 @@ export class DistributedQueueExplorer implements OnModuleInit {
     if (resolved.ordered && ![this.options.declaredDefaults, ...layers].some((l) => l?.concurrency !== undefined)) {
       resolved = { ...resolved, concurrency: DEFAULT_ORDERED_CONCURRENCY };
     }
+    if (resolved.ordered && this.options.mode === 'service') {
+      throw new InvalidOptionsError('mode', `'service' runs delay-queue types only: ${className} is an ordered @TaskWorker('${type}')`);
+    }
     if (resolved.ordered && !this.options.route) {
       throw new InvalidOptionsError('route', `is required: ${className} is an ordered @TaskWorker('${type}')`);
     }

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Inject, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import type { ServerResponse } from 'http';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, TASK_TRACER } from './distributed-queue.constants';
@@ -28,6 +29,9 @@ import type { RedisClient } from './redis/script-loader';
 import { createTaskTracer } from './tracing/task-tracer';
 import { DistributedQueueMetrics } from './metrics/distributed-queue.metrics';
 import { DistributedQueueHealthIndicator } from './health/distributed-queue.health';
+import { ServiceClient } from './service/service-client';
+import { ServiceScheduler } from './service/service-scheduler';
+import type { IncomingRequest } from './service/request-body';
 
 /**
  * A private, non-global ScheduleModule with decorator scanning switched off: it gives this module a
@@ -102,7 +106,29 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     QueueControlService,
     DistributedQueueMetrics,
     DistributedQueueHealthIndicator,
+    ServiceClient,
+    ServiceScheduler,
   ],
-  exports: [TaskSubmitService, TaskInspectorService, QueueControlService, DistributedQueueHealthIndicator, TaskHistoryService],
+  exports: [TaskSubmitService, TaskInspectorService, QueueControlService, DistributedQueueHealthIndicator, TaskHistoryService, ServiceScheduler],
 })
-export class DistributedQueueModule extends ConfigurableDistributedQueueModule {}
+export class DistributedQueueModule extends ConfigurableDistributedQueueModule implements NestModule {
+  constructor(
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly resolved: ResolvedModuleOptions,
+    private readonly serviceClient: ServiceClient,
+  ) {
+    super();
+  }
+
+  /**
+   * Client mode's callback: a plain middleware on POST `callbackPath`, so that the application's global
+   * guards, pipes and interceptors (its own authentication) do not apply: the delivery's signature does.
+   */
+  configure(consumer: MiddlewareConsumer): void {
+    const service = this.resolved.service;
+    if (!service) return;
+    const client = this.serviceClient;
+    consumer
+      .apply((req: IncomingRequest, res: ServerResponse) => void client.handle(req, res))
+      .forRoutes({ path: service.callbackPath, method: RequestMethod.POST });
+  }
+}

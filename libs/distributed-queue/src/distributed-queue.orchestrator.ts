@@ -3,20 +3,20 @@ import {
 } from '@nestjs/common';
 import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, routeDelayType } from './distributed-queue.constants';
 import { TaskSubmitService } from './services/task-submit.service';
-import type { Task } from './interfaces';
+import type { Task, TaskHandler } from './interfaces';
 import { mergeWorkerOptions } from './options/resolve-options';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';
 import { WORKERS_STARTED } from './distributed-queue.messages';
 import { DelayQueueStore } from './delay/delay-queue.store';
 import { TaskConsumer } from './delay/task-consumer';
-import type { ResolvedModuleOptions } from './options/resolve-options';
+import type { ResolvedModuleOptions, ResolvedWorkerOptions } from './options/resolve-options';
 import { EventSubscriber } from './runtime/event-subscriber';
 import { TaskEventBus } from './events/task-event-bus';
 import { closeRedisClient } from './redis/redis-connection';
 import type { RedisClient } from './redis/script-loader';
 
 /**
- * Starts a delay-queue consumer per discovered worker at bootstrap (each owns its safety poll and lease
+ * In plugin mode, starts a delay-queue consumer per discovered worker at bootstrap (each owns its safety poll and lease
  * renewal timers), wakes them through the shared subscriber, and stops them gracefully before shutdown;
  * closes the command connection last.
  */
@@ -37,6 +37,10 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    this.subscriber.onReconnect(this.onReconnect);
+    this.redis.on('ready', this.onReconnect);
+    // NOTE: in service mode the scheduler runs this application's workers; the scheduler adds its own.
+    if (this.options.mode !== 'plugin') return;
     const all = this.explorer.getWorkers();
     const workers = all.filter((w) => !w.options.ordered);
     const route = this.options.route;
@@ -44,19 +48,32 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
       // Delayed ordered tasks wait in the delay queue and enter their partition when due.
       const handler = { handle: (task: Task<{ key: string; item: string }>) => this.submitService.enqueueDueOrdered(task.id, task.payload) };
       const options = mergeWorkerOptions(this.options.defaults, { concurrency: 10 });
-      workers.push({ type: routeDelayType(route.qId), className: 'RouteDelayMover', handler, options });
+      // NOTE: the internal mover of delayed ordered tasks reports no events: the ordered task's run does.
+      await this.addConsumer(routeDelayType(route.qId), handler, options, false);
     }
-    if (workers.length === 0) return;
-    // NOTE: the internal mover of delayed ordered tasks reports no events: the ordered task's run does.
-    const internal = new Set(route ? [routeDelayType(route.qId)] : []);
-    for (const { type, handler, options } of workers) {
-      this.consumers.set(type, new TaskConsumer(type, handler, options, this.store, this.options.keepDone, this.logger, internal.has(type) ? undefined : this.events));
-    }
-    this.subscriber.onReconnect(this.onReconnect);
-    this.redis.on('ready', this.onReconnect);
-    await Promise.all([...this.consumers.values()].map((c) => this.subscriber.subscribe(this.store.keys(c.type).events, (m) => c.onEvent(m))));
-    for (const consumer of this.consumers.values()) consumer.start();
-    this.logger.log(WORKERS_STARTED(workers.map((w) => w.type)));
+    await Promise.all(workers.map(({ type, handler, options }) => this.addConsumer(type, handler, options)));
+    if (this.consumers.size > 0) this.logger.log(WORKERS_STARTED([...this.consumers.keys()]));
+  }
+
+  /**
+   * Starts a consumer of `type` in this process (its wake-ups subscribed first).
+   * @param withEvents false: it reports no lifecycle events
+   */
+  async addConsumer(type: string, handler: TaskHandler, options: ResolvedWorkerOptions, withEvents = true): Promise<void> {
+    if (this.consumers.has(type)) throw new Error(`a consumer of "${type}" already runs`);
+    const consumer = new TaskConsumer(type, handler, options, this.store, this.options.keepDone, this.logger, withEvents ? this.events : undefined);
+    this.consumers.set(type, consumer);
+    await this.subscriber.subscribe(this.store.keys(type).events, (m) => consumer.onEvent(m));
+    consumer.start();
+  }
+
+  /** Stops the consumer of `type` gracefully (running tasks get `shutdownTimeoutMs`, then are handed back). */
+  async removeConsumer(type: string): Promise<void> {
+    const consumer = this.consumers.get(type);
+    if (!consumer) return;
+    this.consumers.delete(type);
+    await this.subscriber.unsubscribe(this.store.keys(type).events);
+    await consumer.stop(this.options.shutdownTimeoutMs);
   }
 
   /** The consumers running in this process (health checks and metrics read them). */

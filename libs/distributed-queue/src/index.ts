@@ -22,3 +22,6 @@ export { TaskHistoryService } from './history/task-history.service';
 export type { HistoryEvent, TaskHistoryRecord } from './history/history-event';
 export type { HistorySearch, HistoryPage } from './history/history-search';
 export type { HistoryStatus } from './history/history-event';
+export { ServiceScheduler } from './service/service-scheduler';
+export type { ServiceInstance, ServiceTypeOptions } from './service/service-registry';
+export { DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signDelivery, verifyDelivery, type DeliveryBody } from './service/delivery-signature';

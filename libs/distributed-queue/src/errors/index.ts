@@ -2,3 +2,4 @@ export * from './distributed-queue.error';
 export * from './queue-in-use.error';
 export * from './history-schema.error';
 export * from './type-owned.error';
+export * from './delivery-failed.error';

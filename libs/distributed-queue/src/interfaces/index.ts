@@ -6,3 +6,4 @@ export * from './task-event.interface';
 export * from './observability-options.interface';
 export * from './queue-control.interface';
 export * from './history-options.interface';
+export * from './service-options.interface';

@@ -2,6 +2,7 @@ import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
 import type { HistoryOptions } from './history-options.interface';
 import type { MetricsOptions, TracingOptions } from './observability-options.interface';
 import type { RouteQueueOptions } from './route-options.interface';
+import type { ServiceClientOptions, ServiceSchedulerOptions } from './service-options.interface';
 import type { EventsOptions } from './task-event.interface';
 import type { TaskWorkerOptions } from './task-worker-options.interface';
 
@@ -47,4 +48,14 @@ export interface DistributedQueueModuleOptions {
   tracing?: boolean | TracingOptions;
   /** The task history in PostgreSQL (needs `pg`): every task's life, kept after Redis forgot it. @default none */
   history?: HistoryOptions;
+  /**
+   * 'plugin': this application runs its workers. 'service': the scheduler runs them and calls this
+   * application back over HTTP (needs `service`). 'scheduler': this process is that scheduler (needs
+   * `scheduler`; what `apps/scheduler` runs). @default 'plugin'
+   */
+  mode?: 'plugin' | 'service' | 'scheduler';
+  /** Client mode's options: with `mode: 'service'` only. */
+  service?: ServiceClientOptions;
+  /** The scheduler's options: with `mode: 'scheduler'` only. */
+  scheduler?: ServiceSchedulerOptions;
 }

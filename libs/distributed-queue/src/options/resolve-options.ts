@@ -8,6 +8,7 @@ import {
   type ResolvedEventsOptions, type ResolvedMetricsOptions, type ResolvedTracingOptions,
 } from './resolve-observability';
 import { resolveHistoryOptions, type ResolvedHistoryOptions } from './resolve-history';
+import { resolveServiceMode, type QueueMode, type ResolvedSchedulerOptions, type ResolvedServiceClientOptions } from './resolve-service';
 import { hostname } from 'os';
 import type {
   BackoffOptions,
@@ -46,6 +47,12 @@ export interface ResolvedModuleOptions {
   tracing: ResolvedTracingOptions | null;
   /** null: no task history. */
   history: ResolvedHistoryOptions | null;
+  /** Where this application's workers run. */
+  mode: QueueMode;
+  /** Client mode's options (mode 'service'), else null. */
+  service: ResolvedServiceClientOptions | null;
+  /** The scheduler's options (mode 'scheduler'), else null. */
+  scheduler: ResolvedSchedulerOptions | null;
 }
 
 export const DEFAULT_WORKER_OPTIONS: ResolvedWorkerOptions = {
@@ -66,7 +73,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'route', 'events', 'metrics', 'tracing', 'history',
+  'maxPayloadBytes', 'keepDone', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -212,7 +219,9 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     validateWorkerOptions(typeOptions, `types.${type}`);
   }
   const events = resolveEventsOptions(options.events);
+  const modes = resolveServiceMode(options);
   return {
+    ...modes,
     connection: options.connection ?? 'redis://127.0.0.1:6379',
     keyPrefix,
     workers: options.workers ?? true,
@@ -220,7 +229,8 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     defaults: mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, options.defaults),
     declaredDefaults: options.defaults,
     types,
-    strictTypes: options.strictTypes ?? true,
+    // NOTE: the scheduler runs the types the registry holds; its HTTP API checks them there.
+    strictTypes: modes.mode === 'scheduler' ? false : options.strictTypes ?? true,
     maxPayloadBytes: options.maxPayloadBytes ?? 1024 * 1024,
     keepDone: options.keepDone ?? 1000,
     route: resolveRouteOptions(options.route),

@@ -26,6 +26,12 @@ export class EventSubscriber implements OnApplicationShutdown {
     await this.connection().subscribe(channel);
   }
 
+  /** Stops the messages of `channel`. */
+  async unsubscribe(channel: string): Promise<void> {
+    if (!this.handlers.delete(channel) || !this.client) return;
+    await this.client.unsubscribe(channel);
+  }
+
   /** Runs `hook` after each reconnect of the subscriber connection. Returns a function that removes it. */
   onReconnect(hook: () => void): () => void {
     this.reconnectHooks.add(hook);

@@ -70,16 +70,18 @@ export class ServiceRegistry {
   }
 
   /**
-   * Registers or renews an instance of `app` with its types, live for `ttlMs` from now (Redis clock), and
-   * tells the schedulers.
-   * @throws TypeOwnedError when a type belongs to another application
+   * Registers `app`'s types and, unless `instance` is null, registers or renews that instance, live for
+   * `ttlMs` from now (Redis clock); tells the schedulers.
+   * @throws TypeOwnedError when a type belongs to another application (nothing is written)
    * @throws InvalidTaskTypeError for a type name the queues refuse
    * @throws InvalidArgumentError naming a bad argument
    */
-  async register(app: string, instance: ServiceInstance, types: Record<string, ServiceTypeOptions>, ttlMs: number): Promise<void> {
+  async register(app: string, instance: ServiceInstance | null, types: Record<string, ServiceTypeOptions>, ttlMs: number): Promise<void> {
     checkName('app', app);
-    checkName('instance.id', instance?.id);
-    if (typeof instance.url !== 'string' || !/^https?:\/\/\S+$/.test(instance.url)) throw new InvalidArgumentError('instance.url', 'expected an http(s) URL');
+    if (instance !== null) {
+      checkName('instance.id', instance?.id);
+      if (typeof instance.url !== 'string' || !/^https?:\/\/\S+$/.test(instance.url)) throw new InvalidArgumentError('instance.url', 'expected an http(s) URL');
+    }
     if (!Number.isInteger(ttlMs) || ttlMs < 100) throw new InvalidArgumentError('ttlMs', 'expected an integer of at least 100');
     const pairs = Object.entries(types).flatMap(([type, options]) => {
       assertTaskType(type);
@@ -87,7 +89,7 @@ export class ServiceRegistry {
     });
     const k = this.keys;
     const [ok, type, owner] = await this.scripts.dqServiceRegister(
-      k.apps, k.owners, k.types(app), k.instances(app), k.urls(app), app, instance.id, instance.url, ttlMs, ...pairs,
+      k.apps, k.owners, k.types(app), k.instances(app), k.urls(app), app, instance?.id ?? '', instance?.url ?? '', ttlMs, ...pairs,
     );
     if (ok !== 1) throw new TypeOwnedError(String(type), String(owner), app);
     await this.redis.publish(k.changes, app);

@@ -4,7 +4,8 @@
   another application is refused. Expired instances of the application are removed on the way.
   KEYS[1] apps (SET)  KEYS[2] type owners (HASH type -> app)  KEYS[3] the app's types (HASH type -> options
   JSON)  KEYS[4] the app's instances (ZSET id -> live until, ms)  KEYS[5] the app's instance URLs (HASH id -> url)
-  ARGV[1] app  ARGV[2] instance id  ARGV[3] callback URL  ARGV[4] ttl ms  ARGV[5..] pairs of type, options JSON
+  ARGV[1] app  ARGV[2] instance id ('' registers the types only)  ARGV[3] callback URL  ARGV[4] ttl ms
+  ARGV[5..] pairs of type, options JSON
   Returns: { 1, now } registered, or { 0, type, owner } when a type belongs to another application
 ]]
 --- @include "includes/now-ms"
@@ -20,8 +21,10 @@ for i = 5, #ARGV, 2 do
   redis.call('HSET', KEYS[2], ARGV[i], app)
   redis.call('HSET', KEYS[3], ARGV[i], ARGV[i + 1])
 end
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[2])
-redis.call('HSET', KEYS[5], ARGV[2], ARGV[3])
+if ARGV[2] ~= '' then
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[4]), ARGV[2])
+  redis.call('HSET', KEYS[5], ARGV[2], ARGV[3])
+end
 local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
 if #dead > 0 then
   redis.call('ZREM', KEYS[4], unpack(dead))

@@ -1,0 +1,92 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, UseFilters, UseGuards } from '@nestjs/common';
+import {
+  InvalidArgumentError, ServiceScheduler, TaskInspectorService, TaskSubmitService, UnknownTaskTypeError, type SubmitOptions,
+} from 'nestjs-distributed-queue';
+import { ApiErrorFilter } from './api-error.filter';
+import { ApiTokenGuard } from './api-token.guard';
+
+/** The body of `POST /api/tasks`. */
+interface SubmitBody extends SubmitOptions {
+  type: string;
+  payload?: unknown;
+}
+
+function objectBody<T>(body: unknown): T {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new InvalidArgumentError('body', 'expected a JSON object');
+  return body as T;
+}
+
+/**
+ * The scheduler's HTTP API (every route needs `Authorization: Bearer <token>`): submit, cancel,
+ * reschedule and read the state of the tasks of registered types; list and re-drive dead letters; list the
+ * registry.
+ */
+@Controller('api')
+@UseGuards(ApiTokenGuard)
+@UseFilters(ApiErrorFilter)
+export class SchedulerApiController {
+  constructor(
+    @Inject(TaskSubmitService) private readonly submitter: TaskSubmitService,
+    @Inject(TaskInspectorService) private readonly inspector: TaskInspectorService,
+    @Inject(ServiceScheduler) private readonly scheduler: ServiceScheduler,
+  ) {}
+
+  /** Registered applications, their live instances and types. */
+  @Get('apps')
+  apps() {
+    return this.scheduler.describe();
+  }
+
+  /** Submits a task of a registered type: `{ type, payload, id?, delay?, runAt? }` → `{ id }`. */
+  @Post('tasks')
+  @HttpCode(201)
+  async submit(@Body() raw: unknown): Promise<{ id: string }> {
+    const { type, payload, id, delay, runAt } = objectBody<SubmitBody>(raw);
+    await this.registered(type);
+    return { id: await this.submitter.submit(type, payload ?? null, { id, delay, runAt }) };
+  }
+
+  /** A task's state: delayed, ready, running, done, dead or unknown. */
+  @Get('tasks/:type/:id')
+  async state(@Param('type') type: string, @Param('id') id: string) {
+    await this.registered(type);
+    return { type, id, state: await this.inspector.getState(type, id) };
+  }
+
+  /** Cancels a task: `{ result: 'cancelled' | 'cancelling' | ... }`. */
+  @Delete('tasks/:type/:id')
+  async cancel(@Param('type') type: string, @Param('id') id: string) {
+    await this.registered(type);
+    return { result: await this.submitter.cancel(type, id) };
+  }
+
+  /** Moves a waiting task: `{ delay }` or `{ runAt }` → `{ rescheduled }`. */
+  @Post('tasks/:type/:id/reschedule')
+  @HttpCode(200)
+  async reschedule(@Param('type') type: string, @Param('id') id: string, @Body() raw: unknown) {
+    const { delay, runAt } = objectBody<SubmitOptions>(raw);
+    await this.registered(type);
+    return { rescheduled: await this.submitter.reschedule(type, id, { delay, runAt }) };
+  }
+
+  /** The dead letters of a type (first 100). */
+  @Get('dead/:type')
+  async dead(@Param('type') type: string) {
+    await this.registered(type);
+    return this.inspector.listDead(type);
+  }
+
+  /** Re-drives dead letters of a type: `{ ids? }` (none: up to 100) → `{ redriven }`. */
+  @Post('dead/:type/redrive')
+  @HttpCode(200)
+  async redrive(@Param('type') type: string, @Body() raw: unknown) {
+    const { ids } = objectBody<{ ids?: string[] }>(raw ?? {});
+    await this.registered(type);
+    return { redriven: await this.inspector.redriveDead(type, ids ?? []) };
+  }
+
+  private async registered(type: unknown): Promise<void> {
+    if (typeof type !== 'string' || type.length === 0) throw new InvalidArgumentError('type', 'expected a task type name');
+    if ((await this.scheduler.ownerOf(type)) === null) throw new UnknownTaskTypeError(type);
+  }
+}

@@ -1,0 +1,35 @@
+import { Controller, DynamicModule, Get, Module } from '@nestjs/common';
+import { DistributedQueueModule } from 'nestjs-distributed-queue';
+import { ApiTokenGuard } from './api-token.guard';
+import { SCHEDULER_CONFIG, type SchedulerConfig } from './scheduler.config';
+import { SchedulerApiController } from './scheduler-api.controller';
+
+/** `GET /health`: the process answers (no token needed). */
+@Controller('health')
+class HealthController {
+  @Get()
+  health() {
+    return { ok: true };
+  }
+}
+
+/** The scheduler of service mode: the queue module in mode 'scheduler' and its HTTP API. */
+@Module({})
+export class SchedulerModule {
+  static register(config: SchedulerConfig): DynamicModule {
+    return {
+      module: SchedulerModule,
+      imports: [
+        DistributedQueueModule.forRoot({
+          mode: 'scheduler',
+          connection: config.connection,
+          keyPrefix: config.keyPrefix,
+          shutdownTimeoutMs: config.shutdownTimeoutMs,
+          scheduler: { secret: config.secret, syncIntervalMs: config.syncIntervalMs, visibilityTimeoutMs: config.visibilityTimeoutMs },
+        }),
+      ],
+      controllers: [SchedulerApiController, HealthController],
+      providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, ApiTokenGuard],
+    };
+  }
+}

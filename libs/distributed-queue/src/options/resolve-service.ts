@@ -1,0 +1,87 @@
+import { randomBytes } from 'crypto';
+import { hostname } from 'os';
+import { InvalidOptionsError } from '../errors';
+import type { DistributedQueueModuleOptions, ServiceClientOptions, ServiceSchedulerOptions } from '../interfaces';
+import { checkInt, checkKeys } from './checks';
+
+/** How the module runs: workers inside the app, as a client of the scheduler, or as the scheduler. */
+export type QueueMode = 'plugin' | 'service' | 'scheduler';
+
+export type ResolvedServiceClientOptions = Required<ServiceClientOptions>;
+export type ResolvedSchedulerOptions = Required<ServiceSchedulerOptions>;
+
+const MODES: QueueMode[] = ['plugin', 'service', 'scheduler'];
+const CLIENT_KEYS = ['appName', 'secret', 'publicUrl', 'callbackPath', 'heartbeatMs', 'instanceTtlMs', 'instanceId'];
+const SCHEDULER_KEYS = ['secret', 'syncIntervalMs', 'deliveryGraceMs', 'visibilityTimeoutMs'];
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+function checkSecret(secret: unknown, path: string): string {
+  if (typeof secret !== 'string' || secret.length < 16) throw new InvalidOptionsError(path, 'is required: a shared secret of at least 16 characters');
+  return secret;
+}
+
+function checkName(value: unknown, path: string): void {
+  if (value !== undefined && (typeof value !== 'string' || !NAME.test(value))) {
+    throw new InvalidOptionsError(path, 'must be 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit');
+  }
+}
+
+function resolveClient(service: ServiceClientOptions | undefined): ResolvedServiceClientOptions {
+  if (service === undefined) throw new InvalidOptionsError('service', "is required with mode 'service' (appName, secret, publicUrl)");
+  checkKeys(service, CLIENT_KEYS, 'service');
+  if (service.appName === undefined) throw new InvalidOptionsError('service.appName', 'is required');
+  checkName(service.appName, 'service.appName');
+  checkName(service.instanceId, 'service.instanceId');
+  const secret = checkSecret(service.secret, 'service.secret');
+  if (typeof service.publicUrl !== 'string' || !/^https?:\/\/[^/\s]+\/?$/.test(service.publicUrl)) {
+    throw new InvalidOptionsError('service.publicUrl', "is required: this instance's base URL, e.g. http://10.0.0.7:3000");
+  }
+  const callbackPath = service.callbackPath ?? '/dq/deliveries';
+  if (typeof callbackPath !== 'string' || !/^\/[A-Za-z0-9._~\/-]*$/.test(callbackPath)) {
+    throw new InvalidOptionsError('service.callbackPath', 'must be a path starting with "/" (letters, digits, ".", "_", "~", "-", "/")');
+  }
+  checkInt(service.heartbeatMs, 'service.heartbeatMs', 100, 3_600_000);
+  const heartbeatMs = service.heartbeatMs ?? 5000;
+  checkInt(service.instanceTtlMs, 'service.instanceTtlMs', heartbeatMs + 1, 3 * 3_600_000);
+  return {
+    appName: service.appName,
+    secret,
+    publicUrl: service.publicUrl.replace(/\/$/, ''),
+    callbackPath,
+    heartbeatMs,
+    instanceTtlMs: service.instanceTtlMs ?? 3 * heartbeatMs,
+    instanceId: service.instanceId ?? `${hostname().replace(/[^A-Za-z0-9._:-]/g, '-')}-${process.pid}-${randomBytes(3).toString('hex')}`,
+  };
+}
+
+function resolveScheduler(scheduler: ServiceSchedulerOptions | undefined): ResolvedSchedulerOptions {
+  if (scheduler === undefined) throw new InvalidOptionsError('scheduler', "is required with mode 'scheduler' (secret)");
+  checkKeys(scheduler, SCHEDULER_KEYS, 'scheduler');
+  const secret = checkSecret(scheduler.secret, 'scheduler.secret');
+  checkInt(scheduler.syncIntervalMs, 'scheduler.syncIntervalMs', 50, 60_000);
+  checkInt(scheduler.deliveryGraceMs, 'scheduler.deliveryGraceMs', 0, 600_000);
+  checkInt(scheduler.visibilityTimeoutMs, 'scheduler.visibilityTimeoutMs', 1000, 24 * 3_600_000);
+  return {
+    secret,
+    syncIntervalMs: scheduler.syncIntervalMs ?? 1000,
+    deliveryGraceMs: scheduler.deliveryGraceMs ?? 2000,
+    visibilityTimeoutMs: scheduler.visibilityTimeoutMs ?? 30_000,
+  };
+}
+
+/** Validates `mode` with its `service` or `scheduler` options (the other must be absent). */
+export function resolveServiceMode(options: DistributedQueueModuleOptions): {
+  mode: QueueMode;
+  service: ResolvedServiceClientOptions | null;
+  scheduler: ResolvedSchedulerOptions | null;
+} {
+  const mode = options.mode ?? 'plugin';
+  if (!MODES.includes(mode)) throw new InvalidOptionsError('mode', `must be one of ${MODES.map((m) => `'${m}'`).join(', ')}`);
+  if (mode !== 'service' && options.service !== undefined) throw new InvalidOptionsError('service', "is only for mode 'service'");
+  if (mode !== 'scheduler' && options.scheduler !== undefined) throw new InvalidOptionsError('scheduler', "is only for mode 'scheduler'");
+  return {
+    mode,
+    service: mode === 'service' ? resolveClient(options.service) : null,
+    scheduler: mode === 'scheduler' ? resolveScheduler(options.scheduler) : null,
+  };
+}

@@ -1,0 +1,147 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Server } from 'http';
+import type { ServerResponse } from 'http';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import { DistributedQueueExplorer } from '../distributed-queue.explorer';
+import { InvalidOptionsError } from '../errors';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import type { ResolvedServiceClientOptions } from '../options/resolve-service';
+import type { RedisClient } from '../redis/script-loader';
+import { DeliveryRunner, type DeliveryAnswer } from './delivery-runner';
+import { redisReplayGuard } from './replay-guard';
+import { BodyTooLargeError, readRawBody, type IncomingRequest } from './request-body';
+import { ServiceRegistry } from './service-registry';
+import { toServiceTypeOptions } from './service-type-options';
+
+/** Room for the delivery's own fields beyond the largest payload. */
+const BODY_OVERHEAD = 64 * 1024;
+
+/**
+ * Client mode (`mode: 'service'`): registers this application's `@TaskWorker` types at start-up (a type
+ * owned by another application fails the start with `TypeOwnedError`), registers this instance once its
+ * HTTP server listens and renews it every `heartbeatMs`, and answers the scheduler's deliveries at the
+ * callback path. On shutdown it leaves the registry first, then waits for the deliveries it is running.
+ */
+@Injectable()
+export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('DistributedQueue');
+  private registry?: ServiceRegistry;
+  private runner?: DeliveryRunner;
+  private heartbeat?: NodeJS.Timeout;
+  private joined = false;
+  private stopping = false;
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
+
+  constructor(
+    private readonly explorer: DistributedQueueExplorer,
+    @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    @Optional() private readonly adapterHost?: HttpAdapterHost,
+  ) {}
+
+  private get service(): ResolvedServiceClientOptions | null {
+    return this.options.service;
+  }
+
+  /** The URL the scheduler calls for this instance. */
+  get callbackUrl(): string {
+    return `${this.service?.publicUrl}${this.service?.callbackPath}`;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const service = this.service;
+    if (!service) return;
+    const server = this.adapterHost?.httpAdapter?.getHttpServer?.() as Server | undefined;
+    if (!server) throw new InvalidOptionsError('mode', "'service' needs an HTTP application (NestFactory.create): the scheduler calls it back");
+    const workers = new Map(this.explorer.getWorkers().map((w) => [w.type, w]));
+    this.registry = new ServiceRegistry(this.redis, this.options.keyPrefix);
+    this.runner = new DeliveryRunner(
+      service.secret,
+      (type) => {
+        const worker = workers.get(type);
+        return worker && { handler: worker.handler, timeoutMs: worker.options.timeoutMs };
+      },
+      redisReplayGuard(this.redis, this.options.keyPrefix, service.appName),
+    );
+    await this.registry.register(service.appName, null, this.types(), service.instanceTtlMs);
+    // NOTE: the instance is registered only once it can answer: a delivery before that would fail.
+    if (server.listening) void this.join();
+    else server.once('listening', () => void this.join());
+  }
+
+  private types() {
+    return Object.fromEntries(this.explorer.getWorkers().map((w) => [w.type, toServiceTypeOptions(w.options)]));
+  }
+
+  private async join(): Promise<void> {
+    if (this.stopping || !this.service) return;
+    await this.renew();
+    this.heartbeat = setInterval(() => void this.renew(), this.service.heartbeatMs);
+    this.logger.log(`Service mode: instance ${this.service.instanceId} of "${this.service.appName}" answers at ${this.callbackUrl}`);
+  }
+
+  private async renew(): Promise<void> {
+    const service = this.service;
+    if (!service || !this.registry || this.stopping) return;
+    try {
+      await this.registry.register(service.appName, { id: service.instanceId, url: this.callbackUrl }, this.types(), service.instanceTtlMs);
+      this.joined = true;
+    } catch (error) {
+      this.logger.warn(`Service mode: could not renew instance ${service.instanceId}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Answers one delivery request (the callback path's POST handler). */
+  async handle(req: IncomingRequest, res: ServerResponse): Promise<void> {
+    this.inFlight++;
+    try {
+      const answer = await this.answer(req);
+      let body: string;
+      try {
+        body = JSON.stringify(answer.body);
+      } catch {
+        body = JSON.stringify({ ok: answer.body.ok });
+      }
+      res.statusCode = answer.status;
+      res.setHeader('content-type', 'application/json');
+      res.end(body);
+    } finally {
+      if (--this.inFlight === 0) this.idle.splice(0).forEach((resolve) => resolve());
+    }
+  }
+
+  private async answer(req: IncomingRequest): Promise<DeliveryAnswer> {
+    // NOTE: a stopping instance still answers: it has left the registry, and what was sent before it left runs.
+    if (!this.runner) return { status: 503, body: { ok: false, error: { name: 'Unavailable', message: 'this instance is starting' } } };
+    let raw: string;
+    try {
+      raw = await readRawBody(req, this.options.maxPayloadBytes + BODY_OVERHEAD);
+    } catch (error) {
+      const status = error instanceof BodyTooLargeError ? 413 : 400;
+      return { status, body: { ok: false, error: { name: 'BadRequest', message: (error as Error).message } } };
+    }
+    return this.runner.run(req.headers, raw);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.service) return;
+    this.stopping = true;
+    clearInterval(this.heartbeat);
+    if (this.joined && this.registry) {
+      await this.registry.leave(this.service.appName, this.service.instanceId).catch((error: Error) => {
+        this.logger.warn(`Service mode: could not leave the registry: ${error.message}`);
+      });
+    }
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.options.shutdownTimeoutMs);
+        this.idle.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import { DistributedQueueOrchestrator } from '../distributed-queue.orchestrator';
+import type { BackoffOptions } from '../interfaces';
+import { mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions } from '../options/resolve-options';
+import type { RedisClient } from '../redis/script-loader';
+import { EventSubscriber } from '../runtime/event-subscriber';
+import { HttpDelivery } from './http-delivery';
+import { ServiceRegistry, type ServiceInstance, type ServiceTypeOptions } from './service-registry';
+
+interface RunningType {
+  app: string;
+  /** The registered options as JSON: a change restarts the type's consumer. */
+  options: string;
+}
+
+/**
+ * Scheduler mode (`mode: 'scheduler'`): runs a delay-queue consumer for each type of each registered
+ * application that has a live instance, delivering over HTTP (`HttpDelivery`). A type whose application
+ * has no live instance has no consumer, so its tasks wait instead of failing. The registry is read again
+ * on every change message and every `syncIntervalMs`. Several replicas may run: the delay queue's leases
+ * keep two from delivering the same attempt, and a dead replica's deliveries are redone after the lease.
+ */
+@Injectable()
+export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('DistributedQueue');
+  private readonly registry: ServiceRegistry;
+  private readonly running = new Map<string, RunningType>();
+  private readonly instances = new Map<string, readonly ServiceInstance[]>();
+  private timer?: NodeJS.Timeout;
+  private syncing?: Promise<void>;
+  private again = false;
+  private stopped = false;
+  /** Registrations found invalid (warned about once). */
+  private readonly invalid = new Set<string>();
+
+  constructor(
+    private readonly orchestrator: DistributedQueueOrchestrator,
+    private readonly subscriber: EventSubscriber,
+    @Inject(DISTRIBUTED_QUEUE_REDIS) redis: RedisClient,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+  ) {
+    this.registry = new ServiceRegistry(redis, options.keyPrefix);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const scheduler = this.options.scheduler;
+    if (!scheduler) return;
+    await this.subscriber.subscribe(this.registry.keys.changes, () => this.sync());
+    this.subscriber.onReconnect(() => this.sync());
+    this.timer = setInterval(() => this.sync(), scheduler.syncIntervalMs);
+    this.sync();
+    await this.syncing;
+  }
+
+  /** The application that owns `type` in the registry, or null (the HTTP API submits only owned types). */
+  ownerOf(type: string): Promise<string | null> {
+    return this.registry.ownerOf(type);
+  }
+
+  /** Every registered application: its live instances and its types with their options. */
+  async describe(): Promise<{ app: string; instances: ServiceInstance[]; types: Record<string, ServiceTypeOptions> }[]> {
+    const apps = await this.registry.apps();
+    return Promise.all(apps.map(async (app) => ({ app, instances: await this.registry.instances(app), types: await this.registry.types(app) })));
+  }
+
+  /** The types whose deliveries run here, by application. */
+  runningTypes(): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const [type, { app }] of this.running) out.set(app, [...(out.get(app) ?? []), type].sort());
+    return out;
+  }
+
+  /** Reads the registry again (one read at a time; a request during a read makes one more). */
+  sync(): void {
+    if (this.stopped) return;
+    if (this.syncing) {
+      this.again = true;
+      return;
+    }
+    this.syncing = this.syncOnce()
+      .catch((error: Error) => this.logger.warn(`Service mode: could not read the registry: ${error.message}`))
+      .finally(() => {
+        this.syncing = undefined;
+        if (this.again) {
+          this.again = false;
+          this.sync();
+        }
+      });
+  }
+
+  private async syncOnce(): Promise<void> {
+    const wanted = new Map<string, RunningType & { parsed: ServiceTypeOptions }>();
+    const apps = await this.registry.apps();
+    await Promise.all(
+      apps.map(async (app) => {
+        const [instances, types] = await Promise.all([this.registry.instances(app), this.registry.types(app)]);
+        this.instances.set(app, instances);
+        if (instances.length === 0) return;
+        for (const [type, parsed] of Object.entries(types)) {
+          const options = JSON.stringify(parsed);
+          if (this.isValid(app, type, parsed, options)) wanted.set(type, { app, options, parsed });
+        }
+      }),
+    );
+    if (this.stopped) return;
+    const changes: Promise<void>[] = [];
+    for (const [type, current] of this.running) {
+      const next = wanted.get(type);
+      if (next && next.app === current.app && next.options === current.options) continue;
+      this.running.delete(type);
+      changes.push(this.orchestrator.removeConsumer(type).then(() => this.logger.log(`Service mode: "${type}" of "${current.app}" stopped`)));
+    }
+    await Promise.all(changes);
+    for (const [type, next] of wanted) {
+      if (this.running.has(type) || this.stopped) continue;
+      this.running.set(type, { app: next.app, options: next.options });
+      await this.start(type, next.app, next.parsed);
+    }
+  }
+
+  /** Whether a type's registered options can run (a registry written by another version may not). */
+  private isValid(app: string, type: string, parsed: ServiceTypeOptions, json: string): boolean {
+    try {
+      const { concurrency, maxAttempts, timeoutMs, backoff } = parsed;
+      validateWorkerOptions({ concurrency, maxAttempts, timeoutMs, backoff: backoff as BackoffOptions }, `"${type}" registered by "${app}"`);
+      return true;
+    } catch (error) {
+      if (!this.invalid.has(`${type} ${json}`)) this.logger.error(`Service mode: not delivering: ${(error as Error).message}`);
+      this.invalid.add(`${type} ${json}`);
+      return false;
+    }
+  }
+
+  private async start(type: string, app: string, registered: ServiceTypeOptions): Promise<void> {
+    const scheduler = this.options.scheduler!;
+    const handler = new HttpDelivery(app, scheduler.secret, registered.timeoutMs, () => this.instances.get(app) ?? []);
+    const options = mergeWorkerOptions(this.options.defaults, {
+      concurrency: registered.concurrency,
+      maxAttempts: registered.maxAttempts,
+      backoff: registered.backoff as BackoffOptions,
+      // NOTE: the instance answers 504 at timeoutMs; the grace covers the network before the scheduler gives up.
+      timeoutMs: registered.timeoutMs + scheduler.deliveryGraceMs,
+      visibilityTimeoutMs: scheduler.visibilityTimeoutMs,
+    });
+    await this.orchestrator.addConsumer(type, handler, options);
+    this.logger.log(`Service mode: delivering "${type}" to "${app}" (${this.instances.get(app)?.length ?? 0} live instances)`);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.syncing;
+    // NOTE: the orchestrator stops the consumers themselves (running deliveries get shutdownTimeoutMs).
+  }
+}

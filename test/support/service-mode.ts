@@ -1,0 +1,96 @@
+import * as path from 'path';
+import { spawnChild, REPO_ROOT, type ChildHandle } from './child';
+import { getFreePort } from './redis-server';
+import type { RedisTarget } from './targets';
+
+/** The secret the test scheduler and clients share. */
+export const SERVICE_SECRET = 'test-service-secret-0123456789';
+/** The test scheduler's API token. */
+export const API_TOKEN = 'test-api-token-0123456789abcdef';
+
+/** A child process with the HTTP port it listens on. */
+export interface HttpChild extends ChildHandle {
+  port: number;
+  url: string;
+}
+
+/** A run reported by a service client instance. */
+export interface RunReport {
+  type: 'start' | 'done';
+  instance: string;
+  taskType: string;
+  id: string;
+  attempt: number;
+  dueAt: number;
+  /** Real epoch ms (not the instance's possibly skewed clock). */
+  at: number;
+}
+
+const skewEnv = (skewMs?: number): Record<string, string> =>
+  skewMs ? { DQ_CLOCK_SKEW_MS: String(skewMs), NODE_OPTIONS: `--require ${path.join(REPO_ROOT, 'test/fixtures/skew-clock.js')}` } : {};
+
+async function started(child: ChildHandle, port: number): Promise<HttpChild> {
+  await child.waitForMessage((m) => m.type === 'ready', 30_000).catch((error: Error) => {
+    throw new Error(`${error.message}\n${child.output()}`);
+  });
+  return Object.assign(child, { port, url: `http://127.0.0.1:${port}` });
+}
+
+/** Starts `apps/scheduler` in a child process on `prefix`; resolves once it listens. */
+export async function startScheduler(target: RedisTarget, prefix: string, opts: { skewMs?: number; env?: Record<string, string> } = {}): Promise<HttpChild> {
+  const port = await getFreePort();
+  const child = spawnChild('apps/scheduler/src/main.ts', {
+    DQ_CONNECTION: JSON.stringify(target.connection),
+    DQ_PREFIX: prefix,
+    DQ_SERVICE_SECRET: SERVICE_SECRET,
+    SCHEDULER_API_TOKENS: API_TOKEN,
+    PORT: String(port),
+    SCHEDULER_SYNC_MS: '200',
+    ...skewEnv(opts.skewMs),
+    ...opts.env,
+  });
+  return started(child, port);
+}
+
+/** Options of a service client instance (test/fixtures/service-client-app.ts). */
+export interface ClientOptions {
+  app: string;
+  instance: string;
+  types: string[];
+  workerOptions?: object;
+  skewMs?: number;
+  env?: Record<string, string>;
+}
+
+/** Starts an instance of a client application in service mode; resolves once it listens. */
+export async function startClient(target: RedisTarget, prefix: string, opts: ClientOptions): Promise<HttpChild> {
+  const port = await getFreePort();
+  const child = spawnChild('test/fixtures/service-client-app.ts', {
+    DQ_CONNECTION: JSON.stringify(target.connection),
+    DQ_PREFIX: prefix,
+    DQ_APP: opts.app,
+    DQ_SECRET: SERVICE_SECRET,
+    DQ_PORT: String(port),
+    DQ_INSTANCE: opts.instance,
+    DQ_TYPES: opts.types.join(','),
+    DQ_WORKER_OPTIONS: JSON.stringify(opts.workerOptions ?? {}),
+    ...skewEnv(opts.skewMs),
+    ...opts.env,
+  });
+  return started(child, port);
+}
+
+/** The runs a client instance reported. */
+export const runs = (child: ChildHandle, kind: RunReport['type'] = 'start'): RunReport[] =>
+  child.messages.filter((m: RunReport) => m.type === kind && typeof m.instance === 'string');
+
+/** Calls the scheduler's HTTP API with the test token. */
+export async function api(scheduler: HttpChild, method: string, route: string, body?: unknown, token = API_TOKEN): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${scheduler.url}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
