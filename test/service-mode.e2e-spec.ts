@@ -50,7 +50,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode on %s
     expect((await post(good)).status).toBe(200);
     const replayed = await post(good);
     expect(replayed.status).toBe(401);
-    expect((await replayed.json()).error.message).toBe('replayed delivery');
+    expect(((await replayed.json()) as { error: { message: string } }).error.message).toBe('replayed delivery');
     expect(runs(a).map((r) => r.id)).toEqual(['x1']);
   });
 

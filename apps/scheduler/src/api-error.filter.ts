@@ -1,15 +1,5 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import {
-  DistributedQueueError, InvalidArgumentError, InvalidPayloadError, InvalidSubmitOptionsError, InvalidTaskTypeError, UnknownTaskTypeError,
-} from 'nestjs-distributed-queue';
-
-const STATUS: [new (...args: never[]) => Error, number][] = [
-  [UnknownTaskTypeError, 404],
-  [InvalidArgumentError, 400],
-  [InvalidSubmitOptionsError, 400],
-  [InvalidTaskTypeError, 400],
-  [InvalidPayloadError, 400],
-];
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import { httpErrorOf } from 'nestjs-distributed-queue';
 
 interface Reply {
   status(code: number): Reply;
@@ -23,13 +13,9 @@ export class ApiErrorFilter implements ExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<Reply>();
-    if (error instanceof HttpException) {
-      reply.status(error.getStatus()).json({ error: { name: error.name, message: error.message } });
-      return;
-    }
-    const known = error instanceof DistributedQueueError ? STATUS.find(([kind]) => error instanceof kind) : undefined;
-    if (known && error instanceof Error) {
-      reply.status(known[1]).json({ error: { name: error.name, message: error.message } });
+    const known = httpErrorOf(error);
+    if (known) {
+      reply.status(known.status).json(known.body);
       return;
     }
     this.logger.error(error instanceof Error ? (error.stack ?? error.message) : String(error));

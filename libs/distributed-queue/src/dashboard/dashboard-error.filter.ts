@@ -1,8 +1,5 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import {
-  DistributedQueueError, InvalidArgumentError, InvalidPayloadError, InvalidSubmitOptionsError, InvalidTaskTypeError,
-  QueueInUseError, RouteNotConfiguredError, UnknownTaskTypeError,
-} from '../errors';
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import { httpErrorOf } from '../errors';
 import { SECURITY_HEADERS } from './dashboard-page';
 
 /** The reply object of Express and Fastify alike: both have these four. */
@@ -12,16 +9,6 @@ export interface HttpReply {
   type(contentType: string): HttpReply;
   send(body?: unknown): unknown;
 }
-
-const STATUS: [new (...args: never[]) => Error, number][] = [
-  [UnknownTaskTypeError, 404],
-  [RouteNotConfiguredError, 404],
-  [QueueInUseError, 409],
-  [InvalidArgumentError, 400],
-  [InvalidSubmitOptionsError, 400],
-  [InvalidTaskTypeError, 400],
-  [InvalidPayloadError, 400],
-];
 
 /** Sends `body` as JSON with the dashboard's headers. */
 export function sendJson(reply: HttpReply, status: number, body: unknown): void {
@@ -39,13 +26,9 @@ export class DashboardErrorFilter implements ExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<HttpReply>();
-    if (error instanceof HttpException) {
-      sendJson(reply, error.getStatus(), { error: { name: error.name, message: error.message } });
-      return;
-    }
-    const known = error instanceof DistributedQueueError ? STATUS.find(([kind]) => error instanceof kind) : undefined;
-    if (known && error instanceof Error) {
-      sendJson(reply, known[1], { error: { name: error.name, message: error.message } });
+    const known = httpErrorOf(error);
+    if (known) {
+      sendJson(reply, known.status, known.body);
       return;
     }
     this.logger.error(`dashboard request failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);

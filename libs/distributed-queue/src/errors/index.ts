@@ -3,3 +3,4 @@ export * from './queue-in-use.error';
 export * from './history-schema.error';
 export * from './type-owned.error';
 export * from './delivery-failed.error';
+export { httpErrorOf } from './http-status';

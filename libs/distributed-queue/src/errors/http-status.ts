@@ -1,0 +1,29 @@
+import { HttpException } from '@nestjs/common';
+import { DistributedQueueError, InvalidArgumentError, InvalidPayloadError, InvalidSubmitOptionsError, InvalidTaskTypeError, RouteNotConfiguredError, UnknownTaskTypeError } from './distributed-queue.error';
+import { QueueInUseError } from './queue-in-use.error';
+
+const STATUS: [new (...args: never[]) => Error, number][] = [
+  [UnknownTaskTypeError, 404],
+  [RouteNotConfiguredError, 404],
+  [QueueInUseError, 409],
+  [InvalidArgumentError, 400],
+  [InvalidSubmitOptionsError, 400],
+  [InvalidTaskTypeError, 400],
+  [InvalidPayloadError, 400],
+];
+
+/**
+ * The HTTP answer for an error an endpoint over the queues may meet: Nest's `HttpException`s keep their
+ * status; the library's errors of bad input are 400, unknown types 404, a queue in use 409. Undefined for
+ * anything else (an unexpected error: answer 500 without details and log it).
+ */
+export function httpErrorOf(error: unknown): { status: number; body: { error: { name: string; message: string } } } | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const status =
+    error instanceof HttpException
+      ? error.getStatus()
+      : error instanceof DistributedQueueError
+        ? STATUS.find(([kind]) => error instanceof kind)?.[1]
+        : undefined;
+  return status === undefined ? undefined : { status, body: { error: { name: error.name, message: error.message } } };
+}
