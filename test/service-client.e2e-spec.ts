@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
-import { DistributedQueueModule, InvalidOptionsError, TypeOwnedError, type DistributedQueueModuleOptions } from 'nestjs-distributed-queue';
+import { DistributedQueueHealthIndicator, DistributedQueueModule, InvalidOptionsError, TypeOwnedError, type DistributedQueueModuleOptions } from 'nestjs-distributed-queue';
 import { defineScripts } from 'nestjs-distributed-queue/redis/script-loader';
 import { ServiceRegistry } from 'nestjs-distributed-queue/service/service-registry';
 import { getFreePort } from './support/redis-server';
@@ -51,8 +51,11 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service client sta
       'order.close': { concurrency: 3, maxAttempts: 3, timeoutMs: 4000, backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 } },
     });
     expect(await registry.instances('shop')).toEqual([]);
+    const health = app.get(DistributedQueueHealthIndicator);
+    expect((await health.isHealthy())['distributed-queue']).toMatchObject({ status: 'down', service: { status: 'down', app: 'shop', instance: 'shop-1' } });
     await app.listen(port, '127.0.0.1');
     await waitFor(async () => (await registry.instances('shop')).length === 1, { timeoutMs: 3000 });
+    expect((await health.isHealthy())['distributed-queue']).toMatchObject({ status: 'up', service: { status: 'up' } });
     expect(await registry.instances('shop')).toEqual([{ id: 'shop-1', url: `http://127.0.0.1:${port}/dq/deliveries` }]);
     await app.close();
     expect(await registry.instances('shop')).toEqual([]);

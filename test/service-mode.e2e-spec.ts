@@ -78,6 +78,23 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode on %s
     await waitFor(() => runs(a).length + runs(b).length >= 4, { timeoutMs: 5000, message: 'the re-driven task runs again' });
   });
 
+  it('a handler past its timeoutMs is aborted and answers 504: a failed attempt, then a dead letter', async () => {
+    const prefix = uniquePrefix('svc-timeout');
+    const options = { timeoutMs: 300, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 50 } };
+    const [scheduler, a] = await Promise.all([
+      startScheduler(target, prefix),
+      startClient(target, prefix, { app: 'shop', instance: 'shop-a', types: ['slow'], workerOptions: options }),
+    ]);
+    await waitFor(async () => (await api(scheduler, 'GET', '/api/apps')).body.find((x: any) => x.app === 'shop')?.instances.length === 1, { timeoutMs: 10_000 });
+    await api(scheduler, 'POST', '/api/tasks', { type: 'slow', id: 's1', payload: { holdMs: 10_000 } });
+    await waitFor(async () => (await api(scheduler, 'GET', '/api/tasks/slow/s1')).body.state === 'dead', { timeoutMs: 10_000 });
+    expect(runs(a).map((r) => r.attempt)).toEqual([1, 2]);
+    expect(runs(a, 'done')).toHaveLength(0);
+    const dead = await api(scheduler, 'GET', '/api/dead/slow');
+    expect(dead.body.tasks[0].error).toMatchObject({ name: 'DeliveryFailedError', attempts: 2 });
+    expect(dead.body.tasks[0].error.message).toMatch(/HTTP 504: TaskTimeoutError/);
+  });
+
   it('with no live instance tasks wait (no attempt spent) and run when an instance registers', async () => {
     const prefix = uniquePrefix('svc-wait');
     const [scheduler, first] = await Promise.all([

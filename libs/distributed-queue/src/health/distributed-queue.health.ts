@@ -6,7 +6,8 @@ import type { RedisClient } from '../redis/script-loader';
 import { RouteOrchestrator } from '../route/route.orchestrator';
 import { toError } from '../runtime/handler-call';
 import { withTimeout } from '../runtime/with-timeout';
-import { consumerHealth, overallHealth, routeMemberHealth, type HealthCheckDetail } from './health-checks';
+import { consumerHealth, heartbeatHealth, overallHealth, routeMemberHealth, type HealthCheckDetail } from './health-checks';
+import { ServiceClient } from '../service/service-client';
 
 /** What `isHealthy` checked: Redis, each running consumer, and this machine's route queue membership. */
 export interface DistributedQueueHealthDetail extends HealthCheckDetail {
@@ -16,6 +17,8 @@ export interface DistributedQueueHealthDetail extends HealthCheckDetail {
   consumers: Record<string, HealthCheckDetail>;
   /** When this application runs ordered workers: its machine heartbeats, so it is a member of the route queue. */
   route?: HealthCheckDetail;
+  /** Service mode: this instance's registration with the scheduler (its last heartbeat). */
+  service?: HealthCheckDetail;
 }
 
 /**
@@ -49,6 +52,7 @@ export class DistributedQueueHealthIndicator {
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     private readonly orchestrator: DistributedQueueOrchestrator,
     private readonly route: RouteOrchestrator,
+    private readonly serviceClient: ServiceClient,
   ) {}
 
   /**
@@ -66,7 +70,12 @@ export class DistributedQueueHealthIndicator {
       : undefined;
     const checks: [string, HealthCheckDetail][] = [['redis', redis], ...Object.entries(consumers).map(([type, d]): [string, HealthCheckDetail] => [`consumer ${type}`, d])];
     if (route) checks.push(['route', route]);
-    const detail: DistributedQueueHealthDetail = { ...overallHealth(checks), redis, consumers, ...(route ? { route } : {}) };
+    const service = this.options.service;
+    const instance = service
+      ? heartbeatHealth({ app: service.appName, instance: service.instanceId }, this.serviceClient.lastRenewAt, service.instanceTtlMs, now)
+      : undefined;
+    if (instance) checks.push(['service instance', instance]);
+    const detail: DistributedQueueHealthDetail = { ...overallHealth(checks), redis, consumers, ...(route ? { route } : {}), ...(instance ? { service: instance } : {}) };
     return { [key]: detail } as DistributedQueueHealthResult<K>;
   }
 

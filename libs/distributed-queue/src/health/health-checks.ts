@@ -30,11 +30,16 @@ export function consumerHealth(consumer: ConsumerContact, now: number): HealthCh
  * which the scheduler evicts it and its partitions move.
  */
 export function routeMemberHealth(queue: string, machine: string, lastHeartbeatAt: number, offlineMs: number, now: number): HealthCheckDetail {
-  const detail = { queue, machine, limitMs: offlineMs };
+  return heartbeatHealth({ queue, machine }, lastHeartbeatAt, offlineMs, now);
+}
+
+/** Up while the last heartbeat that reached Redis (epoch ms, 0: none yet) is younger than `limitMs`. */
+export function heartbeatHealth(labels: Record<string, string>, lastHeartbeatAt: number, limitMs: number, now: number): HealthCheckDetail {
+  const detail = { ...labels, limitMs };
   if (lastHeartbeatAt <= 0) return { status: 'down', message: 'no heartbeat reached Redis yet', ...detail };
   const lastHeartbeatMsAgo = Math.max(0, now - lastHeartbeatAt);
-  if (lastHeartbeatMsAgo < offlineMs) return { status: 'up', lastHeartbeatMsAgo, ...detail };
-  return { status: 'down', message: `no heartbeat reached Redis for ${lastHeartbeatMsAgo} ms (offline after ${offlineMs} ms)`, lastHeartbeatMsAgo, ...detail };
+  if (lastHeartbeatMsAgo < limitMs) return { status: 'up', lastHeartbeatMsAgo, ...detail };
+  return { status: 'down', message: `no heartbeat reached Redis for ${lastHeartbeatMsAgo} ms (offline after ${limitMs} ms)`, lastHeartbeatMsAgo, ...detail };
 }
 
 /** Up when every check is; the message names each failed check (`name: why`). */

@@ -30,6 +30,8 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
   private runner?: DeliveryRunner;
   private heartbeat?: NodeJS.Timeout;
   private joined = false;
+  /** When this instance's registration last reached Redis (epoch ms; 0: not yet). */
+  lastRenewAt = 0;
   private stopping = false;
   private inFlight = 0;
   private idle: (() => void)[] = [];
@@ -88,6 +90,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     try {
       await this.registry.register(service.appName, { id: service.instanceId, url: this.callbackUrl }, this.types(), service.instanceTtlMs);
       this.joined = true;
+      this.lastRenewAt = Date.now();
     } catch (error) {
       this.logger.warn(`Service mode: could not renew instance ${service.instanceId}: ${(error as Error).message}`);
     }
