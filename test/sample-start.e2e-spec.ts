@@ -38,4 +38,36 @@ describe('the README start command', () => {
       if (npm.exitCode === null) npm.kill('SIGKILL');
     }
   }, 180_000);
+
+  // NOTE: in this file, after the test above: both build into dist/, so they must not run at once.
+  run('`npm run start:service`: the scheduler closes an unpaid order by calling the sample back; both stop with the signal', async () => {
+    const [port, schedulerPort] = [await getFreePort(), await getFreePort()];
+    const base = `http://127.0.0.1:${port}`;
+    const npm = spawn('npm', ['run', 'start:service'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PORT: String(port), SCHEDULER_PORT: String(schedulerPort), REDIS_URL: String(single!.connection) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    const answers = (url: string): Promise<boolean> => httpCall(url, 'GET', '/health').then(() => true, () => false);
+    try {
+      await waitFor(() => answers(base), { timeoutMs: 120_000, intervalMs: 250, message: 'the sample answers' });
+      await waitFor(() => /answers at http/.test(output) && /delivering "order.close"/.test(output), { timeoutMs: 10_000, message: 'registered' });
+      const order = await httpCall(base, 'POST', '/orders', { item: 'pen', amount: 2, closeAfterMs: 300 });
+      const id = (order.body as { id: string }).id;
+      await waitFor(async () => ((await httpCall(base, 'GET', `/orders/${id}`)).body as { status: string }).status === 'closed', {
+        timeoutMs: 10_000, message: 'the scheduler closed the order',
+      });
+      npm.kill('SIGTERM');
+      await Promise.race([exited, new Promise((_, reject) => setTimeout(() => reject(new Error('npm run start:service did not exit')), 20_000))]);
+      await waitFor(async () => !(await answers(base)) && !(await answers(`http://127.0.0.1:${schedulerPort}`)), { timeoutMs: 5000, message: 'both stopped' });
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n--- npm run start:service output ---\n${output.slice(-3000)}`);
+    } finally {
+      if (npm.exitCode === null) npm.kill('SIGKILL');
+    }
+  }, 180_000);
 });

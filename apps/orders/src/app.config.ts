@@ -26,13 +26,19 @@ export interface AppOptions {
    * else a random one (main.ts prints the sign-in link)
    */
   dashboardToken?: string;
+  /**
+   * Service mode: the scheduler (`apps/scheduler`, same Redis and key prefix) runs the order-closing tasks
+   * and calls this app back at `publicUrl`; the ledger (ordered tasks) is plugin mode only, so it is left
+   * out. @default plugin mode
+   */
+  service?: { secret: string; publicUrl: string };
   /** Called once the app has shut down (after every other shutdown hook), e.g. to stop a local Redis. */
   onShutdown?: () => Promise<void>;
 }
 
-export type AppConfig = Required<Omit<AppOptions, 'onShutdown' | 'route'>> & {
+export type AppConfig = Required<Omit<AppOptions, 'onShutdown' | 'route' | 'service'>> & {
   route: AppRouteOptions;
-} & Pick<AppOptions, 'onShutdown'>;
+} & Pick<AppOptions, 'onShutdown' | 'service'>;
 
 /**
  * The sample's route queue defaults. machineId: env MACHINE_ID, else `<hostname>:<pid>` (main.ts passes

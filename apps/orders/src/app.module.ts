@@ -11,6 +11,7 @@ import { OrdersModule } from './orders/orders.module';
  * `forRootAsync`, its options built from the injected app config: the delay queue (orders) and the route
  * queue (`route`, ordered tasks: the ledger), with Prometheus metrics on `GET /metrics` and a terminus health
  * check on `GET /health`, and the queues dashboard at `/queues` (sign in at `/queues/login?token=...`).
+ * With `service`, the scheduler runs the order-closing tasks and calls the app back; the ledger is left out.
  */
 @Module({})
 export class AppModule implements OnApplicationShutdown {
@@ -26,10 +27,14 @@ export class AppModule implements OnApplicationShutdown {
         DistributedQueueModule.forRootAsync({
           imports: [config],
           inject: [APP_CONFIG],
-          useFactory: ({ redisUrl, keyPrefix, route }: AppConfig) => ({ connection: redisUrl, keyPrefix, route: { ...route }, metrics: true }),
+          useFactory: ({ redisUrl, keyPrefix, route, service }: AppConfig) =>
+            service
+              ? { connection: redisUrl, keyPrefix, metrics: true, mode: 'service', service: { appName: 'orders-sample', ...service } }
+              : { connection: redisUrl, keyPrefix, route: { ...route }, metrics: true },
         }),
         OrdersModule,
-        LedgerModule,
+        // NOTE: ordered tasks run in plugin mode only.
+        ...(options.service ? [] : [LedgerModule]),
         HealthModule,
         DistributedQueueDashboardModule.forRoot({ path: '/queues', token: dashboardToken, title: 'Orders sample: queues' }),
       ],

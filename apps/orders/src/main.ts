@@ -10,8 +10,15 @@ import { resolveRedis } from './redis-bootstrap';
 
 const logger = new Logger('OrdersApp');
 
-function printUsage(base: string, closeAfterMs: number, machineId: string, dashboardToken: string): void {
-  logger.log(`Orders sample listening on ${base} (unpaid orders close after ${closeAfterMs} ms; route queue machine ${machineId})`);
+function printUsage(base: string, closeAfterMs: number, machineId: string | null, dashboardToken: string): void {
+  const mode = machineId ? `route queue machine ${machineId}` : 'service mode: the scheduler closes orders; no ledger';
+  logger.log(`Orders sample listening on ${base} (unpaid orders close after ${closeAfterMs} ms; ${mode})`);
+  const ledger = [
+    `  curl -s -X POST ${base}/accounts/alice/events -H 'content-type: application/json' -d '{"type":"deposit","amount":100}'`,
+    `  curl -s -X POST ${base}/accounts/alice/events -H 'content-type: application/json' -d '{"type":"withdraw","amount":30}'`,
+    `  curl -s ${base}/accounts/alice`,
+    `  curl -s ${base}/route/status`,
+  ];
   console.log(
     [
       '',
@@ -20,10 +27,7 @@ function printUsage(base: string, closeAfterMs: number, machineId: string, dashb
       `  curl -s -X POST ${base}/orders -H 'content-type: application/json' -d '{"item":"pen","amount":2,"closeAfterMs":5000}'`,
       `  curl -s -X POST ${base}/orders/<id>/pay`,
       `  curl -s ${base}/orders/<id>`,
-      `  curl -s -X POST ${base}/accounts/alice/events -H 'content-type: application/json' -d '{"type":"deposit","amount":100}'`,
-      `  curl -s -X POST ${base}/accounts/alice/events -H 'content-type: application/json' -d '{"type":"withdraw","amount":30}'`,
-      `  curl -s ${base}/accounts/alice`,
-      `  curl -s ${base}/route/status`,
+      ...(machineId ? ledger : []),
       `  curl -s ${base}/health`,
       `  curl -s ${base}/metrics`,
       `  open ${base}/queues/login?token=${dashboardToken}   (the queues dashboard; set DASHBOARD_TOKEN to choose the token)`,
@@ -33,15 +37,30 @@ function printUsage(base: string, closeAfterMs: number, machineId: string, dashb
   );
 }
 
+/**
+ * Service mode when DQ_MODE=service: DQ_SERVICE_SECRET (shared with the scheduler, 16+ characters) and
+ * PUBLIC_URL (where the scheduler reaches this app; default http://127.0.0.1:<PORT>) are read.
+ */
+function serviceFromEnv(port: number): { secret: string; publicUrl: string } | undefined {
+  const mode = process.env.DQ_MODE?.trim() || 'plugin';
+  if (mode === 'plugin') return undefined;
+  if (mode !== 'service') throw new StartupError(`DQ_MODE must be "plugin" or "service", got "${mode}"`);
+  const secret = process.env.DQ_SERVICE_SECRET?.trim() ?? '';
+  if (secret.length < 16) throw new StartupError('DQ_SERVICE_SECRET is required with DQ_MODE=service: the secret shared with the scheduler, 16+ characters');
+  if (port === 0 && !process.env.PUBLIC_URL) throw new StartupError('DQ_MODE=service needs a fixed PORT (or PUBLIC_URL): the scheduler calls this app back');
+  return { secret, publicUrl: process.env.PUBLIC_URL?.trim() || `http://127.0.0.1:${port}` };
+}
+
 async function bootstrap(): Promise<void> {
   const port = intFromEnv('PORT', 3000, 0, 65535);
   const closeAfterMs = intFromEnv('ORDER_CLOSE_AFTER_MS', 30_000, 0, MAX_CLOSE_AFTER_MS);
   // One machine id per copy sharing a Redis; tied to the port (not the pid) so a restarted copy resumes its partitions.
   const machineId = process.env.MACHINE_ID?.trim() || (port === 0 ? undefined : `${hostname()}:${port}`);
+  const service = serviceFromEnv(port);
   const redis = await resolveRedis(logger);
   try {
     // abortOnError: false makes start-up errors reject (instead of process.abort()), so the local Redis is stopped.
-    const app = await NestFactory.create(AppModule.register({ redisUrl: redis.url, closeAfterMs, route: { machineId }, onShutdown: redis.stop }), {
+    const app = await NestFactory.create(AppModule.register({ redisUrl: redis.url, closeAfterMs, route: { machineId }, service, onShutdown: redis.stop }), {
       abortOnError: false,
     });
     app.enableShutdownHooks(); // SIGINT/SIGTERM: workers finish, connections close, then onShutdown stops a local Redis
@@ -53,7 +72,7 @@ async function bootstrap(): Promise<void> {
     }
     const { port: actual } = app.getHttpServer().address() as AddressInfo;
     const config = app.get<typeof APP_CONFIG, AppConfig>(APP_CONFIG);
-    printUsage(`http://localhost:${actual}`, closeAfterMs, config.route.machineId, config.dashboardToken);
+    printUsage(`http://localhost:${actual}`, closeAfterMs, service ? null : config.route.machineId, config.dashboardToken);
   } catch (error) {
     await redis.stop();
     throw error;
