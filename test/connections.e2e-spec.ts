@@ -6,7 +6,7 @@ import { loadScripts } from 'nestjs-distributed-queue/redis/script-loader';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { redisCommand, startRedisServer, type RedisServerHandle } from './support/redis-server';
 import { getTargets, uniquePrefix } from './support/targets';
-import { hasOpenssl, libraryAclRule, startTlsRedisServer, type TlsRedisServer } from './support/tls';
+import { hasOpenssl, libraryAclRule, setAclUser, startTlsRedisServer, type TlsRedisServer } from './support/tls';
 import { sleep, waitFor } from './support/wait';
 
 /** Keeps what the application logs (levels, messages, contexts). */
@@ -150,11 +150,6 @@ describe('connection errors', () => {
     }
   });
 });
-
-/** Creates the ACL user on every node (a cluster's nodes do not share ACLs). */
-async function setAclUser(ports: number[], user: string, password: string, rule: string): Promise<void> {
-  for (const port of ports) await redisCommand(port, ['ACL', 'SETUSER', user, 'reset', 'on', `>${password}`, ...rule.split(' ')]);
-}
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('least-privilege ACL user on %s', (name, target) => {
   let own: RedisServerHandle | undefined;

@@ -4,7 +4,7 @@ import * as os from 'os';
 import * as path from 'path';
 import * as tls from 'tls';
 import { withParentDeathSignal } from './child';
-import { getFreePort, HOST } from './redis-server';
+import { getFreePort, HOST, redisCommand } from './redis-server';
 import { sleep } from './wait';
 
 /*
@@ -118,7 +118,7 @@ export async function startTlsRedisServer(): Promise<TlsRedisServer> {
  */
 export function libraryAclRule(prefix: string): string {
   const connection = ['client|setname', 'info', 'cluster|info', 'cluster|slots'];
-  const messaging = ['evalsha', 'eval', 'subscribe', 'publish'];
+  const messaging = ['evalsha', 'eval', 'subscribe', 'unsubscribe', 'publish'];
   const direct = [
     'get', 'set', 'del', 'pexpire', 'hget', 'hgetall', 'hset', 'hdel', 'hlen', 'llen', 'lrange', 'ltrim', 'zrange', 'zrem', 'unlink',
     'xread', 'xrevrange', 'xrange', 'xlen', 'xtrim', 'smembers',
@@ -132,4 +132,9 @@ export function libraryAclRule(prefix: string): string {
     'resetkeys', 'resetchannels', '-@all', ...commands.map((c) => `+${c}`),
     `~${prefix}:{${prefix}:*`, `&${prefix}:events:*`, `&${prefix}:route:*`, `&${prefix}:svc:*`,
   ].join(' ');
+}
+
+/** Creates the ACL user on every node (a cluster's nodes do not share ACLs). */
+export async function setAclUser(ports: number[], user: string, password: string, rule: string): Promise<void> {
+  for (const port of ports) await redisCommand(port, ['ACL', 'SETUSER', user, 'reset', 'on', `>${password}`, ...rule.split(' ')]);
 }
