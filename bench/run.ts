@@ -9,6 +9,7 @@ import { renderTable, writeReport, type Row } from './report';
 import { bullmq, ours } from './systems';
 import { delayed, immediate, memory, scale, type Context } from './workloads';
 import { failover, ordered } from './ordered';
+import { serviceMode } from './service-mode';
 
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
@@ -19,7 +20,11 @@ async function main(): Promise<void> {
   const ctx: Context = {
     redis,
     quick,
-    make: { ours: (observability) => ours(server.url, `bench${Date.now()}`, observability), bullmq: () => bullmq(server.url, `bench${Date.now()}`) },
+    make: {
+      ours: (observability) => ours(server.url, `bench${Date.now()}`, observability),
+      bullmq: () => bullmq(server.url, `bench${Date.now()}`),
+      service: () => serviceMode(server.url, `bench${Date.now()}`),
+    },
   };
   const rows: Row[] = [];
   const workloads: [string, () => Promise<Row[]>][] = [

@@ -6,7 +6,7 @@ import type { Observability, Start, System } from './systems';
 export interface Context {
   redis: Redis;
   quick: boolean;
-  make: { ours: (observability?: Observability) => System; bullmq: () => System };
+  make: { ours: (observability?: Observability) => System; bullmq: () => System; service: () => System };
 }
 
 async function each(ctx: Context, fn: (system: System) => Promise<Row>, makers = [() => ctx.make.ours(), ctx.make.bullmq]): Promise<Row[]> {
@@ -106,7 +106,10 @@ function lateness(starts: Start[], n: number, submittedAt: number) {
   };
 }
 
-/** 2. Delayed: tasks due uniformly over the next seconds; lateness of handler start against due time. */
+/**
+ * 2. Delayed: tasks due uniformly over the next seconds; lateness of handler start against due time. Also
+ * service mode: the scheduler calling two application instances over HTTP.
+ */
 export function delayed(ctx: Context): Promise<Row[]> {
   const n = ctx.quick ? 5000 : 20_000;
   const spreadMs = ctx.quick ? 3000 : 10_000;
@@ -133,7 +136,7 @@ export function delayed(ctx: Context): Promise<Row[]> {
       },
       key: { name: 'p99 lateness (all)', value: r.all.p99, lowerIsBetter: true },
     };
-  });
+  }, [() => ctx.make.ours(), ctx.make.service, ctx.make.bullmq]);
 }
 
 /** 4. Memory: Redis bytes per pending delayed task. */

@@ -38,7 +38,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode on %s
   it('a request with a bad signature, or replayed, gets 401 and runs nothing', async () => {
     const prefix = uniquePrefix('svc-auth');
     const a = await startClient(target, prefix, { app: 'shop', instance: 'shop-a', types: ['order.close'] });
-    const body = JSON.stringify({ type: 'order.close', id: 'x1', attempt: 1, dueAt: Date.now(), payload: {}, timeoutMs: 5000 });
+    const body = JSON.stringify({ deliveries: [{ type: 'order.close', id: 'x1', attempt: 1, dueAt: Date.now(), payload: {}, timeoutMs: 5000 }] });
     const post = (headers: Record<string, string>) =>
       fetch(`${a.url}/dq/deliveries`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const forged = await post(signDelivery('not-the-shared-secret', Date.now(), 'order.close:x1:1:f', body));
@@ -47,7 +47,10 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode on %s
     const stale = await post(signDelivery(SERVICE_SECRET, Date.now() - 10 * 60_000, 'order.close:x1:1:s', body));
     expect(stale.status).toBe(401);
     const good = signDelivery(SERVICE_SECRET, Date.now(), 'order.close:x1:1:g', body);
-    expect((await post(good)).status).toBe(200);
+    const answered = await post(good);
+    expect(answered.status).toBe(200);
+    expect(answered.headers.get('content-type')).toBe('application/x-ndjson');
+    expect(await answered.text()).toBe('{"i":0,"status":200,"result":{"by":"shop-a"}}\n');
     const replayed = await post(good);
     expect(replayed.status).toBe(401);
     expect(((await replayed.json()) as { error: { message: string } }).error.message).toBe('replayed delivery');

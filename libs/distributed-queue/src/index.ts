@@ -24,4 +24,6 @@ export type { HistorySearch, HistoryPage } from './history/history-search';
 export type { HistoryStatus } from './history/history-event';
 export { ServiceScheduler } from './service/service-scheduler';
 export type { ServiceInstance, ServiceTypeOptions } from './service/service-registry';
-export { DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signDelivery, verifyDelivery, type DeliveryBody } from './service/delivery-signature';
+export {
+  DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signDelivery, verifyDelivery, type DeliveryBatch, type DeliveryBody, type DeliveryResult,
+} from './service/delivery-signature';

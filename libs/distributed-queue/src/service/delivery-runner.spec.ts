@@ -1,14 +1,24 @@
 import type { Task } from '../interfaces';
 import { DeliveryRunner, type DeliveryTarget } from './delivery-runner';
-import { signDelivery } from './delivery-signature';
+import { signDelivery, type DeliveryResult } from './delivery-signature';
 import { memoryReplayGuard } from './replay-guard';
 
 const secret = 'shared-secret';
 let n = 0;
-const delivery = (type: string, payload: unknown = {}, timeoutMs = 1000) => {
-  const body = JSON.stringify({ type, id: `t${++n}`, attempt: 1, dueAt: 5, payload, timeoutMs });
-  return { body, headers: signDelivery(secret, Date.now(), `${type}:t${n}:1:x`, body) };
+/** A signed request carrying one task of each of `types`. */
+const request = (types: string[], payload: unknown = {}) => {
+  const body = JSON.stringify({ deliveries: types.map((type) => ({ type, id: `t${++n}`, attempt: 1, dueAt: 5, payload, timeoutMs: 1000 })) });
+  return { body, headers: signDelivery(secret, Date.now(), `batch:${n}`, body) };
 };
+
+/** Accepts a request and runs it: the refusal, or each task's result in the order they ended. */
+async function run(runner: DeliveryRunner, headers: Record<string, string>, body: string): Promise<unknown> {
+  const accepted = await runner.accept(headers, body);
+  if (!Array.isArray(accepted)) return accepted;
+  const results: DeliveryResult[] = [];
+  await runner.runAll(accepted, (r) => results.push(r));
+  return results;
+}
 
 describe('DeliveryRunner', () => {
   const ran: Task[] = [];
@@ -32,36 +42,41 @@ describe('DeliveryRunner', () => {
 
   beforeEach(() => (ran.length = 0));
 
-  it('runs a signed delivery with the Task of plugin mode, answering 200 with the result', async () => {
-    const { body, headers } = delivery('ok', { a: 1 });
-    expect(await runner().run(headers, body)).toEqual({ status: 200, body: { ok: true, result: { echoed: { a: 1 } } } });
+  it('runs a signed request with the Task of plugin mode, reporting 200 with the result', async () => {
+    const { body, headers } = request(['ok'], { a: 1 });
+    expect(await run(runner(), headers, body)).toEqual([{ i: 0, status: 200, result: { echoed: { a: 1 } } }]);
     expect(ran).toEqual([{ id: `t${n}`, type: 'ok', payload: { a: 1 }, attempt: 1, dueAt: 5 }]);
   });
 
-  it('a bad signature or a replayed delivery gets 401 and runs nothing', async () => {
+  it('a bad signature or a replayed request gets 401 and runs nothing', async () => {
     const r = runner();
-    const { body, headers } = delivery('ok');
-    expect((await r.run({ ...headers, 'x-dq-signature': `v1=${'0'.repeat(64)}` }, body)).status).toBe(401);
+    const { body, headers } = request(['ok']);
+    expect(await run(r, { ...headers, 'x-dq-signature': `v1=${'0'.repeat(64)}` }, body)).toMatchObject({ status: 401 });
     expect(ran).toHaveLength(0);
-    expect((await r.run(headers, body)).status).toBe(200);
-    const replayed = await r.run(headers, body);
-    expect(replayed).toEqual({ status: 401, body: { ok: false, error: { name: 'Unauthorized', message: 'replayed delivery' } } });
+    expect(await run(r, headers, body)).toMatchObject([{ status: 200 }]);
+    expect(await run(r, headers, body)).toEqual({ status: 401, body: { ok: false, error: { name: 'Unauthorized', message: 'replayed delivery' } } });
     expect(ran).toHaveLength(1);
   });
 
-  it('a failing handler answers 500 with its error; one past its timeout is aborted and answers 504', async () => {
-    const failed = delivery('fails');
-    expect(await runner().run(failed.headers, failed.body)).toEqual({ status: 500, body: { ok: false, error: { name: 'RangeError', message: 'no stock' } } });
-    const slow = delivery('slow');
-    const answer = await runner().run(slow.headers, slow.body);
-    expect(answer).toMatchObject({ status: 504, body: { error: { name: 'TaskTimeoutError' } } });
+  it('runs the tasks of one request at once, each reported as it ends: 200, 500 with the error, 504 past its timeout, 404', async () => {
+    const { body, headers } = request(['slow', 'fails', 'ok', 'nobody']);
+    const results = (await run(runner(), headers, body)) as DeliveryResult[];
+    // NOTE: the slow one is reported last, after its timeout; the others as soon as they ended.
+    expect(results.slice(0, 3).map((r) => r.i).sort()).toEqual([1, 2, 3]);
+    expect(results).toEqual(expect.arrayContaining([
+      { i: 1, status: 500, error: { name: 'RangeError', message: 'no stock' } },
+      { i: 2, status: 200, result: { echoed: {} } },
+      { i: 3, status: 404, error: { name: 'UnknownTaskType', message: 'no @TaskWorker for "nobody" in this application' } },
+    ]));
+    expect(results[3]).toMatchObject({ i: 0, status: 504, error: { name: 'TaskTimeoutError' } });
   });
 
-  it('an unknown type answers 404; a body that is not JSON 400', async () => {
-    const unknown = delivery('nobody');
-    expect((await runner().run(unknown.headers, unknown.body)).status).toBe(404);
+  it('refuses a body that is not JSON or not a list of tasks with 400', async () => {
     const text = 'not json';
-    expect((await runner().run(signDelivery(secret, Date.now(), 'd', text), text)).status).toBe(400);
+    expect(await run(runner(), signDelivery(secret, Date.now(), 'd1', text), text)).toMatchObject({ status: 400 });
+    const wrong = JSON.stringify({ deliveries: [{ type: 'ok' }] });
+    expect(await run(runner(), signDelivery(secret, Date.now(), 'd2', wrong), wrong)).toMatchObject({ status: 400 });
+    expect(ran).toHaveLength(0);
   });
 });
 

@@ -1,7 +1,7 @@
 import { TaskTimeoutError } from '../errors';
 import type { Task, TaskHandler } from '../interfaces';
 import { callHandler } from '../runtime/handler-call';
-import { DEFAULT_TOLERANCE_MS, verifyDelivery, type DeliveryBody } from './delivery-signature';
+import { DEFAULT_TOLERANCE_MS, verifyDelivery, type DeliveryBatch, type DeliveryBody, type DeliveryResult } from './delivery-signature';
 
 /** Remembers delivery ids for a while: `firstSeen` is true only the first time an id is offered. */
 export interface ReplayGuard {
@@ -14,19 +14,23 @@ export interface DeliveryTarget {
   timeoutMs: number;
 }
 
-/** An HTTP answer: status and JSON body. */
-export interface DeliveryAnswer {
-  status: number;
-  body: { ok: true; result?: unknown } | { ok: false; error: { name: string; message: string } };
+/** A refused request: status and JSON body; nothing ran. */
+export interface DeliveryRefusal {
+  status: 400 | 401;
+  body: { ok: false; error: { name: string; message: string } };
 }
 
-const refuse = (status: number, name: string, message: string): DeliveryAnswer => ({ status, body: { ok: false, error: { name, message } } });
+const refuse = (status: DeliveryRefusal['status'], name: string, message: string): DeliveryRefusal => ({ status, body: { ok: false, error: { name, message } } });
+
+const isTask = (d: Partial<DeliveryBody> | null): d is DeliveryBody =>
+  !!d && typeof d.type === 'string' && typeof d.id === 'string' && Number.isInteger(d.attempt) && typeof d.dueAt === 'number';
 
 /**
- * Runs one delivery from the scheduler in a client application: checks the signature, the timestamp and
- * that the delivery id is new (else 401, nothing runs), then runs the type's handler with the same `Task`
- * and `AbortSignal` as plugin mode. 200 on success; 500 with the error when the handler fails; 504 when it
- * runs past its `timeoutMs` (the signal is aborted): the scheduler counts both as a failed attempt.
+ * Runs the scheduler's deliveries in a client application. `accept` checks the signature, the timestamp,
+ * that the delivery id is new and the body's shape (else a refusal: nothing runs); `runAll` then runs each
+ * task's handler with the same `Task` and `AbortSignal` as plugin mode, all at once, and reports each as it
+ * ends: 200 with the result; 500 with the error; 504 past its `timeoutMs` (the signal is aborted); 404 for
+ * a type this application has no worker for. The scheduler counts all but 200 as a failed attempt.
  */
 export class DeliveryRunner {
   constructor(
@@ -36,35 +40,42 @@ export class DeliveryRunner {
     private readonly toleranceMs = DEFAULT_TOLERANCE_MS,
   ) {}
 
-  /** Answers a delivery: `rawBody` is the request body exactly as received. */
-  async run(headers: Record<string, string | string[] | undefined>, rawBody: string): Promise<DeliveryAnswer> {
+  /** Checks a request (`rawBody` exactly as received): its tasks, or why it is refused. */
+  async accept(headers: Record<string, string | string[] | undefined>, rawBody: string): Promise<DeliveryBody[] | DeliveryRefusal> {
     const verdict = verifyDelivery(this.secret, headers, rawBody, Date.now(), this.toleranceMs);
     if (!verdict.ok) return refuse(401, 'Unauthorized', verdict.reason);
-    // NOTE: remembered for twice the tolerance: past it the timestamp alone refuses the request.
     if (!(await this.replay.firstSeen(verdict.delivery, 2 * this.toleranceMs))) return refuse(401, 'Unauthorized', 'replayed delivery');
-    let body: DeliveryBody;
+    let batch: Partial<DeliveryBatch> | null;
     try {
-      body = JSON.parse(rawBody) as DeliveryBody;
+      batch = JSON.parse(rawBody) as Partial<DeliveryBatch> | null;
     } catch {
       return refuse(400, 'BadRequest', 'the body is not JSON');
     }
-    const target = this.targets(body.type);
-    if (!target) return refuse(404, 'UnknownTaskType', `no @TaskWorker for "${String(body.type)}" in this application`);
-    const task: Task = { id: body.id, type: body.type, payload: body.payload, attempt: body.attempt, dueAt: body.dueAt };
-    return this.runHandler(target, task, Math.min(target.timeoutMs, body.timeoutMs || target.timeoutMs));
+    const deliveries = batch?.deliveries;
+    if (!Array.isArray(deliveries) || !deliveries.every(isTask)) return refuse(400, 'BadRequest', 'expected { deliveries: [{ type, id, attempt, dueAt, payload, timeoutMs }] }');
+    return deliveries;
   }
 
-  private runHandler(target: DeliveryTarget, task: Task, timeoutMs: number): Promise<DeliveryAnswer> {
+  /** Runs every task; `report` gets each one's result as it ends. Resolves when all have ended. */
+  runAll(deliveries: DeliveryBody[], report: (result: DeliveryResult) => void): Promise<void> {
+    return Promise.all(deliveries.map((delivery, i) => this.runOne(delivery, i).then(report))).then(() => undefined);
+  }
+
+  private runOne(body: DeliveryBody, i: number): Promise<DeliveryResult> {
+    const target = this.targets(body.type);
+    if (!target) return Promise.resolve({ i, status: 404, error: { name: 'UnknownTaskType', message: `no @TaskWorker for "${body.type}" in this application` } });
+    const task: Task = { id: body.id, type: body.type, payload: body.payload, attempt: body.attempt, dueAt: body.dueAt };
+    const timeoutMs = Math.min(target.timeoutMs, body.timeoutMs > 0 ? body.timeoutMs : target.timeoutMs);
     const controller = new AbortController();
-    return new Promise<DeliveryAnswer>((resolve) => {
+    return new Promise<DeliveryResult>((resolve) => {
       const timer = setTimeout(() => {
         const error = new TaskTimeoutError(timeoutMs);
         controller.abort(error);
-        resolve(refuse(504, error.name, error.message));
+        resolve({ i, status: 504, error: { name: error.name, message: error.message } });
       }, timeoutMs);
       callHandler(target.handler, task, controller.signal, (error, result) => {
         clearTimeout(timer);
-        resolve(error ? refuse(500, error.name, error.message) : { status: 200, body: { ok: true, result } });
+        resolve(error ? { i, status: 500, error: { name: error.name, message: error.message } } : { i, status: 200, result });
       });
     });
   }

@@ -1,14 +1,16 @@
 import { createHmac, timingSafeEqual } from 'crypto';
 
 /*
- * Service mode's wire contract between the scheduler and an application instance. The scheduler POSTs a
- * due task to the instance's callback URL with three headers; the instance runs the task only when the
- * signature is right, the timestamp is recent and the delivery id was not seen before.
+ * Service mode's wire contract between the scheduler and an application instance. The scheduler POSTs the
+ * due tasks it holds for an instance (one or more: `DeliveryBatch`) to the instance's callback URL with
+ * three headers; the instance runs them only when the signature is right, the timestamp is recent and the
+ * delivery id was not seen before. It answers 200 with one NDJSON line per task as each one finishes
+ * (`DeliveryResult`), or refuses the whole request (401, 400, 413).
  */
 
 /** Epoch ms (the scheduler's clock) when the request was signed. */
 export const TIMESTAMP_HEADER = 'x-dq-timestamp';
-/** Unique per delivery attempt (`<type>:<id>:<attempt>:<random>`): what replay protection remembers. */
+/** Unique per request (`<type>:<random>`): what replay protection remembers. */
 export const DELIVERY_HEADER = 'x-dq-delivery';
 /** `v1=<hex HMAC-SHA256(secret, "<timestamp>.<delivery>.<body>")>`. */
 export const SIGNATURE_HEADER = 'x-dq-signature';
@@ -16,7 +18,7 @@ export const SIGNATURE_HEADER = 'x-dq-signature';
 /** How far a request's timestamp may be from the instance's clock (either way) before it is refused. */
 export const DEFAULT_TOLERANCE_MS = 5 * 60_000;
 
-/** The JSON body of a delivery. */
+/** One task of a delivery. */
 export interface DeliveryBody {
   type: string;
   id: string;
@@ -28,6 +30,22 @@ export interface DeliveryBody {
   /** The handler's time budget (ms): past it the instance answers 504 and the attempt fails. */
   timeoutMs: number;
 }
+
+/** The JSON body of a delivery request. */
+export interface DeliveryBatch {
+  deliveries: DeliveryBody[];
+}
+
+/** One line of the answer: how the task at index `i` of the request ended. */
+export type DeliveryResult =
+  | { i: number; status: 200; result?: unknown }
+  | { i: number; status: 404 | 500 | 504; error: { name: string; message: string } };
+
+/** The most tasks one request carries. */
+export const MAX_BATCH = 100;
+
+/** The answer's content type: one JSON object per line. */
+export const RESULTS_CONTENT_TYPE = 'application/x-ndjson';
 
 function mac(secret: string, timestamp: string, delivery: string, body: string): Buffer {
   return createHmac('sha256', secret).update(`${timestamp}.${delivery}.`).update(body).digest();

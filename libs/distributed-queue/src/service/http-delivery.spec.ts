@@ -20,3 +20,13 @@ describe('pickInstance', () => {
     expect(pickInstance([], 'x', 1)).toBeUndefined();
   });
 });
+
+describe('pickInstance with an instance to avoid', () => {
+  it('takes the next instance instead, unless it is the only one', () => {
+    const instances = ['a', 'b', 'c'];
+    const usual = pickInstance(instances, 'order-7', 2)!;
+    const next = instances[(instances.indexOf(usual) + 1) % 3];
+    expect(pickInstance(instances, 'order-7', 2, (i) => i === usual)).toBe(next);
+    expect(pickInstance(['a'], 'order-7', 2, (i) => i === 'a')).toBe('a');
+  });
+});

@@ -1,7 +1,7 @@
 import { randomBytes } from 'crypto';
 import { DeliveryFailedError, NoLiveInstanceError } from '../errors';
 import type { Task, TaskHandler } from '../interfaces';
-import { signDelivery, type DeliveryBody } from './delivery-signature';
+import { MAX_BATCH, signDelivery, type DeliveryBatch, type DeliveryResult } from './delivery-signature';
 import type { ServiceInstance } from './service-registry';
 
 /** FNV-1a of a string: spreads task ids over instances the same way in every replica. */
@@ -11,59 +11,159 @@ function hash(text: string): number {
   return h >>> 0;
 }
 
-/** The instance that gets attempt `attempt` of task `id`: the next attempt goes to the next instance. */
-export function pickInstance<T>(instances: readonly T[], id: string, attempt: number): T | undefined {
-  return instances.length === 0 ? undefined : instances[(hash(id) + attempt) % instances.length];
+/**
+ * The instance that gets attempt `attempt` of task `id`: the next attempt goes to the next instance, and
+ * never to `avoid` (where the previous attempt failed) while there is another.
+ */
+export function pickInstance<T>(instances: readonly T[], id: string, attempt: number, avoid?: (instance: T) => boolean): T | undefined {
+  if (instances.length === 0) return undefined;
+  const first = (hash(id) + attempt) % instances.length;
+  const picked = instances[first];
+  return avoid?.(picked) && instances.length > 1 ? instances[(first + 1) % instances.length] : picked;
 }
+
+/** Failed tasks remembered with the instance that failed them (the retry goes elsewhere). */
+const MAX_REMEMBERED_FAILURES = 10_000;
 
 function errorText(text: string): string {
   try {
     const body = JSON.parse(text) as { error?: { name?: string; message?: string } };
     if (body.error?.name) return `${body.error.name}: ${body.error.message ?? ''}`;
   } catch {
-    // not the runner's JSON: say what came back
+    // not the client's JSON: say what came back
   }
   return text.slice(0, 200) || 'no body';
 }
 
+/** A task handed to the delivery, until its result line (or a failure) settles it. */
+interface Pending {
+  task: Task;
+  resolve(result: unknown): void;
+  reject(error: Error): void;
+  settled: boolean;
+}
+
+function settle(pending: Pending, error: Error | null, result?: unknown): void {
+  if (pending.settled) return;
+  pending.settled = true;
+  if (error) pending.reject(error);
+  else pending.resolve(result);
+}
+
 /**
- * The scheduler's handler of one registered type: POSTs each due task, signed, to one live instance of the
- * owning application. 2xx: done (the answer's `result` is the task's result). Any other status, no answer
- * within `timeoutMs` + grace, or a connection error throws `DeliveryFailedError`: a failed attempt.
+ * The scheduler's handler of one registered type: POSTs due tasks, signed, to live instances of the owning
+ * application. Tasks handed over in the same tick for the same instance go in one request (at most
+ * `MAX_BATCH`), and each settles when its result line comes back: 200 is done (its `result` is the task's
+ * result); any other status, a refused or failed request, a connection error or no answer within
+ * `timeoutMs` + grace throws `DeliveryFailedError`: a failed attempt.
  */
 export class HttpDelivery implements TaskHandler {
+  private readonly queued = new Map<string, { instance: ServiceInstance; items: Pending[] }>();
+  private flushScheduled = false;
+  /** Task id -> the instance its last attempt failed on. */
+  private readonly failedOn = new Map<string, string>();
+
   constructor(
     private readonly app: string,
+    private readonly type: string,
     private readonly secret: string,
-    /** The handler's own budget, sent with the task. */
+    /** The handler's own budget, sent with each task. */
     private readonly timeoutMs: number,
+    /** How long past `timeoutMs` the request may take. */
+    private readonly graceMs: number,
     private readonly instances: () => readonly ServiceInstance[],
   ) {}
 
-  async handle(task: Task, signal: AbortSignal): Promise<unknown> {
-    const instance = pickInstance(this.instances(), task.id, task.attempt);
-    if (!instance) throw new NoLiveInstanceError(this.app);
-    const body: DeliveryBody = { type: task.type, id: task.id, attempt: task.attempt, dueAt: task.dueAt, payload: task.payload, timeoutMs: this.timeoutMs };
-    const text = JSON.stringify(body);
-    const delivery = `${task.type}:${task.id}:${task.attempt}:${randomBytes(6).toString('hex')}`;
-    let response: Response;
+  handle(task: Task, signal: AbortSignal): Promise<unknown> {
+    const failedOn = this.failedOn.get(task.id);
+    const instance = pickInstance(this.instances(), task.id, task.attempt, (i) => i.id === failedOn);
+    if (!instance) return Promise.reject(new NoLiveInstanceError(this.app));
+    return new Promise((resolve, reject) => {
+      const pending: Pending = {
+        task,
+        resolve: (result) => {
+          this.failedOn.delete(task.id);
+          resolve(result);
+        },
+        reject: (error) => {
+          this.failedOn.delete(task.id);
+          if (this.failedOn.size >= MAX_REMEMBERED_FAILURES) this.failedOn.delete(this.failedOn.keys().next().value!);
+          this.failedOn.set(task.id, instance.id);
+          reject(error);
+        },
+        settled: false,
+      };
+      // NOTE: the consumer aborts on its timeout, a cancel or a lost lease; the request goes on for the others.
+      signal.addEventListener('abort', () => settle(pending, signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason))), { once: true });
+      let group = this.queued.get(instance.id);
+      if (!group) this.queued.set(instance.id, (group = { instance, items: [] }));
+      group.items.push(pending);
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    for (const { instance, items } of this.queued.values()) {
+      for (let i = 0; i < items.length; i += MAX_BATCH) void this.send(instance, items.slice(i, i + MAX_BATCH));
+    }
+    this.queued.clear();
+  }
+
+  private async send(instance: ServiceInstance, items: Pending[]): Promise<void> {
+    const fail = (status: number, detail: string): void => items.forEach((p) => settle(p, new DeliveryFailedError(this.app, instance.id, status, detail)));
+    const batch: DeliveryBatch = {
+      deliveries: items.map(({ task }) => ({ type: task.type, id: task.id, attempt: task.attempt, dueAt: task.dueAt, payload: task.payload, timeoutMs: this.timeoutMs })),
+    };
+    const text = JSON.stringify(batch);
+    const delivery = `${this.type}:${randomBytes(9).toString('hex')}`;
     try {
-      response = await fetch(instance.url, {
+      const response = await fetch(instance.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...signDelivery(this.secret, Date.now(), delivery, text) },
         body: text,
-        signal,
+        signal: AbortSignal.timeout(this.timeoutMs + this.graceMs),
       });
+      if (!response.ok || !response.body) {
+        fail(response.status, errorText(await response.text().catch(() => '')));
+        return;
+      }
+      await this.readResults(response.body, items, instance);
+      fail(200, 'the instance answered no result for the task');
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code;
-      throw new DeliveryFailedError(this.app, instance.id, 0, signal.aborted ? 'no answer in time' : cause ?? (error as Error).message);
+      fail(0, (error as Error).name === 'TimeoutError' ? 'no answer in time' : cause ?? (error as Error).message);
     }
-    const answer = await response.text().catch(() => '');
-    if (!response.ok) throw new DeliveryFailedError(this.app, instance.id, response.status, errorText(answer));
+  }
+
+  /** Settles each task as its result line arrives. */
+  private async readResults(body: ReadableStream<Uint8Array>, items: Pending[], instance: ServiceInstance): Promise<void> {
+    const decoder = new TextDecoder();
+    let buffered = '';
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      buffered += decoder.decode(chunk, { stream: true });
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        if (line) this.settleLine(line, items, instance);
+      }
+    }
+  }
+
+  private settleLine(line: string, items: Pending[], instance: ServiceInstance): void {
+    let result: DeliveryResult;
     try {
-      return (JSON.parse(answer) as { result?: unknown }).result;
+      result = JSON.parse(line) as DeliveryResult;
     } catch {
-      return undefined;
+      return;
     }
+    const pending = items[result.i];
+    if (!pending) return;
+    if (result.status === 200) settle(pending, null, result.result);
+    else settle(pending, new DeliveryFailedError(this.app, instance.id, result.status, `${result.error?.name}: ${result.error?.message}`));
   }
 }

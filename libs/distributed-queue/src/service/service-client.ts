@@ -8,7 +8,9 @@ import { InvalidOptionsError } from '../errors';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { ResolvedServiceClientOptions } from '../options/resolve-service';
 import type { RedisClient } from '../redis/script-loader';
-import { DeliveryRunner, type DeliveryAnswer } from './delivery-runner';
+import { DeliveryRunner } from './delivery-runner';
+import { MAX_BATCH, RESULTS_CONTENT_TYPE, type DeliveryBody } from './delivery-signature';
+import { LineWriter, resultLine } from './result-lines';
 import { redisReplayGuard } from './replay-guard';
 import { BodyTooLargeError, readRawBody, type IncomingRequest } from './request-body';
 import { ServiceRegistry } from './service-registry';
@@ -96,36 +98,37 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     }
   }
 
-  /** Answers one delivery request (the callback path's POST handler). */
+  /** Answers one delivery request (the callback path's POST handler): NDJSON results as tasks end. */
   async handle(req: IncomingRequest, res: ServerResponse): Promise<void> {
     this.inFlight++;
     try {
-      const answer = await this.answer(req);
-      let body: string;
-      try {
-        body = JSON.stringify(answer.body);
-      } catch {
-        body = JSON.stringify({ ok: answer.body.ok });
+      const accepted = await this.accept(req);
+      if (!Array.isArray(accepted)) {
+        res.statusCode = accepted.status;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify(accepted.body));
+        return;
       }
-      res.statusCode = answer.status;
-      res.setHeader('content-type', 'application/json');
-      res.end(body);
+      res.writeHead(200, { 'content-type': RESULTS_CONTENT_TYPE });
+      const lines = new LineWriter(res);
+      await this.runner!.runAll(accepted, (result) => lines.push(resultLine(result)));
+      lines.end();
     } finally {
       if (--this.inFlight === 0) this.idle.splice(0).forEach((resolve) => resolve());
     }
   }
 
-  private async answer(req: IncomingRequest): Promise<DeliveryAnswer> {
+  private async accept(req: IncomingRequest): Promise<DeliveryBody[] | { status: number; body: unknown }> {
     // NOTE: a stopping instance still answers: it has left the registry, and what was sent before it left runs.
     if (!this.runner) return { status: 503, body: { ok: false, error: { name: 'Unavailable', message: 'this instance is starting' } } };
     let raw: string;
     try {
-      raw = await readRawBody(req, this.options.maxPayloadBytes + BODY_OVERHEAD);
+      raw = await readRawBody(req, this.options.maxPayloadBytes * MAX_BATCH + BODY_OVERHEAD);
     } catch (error) {
       const status = error instanceof BodyTooLargeError ? 413 : 400;
       return { status, body: { ok: false, error: { name: 'BadRequest', message: (error as Error).message } } };
     }
-    return this.runner.run(req.headers, raw);
+    return this.runner.accept(req.headers, raw);
   }
 
   async beforeApplicationShutdown(): Promise<void> {

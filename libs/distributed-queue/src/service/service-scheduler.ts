@@ -134,7 +134,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
 
   private async start(type: string, app: string, registered: ServiceTypeOptions): Promise<void> {
     const scheduler = this.options.scheduler!;
-    const handler = new HttpDelivery(app, scheduler.secret, registered.timeoutMs, () => this.instances.get(app) ?? []);
+    const handler = new HttpDelivery(app, type, scheduler.secret, registered.timeoutMs, scheduler.deliveryGraceMs, () => this.instances.get(app) ?? []);
     const options = mergeWorkerOptions(this.options.defaults, {
       concurrency: registered.concurrency,
       maxAttempts: registered.maxAttempts,
