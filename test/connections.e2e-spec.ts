@@ -1,12 +1,12 @@
 import 'reflect-metadata';
 import { Logger, LoggerService, Type } from '@nestjs/common';
-import { Redis } from 'ioredis';
 import { QueueInUseError, type DistributedQueueModuleOptions, type Task } from 'nestjs-distributed-queue';
 import { loadScripts } from 'nestjs-distributed-queue/redis/script-loader';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { redisCommand, startRedisServer, type RedisServerHandle } from './support/redis-server';
 import { getTargets, uniquePrefix } from './support/targets';
-import { hasOpenssl, libraryAclRule, setAclUser, startTlsRedisServer, type TlsRedisServer } from './support/tls';
+import { useAclUser } from './support/acl-user';
+import { hasOpenssl, libraryAclRule, startTlsRedisServer, type TlsRedisServer } from './support/tls';
 import { sleep, waitFor } from './support/wait';
 
 /** Keeps what the application logs (levels, messages, contexts). */
@@ -151,23 +151,8 @@ describe('connection errors', () => {
   });
 });
 
-describe.each(getTargets().map((t) => [t.name, t] as const))('least-privilege ACL user on %s', (name, target) => {
-  let own: RedisServerHandle | undefined;
-  const user = `dq-${name}-${process.pid}`;
-  const password = 'dq-secret';
-  let ports: number[] = [];
-  beforeAll(async () => {
-    if (typeof target.connection === 'string') {
-      own = await startRedisServer();
-      ports = [own.port];
-    } else {
-      ports = target.connection.cluster.map((n) => (n as { port: number }).port);
-    }
-  });
-  afterAll(async () => {
-    if (own) await own.remove();
-    else for (const port of ports) await redisCommand(port, ['ACL', 'DELUSER', user]).catch(() => undefined);
-  });
+describe.each(getTargets().map((t) => [t.name, t] as const))('least-privilege ACL user on %s', (_name, target) => {
+  const acl = useAclUser(target, 'dq');
 
   it('runs both engines (submit, retry to dead, redrive, cancel, ordered, status) with no NOPERM', async () => {
     const keyPrefix = uniquePrefix('acl');
@@ -176,10 +161,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('least-privilege AC
     // ACL checks the commands the scripts call: each one the Lua sources name must be in the rule.
     const called = new Set(loadScripts().flatMap((s) => [...s.lua.matchAll(/redis\.p?call\(\s*'(\w+)'/g)].map((m) => m[1].toLowerCase())));
     expect([...called].filter((command) => !rule.split(' ').includes(`+${command}`))).toEqual([]);
-    await setAclUser(ports, user, password, rule);
-    const connection = own
-      ? `redis://${user}:${password}@127.0.0.1:${own.port}`
-      : { cluster: ports.map((port) => ({ host: '127.0.0.1', port })), clusterOptions: { redisOptions: { username: user, password } } };
+    const connection = await acl.apply(rule);
     const logger = new CapturingLogger();
     const { workers, ran } = recordingWorkers('acl');
     let failing = true;
@@ -231,17 +213,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('least-privilege AC
     } finally {
       await app.close();
     }
-    const denied: unknown[] = [];
-    for (const port of ports) {
-      const client = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 1 });
-      try {
-        const log = (await client.call('ACL', 'LOG')) as unknown[][];
-        denied.push(...log.map((entry) => Object.fromEntries(chunks(entry))).filter((e) => e.username === user));
-      } finally {
-        client.disconnect();
-      }
-    }
-    expect(denied).toEqual([]);
+    expect((await acl.denied()).map((entry) => Object.fromEntries(chunks(entry)))).toEqual([]);
     expect(logger.entries.filter((e) => /NOPERM/.test(e.message))).toEqual([]);
   });
 });

@@ -24,6 +24,7 @@ export class DistributedQueueExplorer implements OnModuleInit {
   private readonly workers = new Map<string, DiscoveredWorker>();
   /** The provider instance of each type (a worker's `handler` may be it wrapped in a span). */
   private readonly instances = new Map<string, TaskHandler>();
+  private readonly runtimeTypes = new Set<string>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -72,15 +73,23 @@ export class DistributedQueueExplorer implements OnModuleInit {
     return [...this.workers.values()];
   }
 
-  /** Every type this application knows: its workers' and those declared in `types` (none internal). */
+  /**
+   * Records a type this process runs without a worker of its own (the scheduler of service mode, for the
+   * types applications registered): it is known from then on, for metrics, listings and submits.
+   */
+  addRuntimeType(type: string): void {
+    this.runtimeTypes.add(type);
+  }
+
+  /** Every type this application knows: its workers', those declared in `types` and run-time ones (none internal). */
   knownTypes(): string[] {
-    const types = new Set([...this.workers.keys(), ...Object.keys(this.options.types)]);
+    const types = new Set([...this.workers.keys(), ...Object.keys(this.options.types), ...this.runtimeTypes]);
     return [...types].filter((type) => !isInternalType(type));
   }
 
   /** Whether this application knows `type`: a worker here handles it or `types` declares it. */
   isKnown(type: string): boolean {
-    return this.workers.has(type) || type in this.options.types;
+    return this.workers.has(type) || type in this.options.types || this.runtimeTypes.has(type);
   }
 
   /** Whether `type` is ordered: by its worker here, else by the `types` option. */

@@ -102,20 +102,32 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
   async handle(req: IncomingRequest, res: ServerResponse): Promise<void> {
     this.inFlight++;
     try {
-      const accepted = await this.accept(req);
-      if (!Array.isArray(accepted)) {
-        res.statusCode = accepted.status;
+      await this.answer(req, res);
+    } catch (error) {
+      // NOTE: e.g. Redis unreachable for the replay check: the scheduler counts the attempt failed and retries.
+      this.logger.warn(`Service mode: could not answer a delivery: ${(error as Error).message}`);
+      if (!res.headersSent) {
+        res.statusCode = 503;
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify(accepted.body));
-        return;
-      }
-      res.writeHead(200, { 'content-type': RESULTS_CONTENT_TYPE });
-      const lines = new LineWriter(res);
-      await this.runner!.runAll(accepted, (result) => lines.push(resultLine(result)));
-      lines.end();
+        res.end(JSON.stringify({ ok: false, error: { name: 'Unavailable', message: (error as Error).message } }));
+      } else if (!res.writableEnded) res.end();
     } finally {
       if (--this.inFlight === 0) this.idle.splice(0).forEach((resolve) => resolve());
     }
+  }
+
+  private async answer(req: IncomingRequest, res: ServerResponse): Promise<void> {
+    const accepted = await this.accept(req);
+    if (!Array.isArray(accepted)) {
+      res.statusCode = accepted.status;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(accepted.body));
+      return;
+    }
+    res.writeHead(200, { 'content-type': RESULTS_CONTENT_TYPE });
+    const lines = new LineWriter(res);
+    await this.runner!.runAll(accepted, (result) => lines.push(resultLine(result)));
+    lines.end();
   }
 
   private async accept(req: IncomingRequest): Promise<DeliveryBody[] | { status: number; body: unknown }> {

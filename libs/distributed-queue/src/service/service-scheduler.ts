@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { DistributedQueueOrchestrator } from '../distributed-queue.orchestrator';
 import type { BackoffOptions } from '../interfaces';
 import { mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions } from '../options/resolve-options';
@@ -36,6 +37,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
 
   constructor(
     private readonly orchestrator: DistributedQueueOrchestrator,
+    private readonly explorer: DistributedQueueExplorer,
     private readonly subscriber: EventSubscriber,
     @Inject(DISTRIBUTED_QUEUE_REDIS) redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
@@ -143,6 +145,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
       timeoutMs: registered.timeoutMs + scheduler.deliveryGraceMs,
       visibilityTimeoutMs: scheduler.visibilityTimeoutMs,
     });
+    this.explorer.addRuntimeType(type);
     await this.orchestrator.addConsumer(type, handler, options);
     this.logger.log(`Service mode: delivering "${type}" to "${app}" (${this.instances.get(app)?.length ?? 0} live instances)`);
   }
