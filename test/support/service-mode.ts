@@ -62,12 +62,14 @@ export interface ClientOptions {
   env?: Record<string, string>;
 }
 
-/** Starts an instance of a client application in service mode; resolves once it listens. */
-export async function startClient(target: RedisTarget, prefix: string, opts: ClientOptions): Promise<HttpChild> {
+/**
+ * Starts an instance of a client application in service mode; resolves once it listens. With `schedulerUrl`
+ * it gets no Redis connection at all (service.url).
+ */
+export async function startClient(target: RedisTarget, prefix: string, opts: ClientOptions & { schedulerUrl?: string }): Promise<HttpChild> {
   const port = await getFreePort();
   const child = spawnChild('test/fixtures/service-client-app.ts', {
-    DQ_CONNECTION: JSON.stringify(target.connection),
-    DQ_PREFIX: prefix,
+    ...(opts.schedulerUrl ? { DQ_SCHEDULER_URL: opts.schedulerUrl } : { DQ_CONNECTION: JSON.stringify(target.connection), DQ_PREFIX: prefix }),
     DQ_APP: opts.app,
     DQ_SECRET: SERVICE_SECRET,
     DQ_PORT: String(port),
@@ -93,4 +95,15 @@ export async function api(scheduler: HttpChild, method: string, route: string, b
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+let refs = 0;
+
+/** Runs an IPC command in a client instance (see the fixture); resolves with its result, rejects with its error. */
+export async function command(child: ChildHandle, cmd: string, args: Record<string, unknown> = {}): Promise<any> {
+  const ref = ++refs;
+  child.send({ cmd, ref, ...args });
+  const reply = await child.waitForMessage((m) => m.type === 'reply' && m.ref === ref, 10_000);
+  if (reply.error) throw Object.assign(new Error(reply.error.message), { name: reply.error.name });
+  return reply.result;
 }

@@ -6,6 +6,8 @@ export const DISTRIBUTED_QUEUE_REDIS = Symbol('DISTRIBUTED_QUEUE_REDIS');
 export const ROUTE_STORE = Symbol('ROUTE_STORE');
 /** Injection token of the `TaskTracer` (null without the `tracing` option). */
 export const TASK_TRACER = Symbol('TASK_TRACER');
+/** Injection token of the `SchedulerRpcClient` (service mode with `service.url`; else null). */
+export const SCHEDULER_RPC = Symbol('SCHEDULER_RPC');
 /** Injection token of the resolved module options. */
 export const DISTRIBUTED_QUEUE_RESOLVED_OPTIONS = Symbol('DISTRIBUTED_QUEUE_RESOLVED_OPTIONS');
 

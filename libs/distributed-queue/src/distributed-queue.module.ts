@@ -2,7 +2,7 @@ import { Inject, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@
 import type { ServerResponse } from 'http';
 import { DiscoveryModule } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, TASK_TRACER } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, SCHEDULER_RPC, TASK_TRACER } from './distributed-queue.constants';
 import { RouteOrchestrator } from './route/route.orchestrator';
 import { RouteStore } from './route/route.store';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';
@@ -32,6 +32,9 @@ import { DistributedQueueHealthIndicator } from './health/distributed-queue.heal
 import { ServiceClient } from './service/service-client';
 import { ServiceScheduler } from './service/service-scheduler';
 import type { IncomingRequest } from './service/request-body';
+import { noRedis } from './redis/no-redis';
+import { SchedulerRpcClient } from './service/scheduler-rpc-client';
+import { RemoteDelayQueueStore } from './service/remote-delay-store';
 
 /**
  * A private, non-global ScheduleModule with decorator scanning switched off: it gives this module a
@@ -61,13 +64,21 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     },
     {
       provide: DISTRIBUTED_QUEUE_REDIS,
-      useFactory: (options: ResolvedModuleOptions) => createRedisClient(options.connection, 'commands', `dq:${options.keyPrefix}:commands`),
+      useFactory: (options: ResolvedModuleOptions) =>
+        options.service?.url ? noRedis() : createRedisClient(options.connection, 'commands', `dq:${options.keyPrefix}:commands`),
+      inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+    },
+    {
+      provide: SCHEDULER_RPC,
+      useFactory: ({ service }: ResolvedModuleOptions) =>
+        service?.url ? new SchedulerRpcClient(`${service.url}${service.schedulerPath}`, service.secret, service.appName) : null,
       inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
     },
     {
       provide: DelayQueueStore,
-      useFactory: (client: RedisClient, options: ResolvedModuleOptions) => new DelayQueueStore(client, options.keyPrefix, streamLength(options)),
-      inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+      useFactory: (client: RedisClient, options: ResolvedModuleOptions, rpc: SchedulerRpcClient | null) =>
+        rpc ? new RemoteDelayQueueStore(rpc) : new DelayQueueStore(client, options.keyPrefix, streamLength(options)),
+      inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, SCHEDULER_RPC],
     },
     {
       provide: ROUTE_STORE,
@@ -115,20 +126,30 @@ export class DistributedQueueModule extends ConfigurableDistributedQueueModule i
   constructor(
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly resolved: ResolvedModuleOptions,
     private readonly serviceClient: ServiceClient,
+    private readonly serviceScheduler: ServiceScheduler,
   ) {
     super();
   }
 
   /**
-   * Client mode's callback: a plain middleware on POST `callbackPath`, so that the application's global
-   * guards, pipes and interceptors (its own authentication) do not apply: the delivery's signature does.
+   * Service mode's endpoints (the client's callback, the scheduler's client path) are plain middleware on
+   * POST, so that the application's global guards, pipes and interceptors (its own authentication) do not
+   * apply: the request's signature does.
    */
   configure(consumer: MiddlewareConsumer): void {
-    const service = this.resolved.service;
-    if (!service) return;
-    const client = this.serviceClient;
-    consumer
-      .apply((req: IncomingRequest, res: ServerResponse) => void client.handle(req, res))
-      .forRoutes({ path: service.callbackPath, method: RequestMethod.POST });
+    const { service, scheduler } = this.resolved;
+    if (service) {
+      const client = this.serviceClient;
+      consumer
+        .apply((req: IncomingRequest, res: ServerResponse) => void client.handle(req, res))
+        .forRoutes({ path: service.callbackPath, method: RequestMethod.POST });
+    }
+    if (scheduler) {
+      // The calls of applications without Redis (service.url), signed like deliveries.
+      const server = this.serviceScheduler;
+      consumer
+        .apply((req: IncomingRequest, res: ServerResponse) => void server.handleClientCall(req, res))
+        .forRoutes({ path: scheduler.clientPath, method: RequestMethod.POST });
+    }
   }
 }

@@ -4,3 +4,4 @@ export * from './history-schema.error';
 export * from './type-owned.error';
 export * from './delivery-failed.error';
 export { httpErrorOf } from './http-status';
+export * from './service-url.error';

@@ -61,7 +61,10 @@ export class DistributedQueueHealthIndicator {
    * @default key 'distributed-queue'
    */
   async isHealthy<K extends string = 'distributed-queue'>(key: K = 'distributed-queue' as K, options: HealthCheckOptions = {}): Promise<DistributedQueueHealthResult<K>> {
-    const redis = await this.pingRedis(options.timeoutMs ?? 1000);
+    // NOTE: with service.url there is no Redis: the service instance's heartbeat shows the scheduler is reached.
+    const redis: HealthCheckDetail = this.options.service?.url
+      ? { status: 'up', message: 'not used: this application reaches the queues through the scheduler' }
+      : await this.pingRedis(options.timeoutMs ?? 1000);
     const now = Date.now();
     const consumers = Object.fromEntries(this.orchestrator.getConsumers().map((c) => [c.type, consumerHealth(c, now)]));
     const machine = this.route.routeMachine;

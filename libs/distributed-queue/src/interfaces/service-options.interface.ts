@@ -17,6 +17,14 @@ export interface ServiceClientOptions {
   instanceTtlMs?: number;
   /** This instance's id in the registry. @default `<hostname>-<pid>-<random>` */
   instanceId?: string;
+  /**
+   * The scheduler's base URL (e.g. `http://scheduler:4000`): the application then opens no Redis connection
+   * at all (leave `connection` out) and registers, submits, cancels, reschedules and reads task states
+   * through the scheduler. Without it, it uses `connection` (the scheduler's Redis and keyPrefix). @default none
+   */
+  url?: string;
+  /** With `url`: the path where the scheduler answers its applications (its `clientPath`). @default '/dq/service' */
+  schedulerPath?: string;
 }
 
 /**
@@ -32,4 +40,6 @@ export interface ServiceSchedulerOptions {
   deliveryGraceMs?: number;
   /** Lease of a delivery: a SIGKILLed replica's deliveries are redone by another after this long. @default 30000 */
   visibilityTimeoutMs?: number;
+  /** Where applications without Redis (`service.url`) send their calls. @default '/dq/service' */
+  clientPath?: string;
 }

@@ -49,7 +49,9 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
     }
     const registry = (metrics.registry ?? client.register) as Registry;
     const reader = new QueueStateReader(() => this.readState(), this.logger);
-    this.detach = [attachTaskEventMetrics(registry, metrics, this.bus), attachQueueStateGauges(client, registry, metrics, reader)];
+    this.detach = [attachTaskEventMetrics(registry, metrics, this.bus)];
+    // NOTE: queue state is read from Redis, which an application with service.url does not reach.
+    if (!this.options.service?.url) this.detach.push(attachQueueStateGauges(client, registry, metrics, reader));
   }
 
   onApplicationShutdown(): void {

@@ -29,9 +29,14 @@ describe('service mode options', () => {
     expect(strictTypes).toBe(true);
   });
 
+  it('takes the scheduler URL instead of a Redis connection', () => {
+    const { service } = resolveModuleOptions({ mode: 'service', service: { ...client, url: 'http://scheduler:4000/' } });
+    expect(service).toMatchObject({ url: 'http://scheduler:4000', schedulerPath: '/dq/service' });
+  });
+
   it('completes scheduler options; the scheduler submits whatever the registry holds', () => {
     const resolved = resolveModuleOptions({ mode: 'scheduler', scheduler: { secret } });
-    expect(resolved.scheduler).toEqual({ secret, syncIntervalMs: 1000, deliveryGraceMs: 2000, visibilityTimeoutMs: 30_000 });
+    expect(resolved.scheduler).toEqual({ secret, syncIntervalMs: 1000, deliveryGraceMs: 2000, visibilityTimeoutMs: 30_000, clientPath: '/dq/service' });
     expect(resolved.strictTypes).toBe(false);
   });
 
@@ -48,6 +53,9 @@ describe('service mode options', () => {
     expect(refused({ mode: 'service', service: { ...client, heartbeatMs: 1000, instanceTtlMs: 1000 } })).toBe('service.instanceTtlMs');
     expect(refused({ mode: 'service', service: { ...client, extra: 1 } as never })).toBe('service.extra');
     expect(refused({ mode: 'scheduler' })).toBe('scheduler');
+    expect(refused({ mode: 'service', service: { ...client, url: 'scheduler:4000' } })).toBe('service.url');
+    expect(refused({ mode: 'service', connection: 'redis://h:6379', service: { ...client, url: 'http://scheduler:4000' } })).toBe('connection');
+    expect(refused({ mode: 'service', history: { connection: 'postgres://h/db' }, service: { ...client, url: 'http://scheduler:4000' } })).toBe('history');
     expect(refused({ mode: 'scheduler', scheduler: { secret, visibilityTimeoutMs: 10 } })).toBe('scheduler.visibilityTimeoutMs');
   });
 });

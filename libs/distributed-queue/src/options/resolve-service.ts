@@ -3,16 +3,17 @@ import { hostname } from 'os';
 import { InvalidOptionsError } from '../errors';
 import type { DistributedQueueModuleOptions, ServiceClientOptions, ServiceSchedulerOptions } from '../interfaces';
 import { checkInt, checkKeys } from './checks';
+import { DEFAULT_CLIENT_PATH } from '../service/scheduler-rpc';
 
 /** How the module runs: workers inside the app, as a client of the scheduler, or as the scheduler. */
 export type QueueMode = 'plugin' | 'service' | 'scheduler';
 
-export type ResolvedServiceClientOptions = Required<ServiceClientOptions>;
+export type ResolvedServiceClientOptions = Required<Omit<ServiceClientOptions, 'url'>> & Pick<ServiceClientOptions, 'url'>;
 export type ResolvedSchedulerOptions = Required<ServiceSchedulerOptions>;
 
 const MODES: QueueMode[] = ['plugin', 'service', 'scheduler'];
-const CLIENT_KEYS = ['appName', 'secret', 'publicUrl', 'callbackPath', 'heartbeatMs', 'instanceTtlMs', 'instanceId'];
-const SCHEDULER_KEYS = ['secret', 'syncIntervalMs', 'deliveryGraceMs', 'visibilityTimeoutMs'];
+const CLIENT_KEYS = ['appName', 'secret', 'publicUrl', 'callbackPath', 'heartbeatMs', 'instanceTtlMs', 'instanceId', 'url', 'schedulerPath'];
+const SCHEDULER_KEYS = ['secret', 'syncIntervalMs', 'deliveryGraceMs', 'visibilityTimeoutMs', 'clientPath'];
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 function checkSecret(secret: unknown, path: string): string {
@@ -26,6 +27,13 @@ function checkName(value: unknown, path: string): void {
   }
 }
 
+function checkPath(path: unknown, option: string): string {
+  if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~\/-]*$/.test(path)) {
+    throw new InvalidOptionsError(option, 'must be a path starting with "/" (letters, digits, ".", "_", "~", "-", "/")');
+  }
+  return path;
+}
+
 function resolveClient(service: ServiceClientOptions | undefined): ResolvedServiceClientOptions {
   if (service === undefined) throw new InvalidOptionsError('service', "is required with mode 'service' (appName, secret, publicUrl)");
   checkKeys(service, CLIENT_KEYS, 'service');
@@ -36,9 +44,10 @@ function resolveClient(service: ServiceClientOptions | undefined): ResolvedServi
   if (typeof service.publicUrl !== 'string' || !/^https?:\/\/[^/\s]+\/?$/.test(service.publicUrl)) {
     throw new InvalidOptionsError('service.publicUrl', "is required: this instance's base URL, e.g. http://10.0.0.7:3000");
   }
-  const callbackPath = service.callbackPath ?? '/dq/deliveries';
-  if (typeof callbackPath !== 'string' || !/^\/[A-Za-z0-9._~\/-]*$/.test(callbackPath)) {
-    throw new InvalidOptionsError('service.callbackPath', 'must be a path starting with "/" (letters, digits, ".", "_", "~", "-", "/")');
+  const callbackPath = checkPath(service.callbackPath ?? '/dq/deliveries', 'service.callbackPath');
+  const schedulerPath = checkPath(service.schedulerPath ?? DEFAULT_CLIENT_PATH, 'service.schedulerPath');
+  if (service.url !== undefined && (typeof service.url !== 'string' || !/^https?:\/\/[^/\s]+\/?$/.test(service.url))) {
+    throw new InvalidOptionsError('service.url', "must be the scheduler's base URL, e.g. http://scheduler:4000");
   }
   checkInt(service.heartbeatMs, 'service.heartbeatMs', 100, 3_600_000);
   const heartbeatMs = service.heartbeatMs ?? 5000;
@@ -50,6 +59,8 @@ function resolveClient(service: ServiceClientOptions | undefined): ResolvedServi
     callbackPath,
     heartbeatMs,
     instanceTtlMs: service.instanceTtlMs ?? 3 * heartbeatMs,
+    url: service.url?.replace(/\/$/, ''),
+    schedulerPath,
     instanceId: service.instanceId ?? `${hostname().replace(/[^A-Za-z0-9._:-]/g, '-')}-${process.pid}-${randomBytes(3).toString('hex')}`,
   };
 }
@@ -66,6 +77,7 @@ function resolveScheduler(scheduler: ServiceSchedulerOptions | undefined): Resol
     syncIntervalMs: scheduler.syncIntervalMs ?? 1000,
     deliveryGraceMs: scheduler.deliveryGraceMs ?? 2000,
     visibilityTimeoutMs: scheduler.visibilityTimeoutMs ?? 30_000,
+    clientPath: checkPath(scheduler.clientPath ?? DEFAULT_CLIENT_PATH, 'scheduler.clientPath'),
   };
 }
 
@@ -79,6 +91,12 @@ export function resolveServiceMode(options: DistributedQueueModuleOptions): {
   if (!MODES.includes(mode)) throw new InvalidOptionsError('mode', `must be one of ${MODES.map((m) => `'${m}'`).join(', ')}`);
   if (mode !== 'service' && options.service !== undefined) throw new InvalidOptionsError('service', "is only for mode 'service'");
   if (mode !== 'scheduler' && options.scheduler !== undefined) throw new InvalidOptionsError('scheduler', "is only for mode 'scheduler'");
+  if (mode === 'service' && options.service?.url !== undefined) {
+    // NOTE: with url the application has no Redis: options that need one are refused rather than ignored.
+    for (const needsRedis of ['connection', 'history', 'route'] as const) {
+      if (options[needsRedis] !== undefined) throw new InvalidOptionsError(needsRedis, 'needs Redis: leave it out with service.url (the application reaches Redis only through the scheduler)');
+    }
+  }
   return {
     mode,
     service: mode === 'service' ? resolveClient(options.service) : null,

@@ -3,6 +3,7 @@ import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constan
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { closeRedisClient, createRedisClient } from '../redis/redis-connection';
 import type { RedisClient } from '../redis/script-loader';
+import { NoRedisConnectionError } from '../errors';
 
 /**
  * The application's one subscriber connection: both engines subscribe their channels here and get the
@@ -40,6 +41,7 @@ export class EventSubscriber implements OnApplicationShutdown {
 
   private connection(): RedisClient {
     if (this.client) return this.client;
+    if (this.options.service?.url) throw new NoRedisConnectionError('subscribe');
     const client = createRedisClient(this.options.connection, 'subscriber', `dq:${this.options.keyPrefix}:subscriber`);
     client.on('message', (channel: string, message: string) => this.handlers.get(channel)?.(message));
     client.on('ready', () => {

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Server } from 'http';
 import type { ServerResponse } from 'http';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, SCHEDULER_RPC } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { InvalidOptionsError } from '../errors';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
@@ -11,13 +11,22 @@ import type { RedisClient } from '../redis/script-loader';
 import { DeliveryRunner } from './delivery-runner';
 import { MAX_BATCH, RESULTS_CONTENT_TYPE, type DeliveryBody } from './delivery-signature';
 import { LineWriter, resultLine } from './result-lines';
-import { redisReplayGuard } from './replay-guard';
+import { memoryReplayGuard, redisReplayGuard } from './replay-guard';
+import type { SchedulerRpcClient } from './scheduler-rpc-client';
 import { BodyTooLargeError, readRawBody, type IncomingRequest } from './request-body';
 import { ServiceRegistry } from './service-registry';
 import { toServiceTypeOptions } from './service-type-options';
 
 /** Room for the delivery's own fields beyond the largest payload. */
 const BODY_OVERHEAD = 64 * 1024;
+
+/** The registry as reached through the scheduler (`service.url`). */
+function schedulerRegistry(rpc: SchedulerRpcClient): Pick<ServiceRegistry, 'register' | 'leave'> {
+  return {
+    register: (app, instance, types, ttlMs) => rpc.call({ op: 'register', app, instance, types, ttlMs }),
+    leave: (app, instanceId) => rpc.call({ op: 'leave', app, instanceId }),
+  };
+}
 
 /**
  * Client mode (`mode: 'service'`): registers this application's `@TaskWorker` types at start-up (a type
@@ -28,7 +37,7 @@ const BODY_OVERHEAD = 64 * 1024;
 @Injectable()
 export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('DistributedQueue');
-  private registry?: ServiceRegistry;
+  private registry?: Pick<ServiceRegistry, 'register' | 'leave'>;
   private runner?: DeliveryRunner;
   private heartbeat?: NodeJS.Timeout;
   private joined = false;
@@ -42,6 +51,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     private readonly explorer: DistributedQueueExplorer,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    @Inject(SCHEDULER_RPC) private readonly rpc: SchedulerRpcClient | null,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {}
 
@@ -60,14 +70,15 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     const server = this.adapterHost?.httpAdapter?.getHttpServer?.() as Server | undefined;
     if (!server) throw new InvalidOptionsError('mode', "'service' needs an HTTP application (NestFactory.create): the scheduler calls it back");
     const workers = new Map(this.explorer.getWorkers().map((w) => [w.type, w]));
-    this.registry = new ServiceRegistry(this.redis, this.options.keyPrefix);
+    this.registry = this.rpc ? schedulerRegistry(this.rpc) : new ServiceRegistry(this.redis, this.options.keyPrefix);
     this.runner = new DeliveryRunner(
       service.secret,
       (type) => {
         const worker = workers.get(type);
         return worker && { handler: worker.handler, timeoutMs: worker.options.timeoutMs };
       },
-      redisReplayGuard(this.redis, this.options.keyPrefix, service.appName),
+      // NOTE: without Redis (service.url) each instance remembers the deliveries it was sent itself.
+      this.rpc ? memoryReplayGuard() : redisReplayGuard(this.redis, this.options.keyPrefix, service.appName),
     );
     await this.registry.register(service.appName, null, this.types(), service.instanceTtlMs);
     // NOTE: the instance is registered only once it can answer: a delivery before that would fail.

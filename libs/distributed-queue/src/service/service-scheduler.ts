@@ -6,7 +6,12 @@ import type { BackoffOptions } from '../interfaces';
 import { mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { EventSubscriber } from '../runtime/event-subscriber';
+import type { ServerResponse } from 'http';
+import { DelayQueueStore } from '../delay/delay-queue.store';
 import { HttpDelivery } from './http-delivery';
+import { redisReplayGuard } from './replay-guard';
+import type { IncomingRequest } from './request-body';
+import { SchedulerRpcServer } from './scheduler-rpc-server';
 import { ServiceRegistry, type ServiceInstance, type ServiceTypeOptions } from './service-registry';
 
 interface RunningType {
@@ -26,6 +31,7 @@ interface RunningType {
 export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('DistributedQueue');
   private readonly registry: ServiceRegistry;
+  private readonly rpc: SchedulerRpcServer;
   private readonly running = new Map<string, RunningType>();
   private readonly instances = new Map<string, readonly ServiceInstance[]>();
   private timer?: NodeJS.Timeout;
@@ -39,10 +45,17 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     private readonly orchestrator: DistributedQueueOrchestrator,
     private readonly explorer: DistributedQueueExplorer,
     private readonly subscriber: EventSubscriber,
+    store: DelayQueueStore,
     @Inject(DISTRIBUTED_QUEUE_REDIS) redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {
     this.registry = new ServiceRegistry(redis, options.keyPrefix);
+    this.rpc = new SchedulerRpcServer(options.scheduler?.secret ?? '', this.registry, store, redisReplayGuard(redis, options.keyPrefix, 'rpc'));
+  }
+
+  /** Answers a call of an application without Redis (`service.url`): see `SchedulerRpcServer`. */
+  handleClientCall(req: IncomingRequest, res: ServerResponse): Promise<void> {
+    return this.rpc.handle(req, res);
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,0 +1,94 @@
+import type { ServerResponse } from 'http';
+import type { DelayQueueStore } from '../delay/delay-queue.store';
+import { DistributedQueueError, InvalidArgumentError, TypeOwnedError } from '../errors';
+import { assertTaskType } from '../options/resolve-options';
+import { httpErrorOf } from '../errors/http-status';
+import type { ReplayGuard } from './delivery-runner';
+import { DEFAULT_TOLERANCE_MS, verifyDelivery } from './delivery-signature';
+import { readRawBody, type IncomingRequest } from './request-body';
+import { RPC_OPS, type SchedulerRpc } from './scheduler-rpc';
+import type { ServiceRegistry } from './service-registry';
+
+/** The largest call accepted (a submit carries up to ~1000 tasks). */
+const MAX_CALL_BYTES = 64 * 1024 * 1024;
+
+interface Answer {
+  status: number;
+  body: { ok: true; result: unknown } | { ok: false; error: { name: string; message: string } };
+}
+
+const failure = (status: number, name: string, message: string): Answer => ({ status, body: { ok: false, error: { name, message } } });
+
+const isDue = (due: unknown): boolean =>
+  !!due && typeof due === 'object' && (Number.isFinite((due as { delay?: number }).delay) || Number.isFinite((due as { at?: number }).at));
+
+/** Throws `InvalidArgumentError` for a call whose fields are not what its op takes. */
+function checkCall(call: SchedulerRpc): void {
+  if ('type' in call) assertTaskType(call.type);
+  if ('id' in call && (typeof call.id !== 'string' || call.id.length === 0)) throw new InvalidArgumentError('id', 'expected a task id');
+  if (call.op === 'reschedule' && !isDue(call.due)) throw new InvalidArgumentError('due', 'expected { delay } or { at }');
+  if (call.op === 'submit') {
+    const ok = Array.isArray(call.tasks) && call.tasks.every((t) => t && typeof t.id === 'string' && typeof t.payload === 'string' && isDue(t.due));
+    if (!ok || typeof call.requestId !== 'string') throw new InvalidArgumentError('tasks', 'expected [{ id, due, payload }] and a requestId');
+  }
+}
+
+/**
+ * The scheduler's side of `service.url`: verifies each call like a delivery (HMAC with the shared secret,
+ * timestamp within 5 minutes, request id not seen before: else 401), then registers, submits, cancels,
+ * reschedules or reads a task on the application's behalf with the same scripts plugin mode runs.
+ */
+export class SchedulerRpcServer {
+  constructor(
+    private readonly secret: string,
+    private readonly registry: ServiceRegistry,
+    private readonly store: DelayQueueStore,
+    private readonly replay: ReplayGuard,
+  ) {}
+
+  /** Answers one call (the client path's POST handler). */
+  async handle(req: IncomingRequest, res: ServerResponse): Promise<void> {
+    const answer = await this.answer(req).catch((error: Error) => {
+      const known = httpErrorOf(error);
+      if (known) return failure(known.status, error.name, error.message);
+      if (error instanceof TypeOwnedError) return failure(409, error.name, error.message);
+      return failure(error instanceof DistributedQueueError ? 400 : 503, error.name, error.message);
+    });
+    res.statusCode = answer.status;
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify(answer.body));
+  }
+
+  private async answer(req: IncomingRequest): Promise<Answer> {
+    const raw = await readRawBody(req, MAX_CALL_BYTES);
+    const verdict = verifyDelivery(this.secret, req.headers, raw, Date.now());
+    if (!verdict.ok) return failure(401, 'Unauthorized', verdict.reason);
+    if (!(await this.replay.firstSeen(verdict.delivery, 2 * DEFAULT_TOLERANCE_MS))) return failure(401, 'Unauthorized', 'replayed request');
+    let call: SchedulerRpc;
+    try {
+      call = JSON.parse(raw) as SchedulerRpc;
+    } catch {
+      return failure(400, 'BadRequest', 'the body is not JSON');
+    }
+    if (!call || !RPC_OPS.includes(call.op)) return failure(400, 'BadRequest', `unknown op (known: ${RPC_OPS.join(', ')})`);
+    checkCall(call);
+    return { status: 200, body: { ok: true, result: (await this.run(call)) ?? null } };
+  }
+
+  private run(call: SchedulerRpc): Promise<unknown> {
+    switch (call.op) {
+      case 'register':
+        return this.registry.register(call.app, call.instance, call.types, call.ttlMs);
+      case 'leave':
+        return this.registry.leave(call.app, call.instanceId);
+      case 'submit':
+        return this.store.submit(call.type, call.tasks, call.requestId);
+      case 'cancel':
+        return this.store.cancel(call.type, call.id);
+      case 'reschedule':
+        return this.store.reschedule(call.type, call.id, call.due);
+      case 'get':
+        return this.store.get(call.type, call.id);
+    }
+  }
+}
