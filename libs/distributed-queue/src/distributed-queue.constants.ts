@@ -17,5 +17,11 @@ export const routeHeartbeatName = (qId: string): string => `distributed-queue:ro
 export const routeRebalanceName = (qId: string): string => `distributed-queue:route-rebalance:${qId}`;
 /** The internal delay-queue type that holds delayed ordered tasks until they are due. */
 export const routeDelayType = (qId: string): string => `__route__.${qId}`;
+/** The internal delay-queue type of schedule ticks (one task per schedule: its next tick). */
+export const CRON_TICK_TYPE = '__cron__';
+/** The internal delay-queue type whose tasks run a `@DistributedCron` method. */
+export const cronRunType = (schedule: string): string => `__cron__.${schedule}`;
+/** Metadata key of `@DistributedCron`. */
+export const DISTRIBUTED_CRON_METADATA = 'distributed-queue:distributed-cron';
 /** Whether `type` is one of the library's own (internal) delay-queue types. */
-export const isInternalType = (type: string): boolean => type.startsWith('__route__.');
+export const isInternalType = (type: string): boolean => type.startsWith('__route__.') || type.startsWith('__cron__');

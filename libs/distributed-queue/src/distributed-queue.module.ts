@@ -30,6 +30,8 @@ import { createTaskTracer } from './tracing/task-tracer';
 import { DistributedQueueMetrics } from './metrics/distributed-queue.metrics';
 import { DistributedQueueHealthIndicator } from './health/distributed-queue.health';
 import { ServiceClient } from './service/service-client';
+import { CronOrchestrator } from './cron/cron.orchestrator';
+import { TaskScheduleService } from './cron/task-schedule.service';
 import { ServiceScheduler } from './service/service-scheduler';
 import type { IncomingRequest } from './service/request-body';
 import { noRedis } from './redis/no-redis';
@@ -119,8 +121,12 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     DistributedQueueHealthIndicator,
     ServiceClient,
     ServiceScheduler,
+    TaskScheduleService,
+    CronOrchestrator,
   ],
-  exports: [TaskSubmitService, TaskInspectorService, QueueControlService, DistributedQueueHealthIndicator, TaskHistoryService, ServiceScheduler],
+  exports: [
+    TaskSubmitService, TaskInspectorService, QueueControlService, DistributedQueueHealthIndicator, TaskHistoryService, ServiceScheduler, TaskScheduleService,
+  ],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule implements NestModule {
   constructor(

@@ -27,3 +27,5 @@ export type { ServiceInstance, ServiceTypeOptions } from './service/service-regi
 export {
   DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signDelivery, verifyDelivery, type DeliveryBatch, type DeliveryBody, type DeliveryResult,
 } from './service/delivery-signature';
+export { TaskScheduleService } from './cron/task-schedule.service';
+export { MIN_EVERY_MS } from './cron/schedule-definition';

@@ -146,3 +146,13 @@ export class HistoryNotConfiguredError extends DistributedQueueError {
     super('The task history is not configured: set the "history" option of DistributedQueueModule (PostgreSQL)');
   }
 }
+
+/** A schedule's definition is refused: the message names the schedule and what is wrong. */
+export class InvalidScheduleError extends DistributedQueueError {
+  constructor(
+    readonly schedule: string,
+    problem: string,
+  ) {
+    super(`Invalid schedule "${schedule}": ${problem}`);
+  }
+}

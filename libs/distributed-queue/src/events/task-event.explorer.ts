@@ -3,6 +3,7 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { TASK_EVENT_METADATA, type TaskEventMetadata } from '../decorators/on-task-event.decorator';
 import type { TaskEvent } from '../interfaces/task-event.interface';
 import { TaskEventBus } from './task-event-bus';
+import { decoratedMethods } from '../runtime/decorated-methods';
 
 /** Finds `@OnTaskEvent` methods on the application's providers and controllers and adds them to the bus. */
 @Injectable()
@@ -14,18 +15,9 @@ export class TaskEventExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance = wrapper.instance as Record<string, unknown> | undefined;
-      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
-      const prototype = Object.getPrototypeOf(instance) as object | null;
-      if (!prototype) continue;
-      for (const name of this.scanner.getAllMethodNames(prototype)) {
-        const method = instance[name];
-        if (typeof method !== 'function') continue;
-        const entries = Reflect.getMetadata(TASK_EVENT_METADATA, method) as TaskEventMetadata[] | undefined;
-        for (const entry of entries ?? []) {
-          this.bus.on(entry.scope, entry.type, entry.events, (event: TaskEvent) => (method as (e: TaskEvent) => unknown).call(instance, event));
-        }
+    for (const { instance, method, metadata } of decoratedMethods<TaskEventMetadata[]>(this.discovery, this.scanner, TASK_EVENT_METADATA)) {
+      for (const entry of metadata) {
+        this.bus.on(entry.scope, entry.type, entry.events, (event: TaskEvent) => (method as (e: TaskEvent) => unknown).call(instance, event));
       }
     }
   }

@@ -7,3 +7,4 @@ export * from './observability-options.interface';
 export * from './queue-control.interface';
 export * from './history-options.interface';
 export * from './service-options.interface';
+export * from './schedule.interface';

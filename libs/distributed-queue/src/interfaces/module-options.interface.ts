@@ -49,6 +49,11 @@ export interface DistributedQueueModuleOptions {
   /** The task history in PostgreSQL (needs `pg`): every task's life, kept after Redis forgot it. @default none */
   history?: HistoryOptions;
   /**
+   * Handle the ticks of schedules (`TaskScheduleService`, `@DistributedCron`) in this instance: they need at
+   * least one instance that does. @default true when the application has `@DistributedCron` methods
+   */
+  schedules?: boolean;
+  /**
    * 'plugin': this application runs its workers. 'service': the scheduler runs them and calls this
    * application back over HTTP (needs `service`). 'scheduler': this process is that scheduler (needs
    * `scheduler`; what `apps/scheduler` runs). @default 'plugin'

@@ -47,6 +47,8 @@ export interface ResolvedModuleOptions {
   tracing: ResolvedTracingOptions | null;
   /** null: no task history. */
   history: ResolvedHistoryOptions | null;
+  /** Whether this instance handles schedule ticks; undefined: when it has `@DistributedCron` methods. */
+  schedules?: boolean;
   /** Where this application's workers run. */
   mode: QueueMode;
   /** Client mode's options (mode 'service'), else null. */
@@ -73,7 +75,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler',
+  'maxPayloadBytes', 'keepDone', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -202,6 +204,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   }
   checkBool(options.workers, 'workers');
   checkBool(options.strictTypes, 'strictTypes');
+  checkBool(options.schedules, 'schedules');
   checkInt(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.maxPayloadBytes, 'maxPayloadBytes', 1, 512 * 1024 * 1024);
   checkInt(options.keepDone, 'keepDone', 0, 1_000_000);
@@ -222,6 +225,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   const modes = resolveServiceMode(options);
   return {
     ...modes,
+    schedules: options.schedules,
     connection: options.connection ?? 'redis://127.0.0.1:6379',
     keyPrefix,
     workers: options.workers ?? true,

@@ -15,7 +15,7 @@ export interface ScriptDefinition {
 
 const SCRIPT_DIR = join(__dirname, '..', 'scripts');
 /** Folders of scripts; each gives its commands a prefix (`delay/take-7.lua` -> `dqDelayTake`). */
-const SCRIPT_FOLDERS = ['delay', 'route', 'history', 'service'];
+const SCRIPT_FOLDERS = ['delay', 'route', 'history', 'service', 'cron'];
 const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
 
 function toCommandName(folder: string, base: string): string {

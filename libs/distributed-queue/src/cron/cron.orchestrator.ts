@@ -1,0 +1,87 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { CRON_TICK_TYPE, DISTRIBUTED_CRON_METADATA, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, cronRunType } from '../distributed-queue.constants';
+import { DistributedQueueOrchestrator } from '../distributed-queue.orchestrator';
+import { DelayQueueStore } from '../delay/delay-queue.store';
+import type { CronRun, DistributedCronMetadata } from '../decorators/distributed-cron.decorator';
+import { InvalidOptionsError, InvalidScheduleError } from '../errors';
+import type { Task } from '../interfaces';
+import { mergeWorkerOptions, type ResolvedModuleOptions } from '../options/resolve-options';
+import { decoratedMethods, type DecoratedMethod } from '../runtime/decorated-methods';
+import { CronTickHandler } from './cron-tick.handler';
+import { toDefinition } from './schedule-definition';
+import { TaskScheduleService } from './task-schedule.service';
+
+/** Tick handling is short and must not stop: many attempts, a fixed second between them. */
+const TICK_OPTIONS = { concurrency: 10, maxAttempts: 20, timeoutMs: 30_000, backoff: { type: 'fixed' as const, delayMs: 1000, jitter: 0 } };
+
+interface CronMethod {
+  name: string;
+  cron: string;
+  found: DecoratedMethod<DistributedCronMetadata>;
+}
+
+/**
+ * Distributed cron in this instance: finds `@DistributedCron` methods (their schedules checked at module
+ * init: `InvalidScheduleError` fails the start), declares their schedules at bootstrap (the same definition
+ * from every instance changes nothing), runs a consumer of each method's run type, and handles ticks when
+ * `schedules` is on (by default: when this application has `@DistributedCron` methods).
+ */
+@Injectable()
+export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
+  private readonly logger = new Logger('DistributedQueue');
+  private methods: CronMethod[] = [];
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly orchestrator: DistributedQueueOrchestrator,
+    private readonly schedules: TaskScheduleService,
+    private readonly delay: DelayQueueStore,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+  ) {}
+
+  onModuleInit(): void {
+    const found = decoratedMethods<DistributedCronMetadata>(this.discovery, this.scanner, DISTRIBUTED_CRON_METADATA);
+    if (found.length > 0 && (this.options.mode !== 'plugin' || !this.options.workers)) {
+      throw new InvalidOptionsError(this.options.workers ? 'mode' : 'workers', `@DistributedCron methods run in plugin mode with workers (${found[0].className}.${found[0].methodName})`);
+    }
+    const names = new Map<string, string>();
+    this.methods = found.map((method) => {
+      const name = method.metadata.options.name ?? `${method.className}.${method.methodName}`;
+      const where = `${method.className}.${method.methodName}`;
+      if (names.has(name)) throw new InvalidScheduleError(name, `declared twice (${names.get(name)} and ${where})`);
+      names.set(name, where);
+      this.definitionOf(name, method.metadata);
+      return { name, cron: method.metadata.cron, found: method };
+    });
+  }
+
+  private definitionOf(name: string, { cron, options }: DistributedCronMetadata) {
+    return toDefinition(name, { cron, timeZone: options.timeZone, missedTicks: options.missedTicks, type: cronRunType(name) }, this.options.maxPayloadBytes);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.options.mode !== 'plugin' || !this.options.workers) return;
+    for (const { name, found } of this.methods) {
+      const { options } = found.metadata;
+      const handler = {
+        handle: (task: Task, signal: AbortSignal) => {
+          const run: CronRun = { schedule: name, tickAt: Number(task.id.slice(task.id.lastIndexOf('@') + 1)), attempt: task.attempt };
+          return found.method.call(found.instance, run, signal);
+        },
+      };
+      const workerOptions = mergeWorkerOptions(this.options.defaults, { concurrency: 1, maxAttempts: options.maxAttempts ?? 1, timeoutMs: options.timeoutMs });
+      await this.orchestrator.addConsumer(cronRunType(name), handler, workerOptions);
+    }
+    if (this.options.schedules ?? this.methods.length > 0) {
+      const ticks = new CronTickHandler(this.schedules.store, this.delay);
+      await this.orchestrator.addConsumer(CRON_TICK_TYPE, ticks, mergeWorkerOptions(this.options.defaults, TICK_OPTIONS), false);
+    }
+    for (const { name, cron, found } of this.methods) {
+      const { options } = found.metadata;
+      await this.schedules.upsert(name, { cron, timeZone: options.timeZone, missedTicks: options.missedTicks, type: cronRunType(name) });
+    }
+    if (this.methods.length > 0) this.logger.log(`Distributed cron: ${this.methods.map((m) => `${m.name} (${m.cron})`).join(', ')}`);
+  }
+}

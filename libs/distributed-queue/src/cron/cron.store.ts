@@ -1,0 +1,114 @@
+import { CRON_TICK_TYPE } from '../distributed-queue.constants';
+import type { DelayQueueStore } from '../delay/delay-queue.store';
+import type { RedisClient } from '../redis/script-loader';
+import type { ScheduleDefinition } from './schedule-definition';
+
+/** A tick task's payload. */
+export interface TickPayload {
+  name: string;
+  version: number;
+  tick: number;
+}
+
+/** How `advance` went: the next tick added now, added by an earlier attempt, or the schedule changed (do not run). */
+export type AdvanceOutcome = 'advanced' | 'again' | 'stale';
+
+interface CronScripts {
+  dqCronUpsert(...args: (string | number)[]): Promise<[number, number, string]>;
+  dqCronAdvance(...args: (string | number)[]): Promise<number>;
+  dqCronRemove(...args: string[]): Promise<[number, string]>;
+}
+
+/** Key names of the schedules: in the tick type's Cluster slot, so a tick and its schedule change together. */
+export function cronKeys(prefix: string) {
+  const base = `${prefix}:{${prefix}:${CRON_TICK_TYPE}}:schedules`;
+  return { definitions: `${base}:defs`, versions: `${base}:versions`, next: `${base}:next`, last: `${base}:last` };
+}
+
+/** A stored schedule with its state. */
+export interface StoredSchedule {
+  name: string;
+  definition: ScheduleDefinition;
+  version: number;
+  nextTickAt: number | null;
+  lastTickAt: number | null;
+}
+
+/** Thin typed layer over the cron scripts. */
+export class CronStore {
+  readonly keys: ReturnType<typeof cronKeys>;
+
+  constructor(
+    private readonly redis: RedisClient,
+    prefix: string,
+    private readonly delay: DelayQueueStore,
+  ) {
+    this.keys = cronKeys(prefix);
+  }
+
+  private get scripts(): CronScripts {
+    return this.redis as unknown as CronScripts;
+  }
+
+  private tickKeys(): string[] {
+    const k = this.delay.keys(CRON_TICK_TYPE);
+    return [k.waiting, k.jobs, k.seq];
+  }
+
+  private get channel(): string {
+    return this.delay.keys(CRON_TICK_TYPE).events;
+  }
+
+  /** Redis's clock (ms). */
+  async now(): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  /**
+   * Stores a definition; the same one again changes nothing. Returns whether it changed, and the old
+   * version's pending tick task (for the caller to cancel) when it did.
+   */
+  async upsert(name: string, definition: ScheduleDefinition, firstTick: number | null): Promise<{ changed: boolean; version: number; oldTick: string | null }> {
+    const k = this.keys;
+    const [changed, version, oldTick] = await this.scripts.dqCronUpsert(
+      k.definitions, k.versions, k.next, ...this.tickKeys(), k.last, this.channel, name, JSON.stringify(definition), firstTick === null ? '' : String(firstTick),
+    );
+    return { changed: changed === 1, version: Number(version), oldTick: oldTick || null };
+  }
+
+  /** Marks a tick handled and adds the next one, once (see advance-7.lua). */
+  async advance(tick: TickPayload, next: number | null): Promise<AdvanceOutcome> {
+    const k = this.keys;
+    const outcome = await this.scripts.dqCronAdvance(
+      k.definitions, k.versions, k.next, ...this.tickKeys(), k.last, this.channel, tick.name, String(tick.version), String(tick.tick), next === null ? '' : String(next),
+    );
+    return outcome === 1 ? 'advanced' : outcome === 2 ? 'again' : 'stale';
+  }
+
+  /** Removes a schedule; returns whether it existed and its pending tick task (for the caller to cancel). */
+  async remove(name: string): Promise<{ existed: boolean; oldTick: string | null }> {
+    const k = this.keys;
+    const [existed, oldTick] = await this.scripts.dqCronRemove(k.definitions, k.versions, k.next, k.last, name);
+    return { existed: existed === 1, oldTick: oldTick || null };
+  }
+
+  /** A schedule's definition and version, or null. */
+  async definition(name: string): Promise<{ definition: ScheduleDefinition; version: number } | null> {
+    const [json, version] = await Promise.all([this.redis.hget(this.keys.definitions, name), this.redis.hget(this.keys.versions, name)]);
+    return json ? { definition: JSON.parse(json) as ScheduleDefinition, version: Number(version) } : null;
+  }
+
+  /** Every schedule, by name. */
+  async list(): Promise<StoredSchedule[]> {
+    const k = this.keys;
+    const [defs, versions, next, last] = await Promise.all([k.definitions, k.versions, k.next, k.last].map((key) => this.redis.hgetall(key)));
+    return Object.keys(defs).sort().map((name) => ({
+      name,
+      definition: JSON.parse(defs[name]) as ScheduleDefinition,
+      version: Number(versions[name] ?? 0),
+      nextTickAt: next[name] ? Number(next[name].split(':')[1]) : null,
+      lastTickAt: last[name] ? Number(last[name]) : null,
+    }));
+  }
+}

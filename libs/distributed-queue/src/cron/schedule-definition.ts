@@ -1,0 +1,108 @@
+import { CronExpressionParser } from 'cron-parser';
+import { InvalidScheduleError } from '../errors';
+import type { MissedTicks, ScheduleOptions } from '../interfaces';
+import { assertTaskType } from '../options/resolve-options';
+
+/** The shortest `everyMs`. */
+export const MIN_EVERY_MS = 1000;
+const MAX_EVERY_MS = 366 * 24 * 3_600_000;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+/** A schedule as stored in Redis (its JSON is compared to tell a change from the same definition again). */
+export interface ScheduleDefinition {
+  cron?: string;
+  everyMs?: number;
+  timeZone?: string;
+  type: string;
+  /** JSON text of the payload. */
+  payload: string;
+  startAt?: number;
+  endAt?: number;
+  missedTicks: MissedTicks;
+}
+
+function time(name: string, option: string, value: number | Date | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new InvalidScheduleError(name, `${option} must be an epoch ms or a Date`);
+  return Math.floor(ms);
+}
+
+/** Throws `InvalidScheduleError` unless `name` can name a schedule. */
+export function checkScheduleName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw new InvalidScheduleError(String(name), 'the name must be 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit');
+  }
+}
+
+/**
+ * Validates a schedule and gives its stored form.
+ * @throws InvalidScheduleError naming the schedule: cron and everyMs both or neither, a bad expression, an
+ * unknown time zone, everyMs below `MIN_EVERY_MS`, timeZone with everyMs, endAt before startAt, a bad type
+ * or a payload that is not JSON or too large
+ */
+export function toDefinition(name: string, options: ScheduleOptions, maxPayloadBytes: number): ScheduleDefinition {
+  checkScheduleName(name);
+  if (options === null || typeof options !== 'object') throw new InvalidScheduleError(name, 'expected { cron | everyMs, type, ... }');
+  const { cron, everyMs, timeZone, missedTicks = 'runOnce' } = options;
+  if ((cron === undefined) === (everyMs === undefined)) throw new InvalidScheduleError(name, 'give either cron or everyMs');
+  if (cron !== undefined) {
+    if (typeof cron !== 'string') throw new InvalidScheduleError(name, 'cron must be a string');
+    if (timeZone !== undefined && !isTimeZone(timeZone)) throw new InvalidScheduleError(name, `unknown time zone "${String(timeZone)}"`);
+    try {
+      CronExpressionParser.parse(cron, { tz: timeZone ?? 'UTC', strict: false }).next();
+    } catch (error) {
+      throw new InvalidScheduleError(name, `bad cron expression "${cron}": ${(error as Error).message}`);
+    }
+  } else {
+    if (timeZone !== undefined) throw new InvalidScheduleError(name, 'timeZone applies to cron only, not to everyMs');
+    if (!Number.isInteger(everyMs) || everyMs! < MIN_EVERY_MS || everyMs! > MAX_EVERY_MS) {
+      throw new InvalidScheduleError(name, `everyMs must be an integer from ${MIN_EVERY_MS} to ${MAX_EVERY_MS}, got ${String(everyMs)}`);
+    }
+  }
+  if (missedTicks !== 'runOnce' && missedTicks !== 'skip') throw new InvalidScheduleError(name, "missedTicks must be 'runOnce' or 'skip'");
+  try {
+    assertTaskType(options.type);
+  } catch (error) {
+    throw new InvalidScheduleError(name, (error as Error).message);
+  }
+  const startAt = time(name, 'startAt', options.startAt);
+  const endAt = time(name, 'endAt', options.endAt);
+  if (startAt !== undefined && endAt !== undefined && endAt <= startAt) throw new InvalidScheduleError(name, 'endAt must be after startAt');
+  let payload: string | undefined;
+  try {
+    payload = JSON.stringify(options.payload ?? null);
+  } catch (error) {
+    throw new InvalidScheduleError(name, `the payload is not JSON: ${(error as Error).message}`);
+  }
+  if (payload === undefined) throw new InvalidScheduleError(name, 'the payload is not JSON');
+  if (Buffer.byteLength(payload) > maxPayloadBytes) throw new InvalidScheduleError(name, `the payload is larger than ${maxPayloadBytes} bytes`);
+  // NOTE: fields in a fixed order, undefined ones left out: the same schedule gives the same JSON everywhere.
+  return JSON.parse(JSON.stringify({ cron, everyMs, timeZone: cron === undefined ? undefined : timeZone ?? 'UTC', type: options.type, payload, startAt, endAt, missedTicks }));
+}
+
+function isTimeZone(zone: unknown): boolean {
+  if (typeof zone !== 'string' || zone.length === 0) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The first tick strictly after `afterMs` (epoch ms), or null when the schedule has none left. */
+export function nextTick(def: ScheduleDefinition, afterMs: number): number | null {
+  const after = Math.max(afterMs, (def.startAt ?? 0) - 1);
+  let next: number;
+  if (def.everyMs !== undefined) {
+    const anchor = def.startAt ?? 0;
+    next = anchor + (Math.floor((after - anchor) / def.everyMs) + 1) * def.everyMs;
+  } else {
+    const expression = CronExpressionParser.parse(def.cron!, { currentDate: new Date(after), tz: def.timeZone ?? 'UTC' });
+    next = expression.next().getTime();
+    // NOTE: strictly after, whatever the library does with a current date that is itself a tick.
+    while (next <= after) next = expression.next().getTime();
+  }
+  return def.endAt !== undefined && next > def.endAt ? null : next;
+}

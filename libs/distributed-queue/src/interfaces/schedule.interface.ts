@@ -1,0 +1,58 @@
+/** What happens to ticks that came due while no instance ran (all down): run the last one once, or none. */
+export type MissedTicks = 'runOnce' | 'skip';
+
+/**
+ * A recurring schedule: give `cron` or `everyMs`. Each tick submits one task of `type` with `payload`, whose
+ * id is `<name>@<tick ms>`: any number of instances make one run per tick.
+ */
+export interface ScheduleOptions<P = unknown> {
+  /** A cron expression (5 fields, or 6 with seconds first), read by `cron-parser`. */
+  cron?: string;
+  /** Every this many milliseconds (at least 1000), on multiples of it since `startAt` (default: since the epoch). */
+  everyMs?: number;
+  /** The task type each tick submits. */
+  type: string;
+  /** The payload of each tick's task. @default null */
+  payload?: P;
+  /** IANA time zone of `cron` (e.g. 'Europe/Berlin'); DST is cron-parser's. @default 'UTC' */
+  timeZone?: string;
+  /** No tick before this time (epoch ms or Date). @default none */
+  startAt?: number | Date;
+  /** No tick after this time (epoch ms or Date). @default none */
+  endAt?: number | Date;
+  /** Ticks missed while every instance was down: the last one runs once on return, or none. @default 'runOnce' */
+  missedTicks?: MissedTicks;
+}
+
+/** A schedule as stored: what `list()` returns. */
+export interface ScheduleInfo {
+  name: string;
+  cron?: string;
+  everyMs?: number;
+  type: string;
+  payload: unknown;
+  timeZone?: string;
+  startAt?: number;
+  endAt?: number;
+  missedTicks: MissedTicks;
+  /** Bumped by every change of the definition. */
+  version: number;
+  /** The next tick (epoch ms), or null when the schedule has no more. */
+  nextTickAt: number | null;
+  /** The last tick handled (epoch ms), or null. */
+  lastTickAt: number | null;
+}
+
+/** Options of `@DistributedCron`. */
+export interface DistributedCronOptions {
+  /** The schedule's name, unique in the fleet. @default '<Class>.<method>' */
+  name?: string;
+  /** IANA time zone of the expression. @default 'UTC' */
+  timeZone?: string;
+  /** @default 'runOnce' */
+  missedTicks?: MissedTicks;
+  /** The method's time budget per run (its signal aborts after it). @default the module's `defaults.timeoutMs` */
+  timeoutMs?: number;
+  /** Runs per tick before a failing one is dead-lettered. @default 1 */
+  maxAttempts?: number;
+}
