@@ -1,27 +1,7 @@
-import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
-import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
-import { sleep, waitFor } from './support/wait';
-
-/** A run of the @DistributedCron method as an instance reported it. */
-interface Run {
-  type: 'start' | 'end';
-  instance: string;
-  schedule: string;
-  tickAt: number;
-  attempt: number;
-  at: number;
-}
-
-async function startInstance(target: RedisTarget, prefix: string, instance: string, env: Record<string, string> = {}): Promise<ChildHandle> {
-  const child = spawnChild('test/fixtures/cron-app.ts', { DQ_CONNECTION: JSON.stringify(target.connection), DQ_PREFIX: prefix, DQ_INSTANCE: instance, ...env });
-  await child.waitForMessage((m) => m.type === 'ready', 30_000).catch((error: Error) => {
-    throw new Error(`${error.message}\n${child.output()}`);
-  });
-  return child;
-}
-
-const reported = (children: ChildHandle[], kind: Run['type']): Run[] =>
-  children.flatMap((c) => c.messages.filter((m: Run) => m.type === kind)).sort((a, b) => a.at - b.at);
+import { killAllChildren } from './support/child';
+import { reported, startInstance } from './support/cron';
+import { getTargets, uniquePrefix } from './support/targets';
+import { sleep } from './support/wait';
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('distributed cron on %s', (_name, target) => {
   afterEach(() => killAllChildren());
@@ -45,4 +25,19 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('distributed cron o
     for (const run of starts) expect(run.at).toBeGreaterThanOrEqual(run.tickAt);
     expect(new Set(starts.map((r) => r.instance)).size).toBeGreaterThan(1);
   });
+
+  it('SIGKILL the instance running a tick: the tick completes on another instance', async () => {
+    const prefix = uniquePrefix('cron-kill');
+    const env = { DQ_CRON: '*/3 * * * * *', DQ_VISIBILITY_MS: '1000' };
+    const holder = await startInstance(target, prefix, 'a', { ...env, DQ_HOLD_FIRST_MS: '60000' });
+    const first = await holder.waitForMessage((m) => m.type === 'start', 10_000);
+    const other = await startInstance(target, prefix, 'b', env);
+    holder.kill('SIGKILL');
+    await holder.exited;
+    const redone = await other.waitForMessage((m) => m.type === 'end' && m.tickAt === first.tickAt, 10_000);
+    expect(redone.attempt).toBe(2);
+    // The schedule goes on from the survivor.
+    await other.waitForMessage((m) => m.type === 'end' && m.tickAt > first.tickAt, 10_000);
+  });
+
 });

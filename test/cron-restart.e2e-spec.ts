@@ -1,0 +1,41 @@
+import { killAllChildren } from './support/child';
+import { reported, startInstance } from './support/cron';
+import { getTargets, uniquePrefix } from './support/targets';
+import { sleep, waitFor } from './support/wait';
+
+describe.each(getTargets().map((t) => [t.name, t] as const))('distributed cron after every instance stopped, on %s', (_name, target) => {
+  afterEach(() => killAllChildren());
+
+  it('every instance down: on return the missed ticks run once (not in a burst), then the schedule resumes', async () => {
+    const prefix = uniquePrefix('cron-restart');
+    let fleet = await Promise.all(['a', 'b'].map((i) => startInstance(target, prefix, i)));
+    await waitFor(() => reported(fleet, 'end').length >= 2, { timeoutMs: 10_000, message: 'ticks run' });
+    fleet.forEach((c) => c.kill('SIGKILL'));
+    await Promise.all(fleet.map((c) => c.exited));
+    const downAt = Date.now();
+    await sleep(4000);
+    fleet = await Promise.all(['c', 'd'].map((i) => startInstance(target, prefix, i)));
+    const upAt = Date.now();
+    await waitFor(() => reported(fleet, 'end').filter((r) => r.tickAt > upAt).length >= 2, { timeoutMs: 10_000, message: 'resumed' });
+    // Four ticks came due while no instance ran: one of them runs, late (a run cut by the kill may run again too).
+    const late = reported(fleet, 'start').filter((r) => r.tickAt < upAt - 500);
+    expect(late.filter((r) => r.attempt === 1)).toHaveLength(1);
+    expect(late.filter((r) => r.attempt === 1)[0].tickAt).toBeGreaterThan(downAt - 1000);
+    expect(late.length).toBeLessThanOrEqual(2);
+  });
+
+  it("with missedTicks 'skip', ticks missed while every instance was down do not run", async () => {
+    const prefix = uniquePrefix('cron-skip');
+    const env = { DQ_MISSED: 'skip' };
+    let fleet = [await startInstance(target, prefix, 'a', env)];
+    await waitFor(() => reported(fleet, 'end').length >= 1, { timeoutMs: 10_000, message: 'ticks run' });
+    fleet[0].kill('SIGKILL');
+    await fleet[0].exited;
+    const downAt = Date.now();
+    await sleep(3000);
+    fleet = [await startInstance(target, prefix, 'b', env)];
+    const upAt = Date.now();
+    await waitFor(() => reported(fleet, 'end').length >= 2, { timeoutMs: 10_000, message: 'resumed' });
+    expect(reported(fleet, 'start').filter((r) => r.tickAt > downAt + 1000 && r.tickAt < upAt - 1000)).toEqual([]);
+  });
+});

@@ -1,0 +1,77 @@
+import { InvalidScheduleError, TaskScheduleService } from 'nestjs-distributed-queue';
+import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
+import { startQueueApp, type QueueApp } from './support/queue-app';
+import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
+import { sleep, waitFor } from './support/wait';
+
+interface TaskReport {
+  type: 'task';
+  instance: string;
+  id: string;
+  payload: { v: number };
+  at: number;
+}
+
+async function startInstance(target: RedisTarget, prefix: string, instance: string): Promise<ChildHandle> {
+  const child = spawnChild('test/fixtures/cron-app.ts', {
+    DQ_CONNECTION: JSON.stringify(target.connection), DQ_PREFIX: prefix, DQ_INSTANCE: instance, DQ_RUN_TYPE: 'report', DQ_CRON: '0 0 0 1 1 *',
+  });
+  await child.waitForMessage((m) => m.type === 'ready', 30_000);
+  return child;
+}
+
+const tasks = (fleet: ChildHandle[]): TaskReport[] => fleet.flatMap((c) => c.messages.filter((m: TaskReport) => m.type === 'task')).sort((a, b) => a.at - b.at);
+
+describe.each(getTargets().map((t) => [t.name, t] as const))('schedules set at run time on %s', (_name, target) => {
+  const apps: QueueApp[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+    await killAllChildren();
+  });
+
+  it('an upsert from one instance changes what the others run; remove stops it; list shows it', async () => {
+    const prefix = uniquePrefix('cron-upsert');
+    const fleet = await Promise.all(['a', 'b'].map((i) => startInstance(target, prefix, i)));
+    const admin = await startQueueApp({ connection: target.connection, keyPrefix: prefix, workers: false });
+    apps.push(admin);
+    const schedules = admin.app.get(TaskScheduleService);
+    const created = await schedules.upsert('report', { everyMs: 1000, type: 'report', payload: { v: 1 } });
+    expect(created).toMatchObject({ name: 'report', everyMs: 1000, type: 'report', payload: { v: 1 }, missedTicks: 'runOnce', version: 1 });
+    expect(created.nextTickAt! % 1000).toBe(0);
+    await waitFor(() => tasks(fleet).length >= 3, { timeoutMs: 10_000, message: 'ticks of v1' });
+    // The same definition again changes nothing.
+    expect((await schedules.upsert('report', { everyMs: 1000, type: 'report', payload: { v: 1 } })).version).toBe(1);
+
+    const changedAt = Date.now();
+    expect((await schedules.upsert('report', { everyMs: 1000, type: 'report', payload: { v: 2 } })).version).toBe(2);
+    await waitFor(() => tasks(fleet).filter((t) => t.payload.v === 2).length >= 3, { timeoutMs: 10_000, message: 'ticks of v2' });
+    expect(tasks(fleet).filter((t) => t.payload.v === 1 && t.at > changedAt + 100)).toEqual([]);
+    const ids = tasks(fleet).map((t) => t.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^report@\d+000$/);
+
+    const listed = (await schedules.list()).find((x) => x.name === 'report')!;
+    expect(listed).toMatchObject({ name: 'report', version: 2, payload: { v: 2 } });
+    expect(listed.lastTickAt).toBeGreaterThan(changedAt - 1000);
+    expect(listed.nextTickAt).toBeGreaterThan(listed.lastTickAt!);
+
+    expect(await schedules.remove('report')).toBe(true);
+    const removedAt = Date.now();
+    await sleep(2500);
+    expect(tasks(fleet).filter((t) => t.at > removedAt + 100)).toEqual([]);
+    expect((await schedules.list()).map((x) => x.name)).toEqual(['sweep']);
+    expect(await schedules.remove('report')).toBe(false);
+  });
+
+  it('refuses a bad schedule at the call with InvalidScheduleError naming it, writing nothing', async () => {
+    const admin = await startQueueApp({ connection: target.connection, keyPrefix: uniquePrefix('cron-bad'), workers: false });
+    apps.push(admin);
+    const schedules = admin.app.get(TaskScheduleService);
+    const bad = schedules.upsert('nightly', { cron: '0 0 3 * * * * *', type: 'report' });
+    await expect(bad).rejects.toBeInstanceOf(InvalidScheduleError);
+    await expect(bad).rejects.toMatchObject({ schedule: 'nightly' });
+    await expect(schedules.upsert('often', { everyMs: 10, type: 'report' })).rejects.toThrow(/everyMs must be an integer from 1000/);
+    await expect(schedules.upsert('tz', { cron: '* * * * *', timeZone: 'Nowhere/Land', type: 'report' })).rejects.toThrow(/unknown time zone/);
+    expect(await schedules.list()).toEqual([]);
+  });
+});
