@@ -9,7 +9,7 @@ import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import {
-  DistributedQueueDashboardModule, DistributedQueueModule, QueueControlService, TaskInspectorService, TaskSubmitService, type Task,
+  DistributedQueueDashboardModule, DistributedQueueModule, QueueControlService, TaskInspectorService, TaskScheduleService, TaskSubmitService, type Task,
 } from 'nestjs-distributed-queue';
 import { untilAborted, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
@@ -128,6 +128,21 @@ const workers = [
     expect(await page.title()).toBe('Queues');
     await page.locator('[data-testid="route-link"]').waitFor();
     expect(await page.locator('[data-testid="error-banner"]').count()).toBe(0);
+  });
+
+  it('lists the schedules with their rule and next tick', async () => {
+    const schedules = app.get(TaskScheduleService);
+    await schedules.upsert('nightly-report', { cron: '0 0 3 * * *', timeZone: 'Europe/Berlin', type: 'counted' });
+    try {
+      const page = await signedIn();
+      const row = '[data-testid="schedule-row"][data-schedule="nightly-report"]';
+      await page.locator(row).waitFor();
+      expect(await page.locator(`${row} code`).textContent()).toBe('0 0 3 * * * (Europe/Berlin)');
+      expect(await page.locator(`${row} [data-testid="schedule-next"]`).textContent()).toMatch(/^in /);
+      expect(await page.locator(`${row} [data-testid="schedule-last"]`).textContent()).toBe('never');
+    } finally {
+      await schedules.remove('nightly-report');
+    }
   });
 
   it('updates the counts as tasks are submitted, without a reload', async () => {

@@ -1,6 +1,6 @@
 import * as path from 'path';
 import { register, Registry } from 'prom-client';
-import type { Task, TaskCounts, TaskEvent, TaskEventName } from 'nestjs-distributed-queue';
+import { TaskScheduleService, type Task, type TaskCounts, type TaskEvent, type TaskEventName } from 'nestjs-distributed-queue';
 import { TaskEventBus } from 'nestjs-distributed-queue/events/task-event-bus';
 import { withTimeout } from 'nestjs-distributed-queue/runtime/with-timeout';
 import { spawnChild, killAllChildren, REPO_ROOT } from './support/child';
@@ -56,6 +56,19 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('metrics on %s', (_
     expectTaskGauges(samples, 'dqt_', 'm.idle', { delayed: 0, ready: 2, running: 0, dead: 0, done: 0 });
     expect(register.getSingleMetric('dqt_tasks_submitted_total')).toBeUndefined();
     expect(await register.metrics()).not.toContain('dqt_');
+  });
+
+  it('shows each schedule (distributed cron) with its next and last tick', async () => {
+    const registry = new Registry();
+    const ran: string[] = [];
+    const W = workerClass('m.tick', { pollIntervalMs: 100 }, (task: Task) => void ran.push(task.id));
+    const app = await start({ connection: target.connection, keyPrefix: uniquePrefix('metrics-cron'), schedules: true, metrics: { registry, prefix: 'dqc_' } }, [W]);
+    const schedule = await app.app.get(TaskScheduleService).upsert('m.every', { everyMs: 1000, type: 'm.tick' });
+    let samples = await scrape(registry);
+    expect(sampleValue(samples, 'dqc_schedule_next_tick_timestamp_seconds', { schedule: 'm.every' })).toBe(schedule.nextTickAt! / 1000);
+    await waitFor(() => ran.length >= 1, { timeoutMs: 5000, message: 'a tick ran' });
+    samples = await scrape(registry);
+    expect(sampleValue(samples, 'dqc_schedule_last_tick_timestamp_seconds', { schedule: 'm.every' })).toBe(Number(ran[0].split('@')[1]) / 1000);
   });
 
   // NOTE: needs the engines' local lifecycle events (completed, failed, retrying, dead with durationMs and startedAt).

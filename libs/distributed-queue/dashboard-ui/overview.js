@@ -1,13 +1,13 @@
 import { html } from './html.js';
 import { hashHref } from './hooks.js';
 import { typePath } from './api.js';
-import { STATES } from './format.js';
+import { STATES, formatRelative } from './format.js';
 import { Badge } from './components.js';
 
 /** `#/`: every type with its counts, its throughput and whether it is paused; the route queue's summary. */
 export function OverviewView({ overview }) {
   if (!overview) return html`<p class="muted" data-testid="loading">Loading…</p>`;
-  const { types, route } = overview;
+  const { types, route, schedules = [], now } = overview;
   return html`<section data-testid="overview">
     <h1>Overview</h1>
     ${route && html`<p class="route-summary" data-testid="route-summary">
@@ -25,6 +25,17 @@ export function OverviewView({ overview }) {
           </tr></thead>
           <tbody>${types.map((t) => html`<${TypeRow} key=${t.type} summary=${t} hasRoute=${!!route} />`)}</tbody>
         </table>`}
+    ${schedules.length > 0 && html`<h2>Schedules</h2>
+      <table class="grid" data-testid="schedules-table">
+        <thead><tr><th>Schedule</th><th>Rule</th><th>Type</th><th>Next tick</th><th>Last tick</th></tr></thead>
+        <tbody>${schedules.map((s) => html`<tr key=${s.name} data-testid="schedule-row" data-schedule=${s.name}>
+          <td>${s.name}</td>
+          <td><code>${s.rule}</code></td>
+          <td>${s.type}</td>
+          <td data-testid="schedule-next">${s.nextTickAt === null ? html`<span class="muted">none</span>` : formatRelative(s.nextTickAt, now)}</td>
+          <td data-testid="schedule-last">${s.lastTickAt === null ? html`<span class="muted">never</span>` : formatRelative(s.lastTickAt, now)}</td>
+        </tr>`)}</tbody>
+      </table>`}
   </section>`;
 }
 

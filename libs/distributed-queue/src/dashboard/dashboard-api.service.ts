@@ -5,6 +5,7 @@ import { QueueControlService } from '../services/queue-control.service';
 import { TaskInspectorService } from '../services/task-inspector.service';
 import { TaskSubmitService } from '../services/task-submit.service';
 import type { TaskHistoryRecord } from '../history/history-event';
+import { TaskScheduleService } from '../cron/task-schedule.service';
 import { TaskHistoryService } from '../history/task-history.service';
 import type { DashboardOverview, DashboardRoute, DashboardTaskDetail, DashboardTaskPage } from './dashboard-api';
 
@@ -36,6 +37,7 @@ export class DashboardApiService {
     private readonly control: QueueControlService,
     private readonly submitter: TaskSubmitService,
     private readonly history: TaskHistoryService,
+    private readonly schedules: TaskScheduleService,
   ) {}
 
   async overview(): Promise<DashboardOverview> {
@@ -45,11 +47,12 @@ export class DashboardApiService {
     let routePaused: Promise<boolean> | undefined;
     const isPaused = ({ type, ordered }: { type: string; ordered: boolean }) =>
       ordered ? (routePaused ??= this.control.isPaused(type)) : this.control.isPaused(type);
-    const [counts, activity, paused, route] = await Promise.all([
+    const [counts, activity, paused, route, schedules] = await Promise.all([
       this.inspector.getCountsOf(names),
       this.inspector.getActivityOf(names, 60_000),
       Promise.all(known.map(isPaused)),
       known.some((t) => t.ordered) ? this.inspector.getRouteStatus().catch(() => undefined) : undefined,
+      this.schedules.list(),
     ]);
     const types = known.map(({ type, ordered }, i) => {
       const recent = activity.get(type)!.counts;
@@ -60,6 +63,9 @@ export class DashboardApiService {
       types,
       route: route && { qId: route.qId, partitions: route.partitions.length, machines: route.machines.length },
       history: this.history.enabled,
+      schedules: schedules.map(({ name, cron, everyMs, timeZone, type, nextTickAt, lastTickAt }) => ({
+        name, type, nextTickAt, lastTickAt, rule: cron !== undefined ? `${cron} (${timeZone})` : `every ${everyMs} ms`,
+      })),
     };
   }
 

@@ -32,6 +32,19 @@ export interface DashboardOverview {
   route?: { qId: string; partitions: number; machines: number };
   /** Whether a task history store is configured (the task view then offers the history). */
   history: boolean;
+  /** The schedules (distributed cron) of the queue's Redis. */
+  schedules: DashboardSchedule[];
+}
+
+/** A schedule as the overview shows it. */
+export interface DashboardSchedule {
+  name: string;
+  /** The cron expression (with its time zone) or `every <n> ms`. */
+  rule: string;
+  type: string;
+  /** Epoch ms, or null when the schedule has no more ticks. */
+  nextTickAt: number | null;
+  lastTickAt: number | null;
 }
 
 export interface DashboardTypeSummary {

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { TaskEventBus } from '../events/task-event-bus';
+import { TaskScheduleService } from '../cron/task-schedule.service';
 import { HistoryWriter } from '../history/history-writer';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { closeRedisClient } from '../redis/redis-connection';
@@ -34,6 +35,7 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
     private readonly subscriber: EventSubscriber,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     private readonly historyWriter: HistoryWriter,
+    private readonly schedules: TaskScheduleService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -65,14 +67,15 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
   }
 
   private async readState(): Promise<QueueStateSnapshot> {
-    const [tasks, status, history] = await Promise.all([
+    const [tasks, status, history, schedules] = await Promise.all([
       this.inspector.getCountsOf(this.knownTypes()).then((counts) => [...counts].map(([type, c]) => ({ type, counts: c }))),
       this.options.route ? this.inspector.getRouteStatus() : undefined,
       this.options.history ? this.historyWriter.backlog() : undefined,
+      this.schedules.list(),
     ]);
-    if (!status) return { tasks, history };
+    if (!status) return { tasks, history, schedules };
     const machine = this.route.routeMachine?.id;
     const partitionsOwned = machine === undefined ? undefined : status.partitions.filter((p) => p.owner === machine).length;
-    return { tasks, history, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
+    return { tasks, history, schedules, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
   }
 }

@@ -4,7 +4,7 @@ import { registeredMetric } from './metric-registration';
 import type { PromClientModule } from './prom-client.loader';
 import { COUNTED_STATES, type QueueStateReader, type QueueStateSnapshot } from './queue-state.reader';
 
-type Label = 'type' | 'state' | 'queue' | 'machine' | 'stream';
+type Label = 'type' | 'state' | 'queue' | 'machine' | 'stream' | 'schedule';
 type Fill = (gauge: Gauge<Label>, snapshot: QueueStateSnapshot) => void;
 
 /** The readers of every application sharing one gauge (two applications in one process share metrics). */
@@ -41,6 +41,22 @@ const GAUGES: { suffix: string; help: string; labelNames: Label[]; fill: Fill }[
     labelNames: ['stream'],
     fill: (gauge, { history }) => {
       for (const { stream, entries } of history ?? []) gauge.set({ stream }, entries);
+    },
+  },
+  {
+    suffix: 'schedule_next_tick_timestamp_seconds',
+    help: 'Next tick of each schedule (distributed cron), epoch seconds, read from Redis at scrape time',
+    labelNames: ['schedule'],
+    fill: (gauge, { schedules }) => {
+      for (const { name, nextTickAt } of schedules ?? []) if (nextTickAt !== null) gauge.set({ schedule: name }, nextTickAt / 1000);
+    },
+  },
+  {
+    suffix: 'schedule_last_tick_timestamp_seconds',
+    help: 'Last tick handled of each schedule (distributed cron), epoch seconds, read from Redis at scrape time',
+    labelNames: ['schedule'],
+    fill: (gauge, { schedules }) => {
+      for (const { name, lastTickAt } of schedules ?? []) if (lastTickAt !== null) gauge.set({ schedule: name }, lastTickAt / 1000);
     },
   },
 ];

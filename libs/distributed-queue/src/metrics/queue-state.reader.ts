@@ -14,6 +14,8 @@ export interface QueueStateSnapshot {
   route?: { queue: string; machinesLive: number; machine?: string; partitionsOwned?: number };
   /** With the task history: entries of each event stream not yet copied into PostgreSQL. */
   history?: { stream: string; entries: number }[];
+  /** The schedules (distributed cron): next and last tick (epoch ms, null: none). */
+  schedules?: { name: string; nextTickAt: number | null; lastTickAt: number | null }[];
 }
 
 /** How long a scrape waits for Redis before it shows the last values. */
