@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Logger, LoggerService, Type } from '@nestjs/common';
-import { QueueInUseError, type DistributedQueueModuleOptions, type Task } from 'nestjs-distributed-queue';
+import { QueueInUseError, TaskScheduleService, type DistributedQueueModuleOptions, type Task } from 'nestjs-distributed-queue';
 import { loadScripts } from 'nestjs-distributed-queue/redis/script-loader';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { redisCommand, startRedisServer, type RedisServerHandle } from './support/redis-server';
@@ -171,9 +171,14 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('least-privilege AC
         if (failing) throw new Error('fails until re-driven');
       }),
     );
-    const app = await startApp({ connection, keyPrefix, route: route('acl') }, workers, logger);
+    const app = await startApp({ connection, keyPrefix, route: route('acl'), schedules: true }, workers, logger);
     try {
       await runBothEngines(app, 'acl', ran, 'acl');
+      // Distributed cron: a schedule set, ticked and removed as that user.
+      const schedules = app.app.get(TaskScheduleService);
+      await schedules.upsert('acl-every', { everyMs: 1000, type: 'acl.task' });
+      await waitFor(() => ran.some((id) => id.startsWith('acl-every@')), { timeoutMs: 5000, message: 'a tick ran' });
+      expect(await schedules.remove('acl-every')).toBe(true);
       await app.submit.submit('acl.flaky', {}, { id: 'f1' });
       await waitFor(async () => (await app.inspect.getState('acl.flaky', 'f1')) === 'dead', { timeoutMs: 5000 });
       expect((await app.inspect.listDead('acl.flaky')).total).toBe(1);

@@ -1,4 +1,5 @@
-import { InvalidScheduleError, TaskScheduleService } from 'nestjs-distributed-queue';
+import { Injectable } from '@nestjs/common';
+import { DistributedCron, InvalidScheduleError, TaskScheduleService } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
 import { startQueueApp, type QueueApp } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
@@ -73,5 +74,17 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('schedules set at r
     await expect(schedules.upsert('often', { everyMs: 10, type: 'report' })).rejects.toThrow(/everyMs must be an integer from 1000/);
     await expect(schedules.upsert('tz', { cron: '* * * * *', timeZone: 'Nowhere/Land', type: 'report' })).rejects.toThrow(/unknown time zone/);
     expect(await schedules.list()).toEqual([]);
+  });
+
+  it('a bad @DistributedCron fails the start with InvalidScheduleError naming the schedule', async () => {
+    @Injectable()
+    class BadCron {
+      @DistributedCron('61 * * * * *', { name: 'broken' })
+      run(): void {}
+    }
+    await expect(startQueueApp({ connection: target.connection, keyPrefix: uniquePrefix('cron-start') }, [BadCron])).rejects.toMatchObject({
+      constructor: InvalidScheduleError,
+      schedule: 'broken',
+    });
   });
 });

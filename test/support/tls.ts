@@ -125,7 +125,7 @@ export function libraryAclRule(prefix: string): string {
   ];
   const inScripts = [
     'time', 'exists', 'incrby', 'hsetnx', 'hmget', 'hincrby', 'hkeys', 'lindex', 'lpop', 'lpos', 'lpush', 'rpush',
-    'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zremrangebyscore', 'zscore', 'xadd', 'sadd',
+    'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zremrangebyscore', 'zscore', 'xadd', 'sadd', 'incr', 'hexists',
   ];
   const commands = [...new Set([...connection, ...messaging, ...direct, ...inScripts])];
   return [

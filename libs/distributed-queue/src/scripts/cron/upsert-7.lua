@@ -1,6 +1,6 @@
 --[[
-  Distributed cron: creates or replaces a schedule. The same definition again changes nothing (every
-  instance declares its @DistributedCron schedules at start-up); a new one gets the next version and its
+  Distributed cron: creates or replaces a schedule. The same definition again changes nothing while its
+  next tick is pending (every instance declares its @DistributedCron schedules at start-up); a new one gets the next version and its
   first tick, a task of the internal tick type, in the same step. The old version's pending tick is returned
   so that the caller cancels it (were it left, it would find its version gone and do nothing).
   KEYS[1] definitions (HASH name -> json)  KEYS[2] versions (HASH name -> n)  KEYS[3] next ticks (HASH name ->
@@ -18,13 +18,14 @@
 local name = ARGV[2]
 local current = redis.call('HGET', KEYS[1], name)
 local version = tonumber(redis.call('HGET', KEYS[2], name) or '0')
-if current == ARGV[3] and redis.call('HEXISTS', KEYS[3], name) == 1 then return { 0, version, '' } end
 local old = redis.call('HGET', KEYS[3], name)
 local oldId = ''
 if old then
   local v, t = string.match(old, '^(%d+):(%d+)$')
   if v then oldId = name .. '@' .. v .. '@' .. t end
 end
+-- NOTE: the same definition whose pending tick is gone (e.g. dead-lettered) starts a new chain: repaired.
+if current == ARGV[3] and oldId ~= '' and redis.call('HEXISTS', KEYS[5], oldId) == 1 then return { 0, version, '' } end
 version = redis.call('HINCRBY', KEYS[2], name, 1)
 redis.call('HSET', KEYS[1], name, ARGV[3])
 if ARGV[4] == '' then
