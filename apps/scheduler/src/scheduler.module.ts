@@ -25,6 +25,8 @@ export class SchedulerModule {
           connection: config.connection,
           keyPrefix: config.keyPrefix,
           shutdownTimeoutMs: config.shutdownTimeoutMs,
+          // The applications' schedules (TaskScheduleService.upsert) tick here; their tasks are delivered as any other.
+          schedules: true,
           scheduler: { secret: config.secret, syncIntervalMs: config.syncIntervalMs, visibilityTimeoutMs: config.visibilityTimeoutMs },
         }),
       ],

@@ -25,7 +25,8 @@ interface CronMethod {
  * Distributed cron in this instance: finds `@DistributedCron` methods (their schedules checked at module
  * init: `InvalidScheduleError` fails the start), declares their schedules at bootstrap (the same definition
  * from every instance changes nothing), runs a consumer of each method's run type, and handles ticks when
- * `schedules` is on (by default: when this application has `@DistributedCron` methods).
+ * `schedules` is on (by default: when this application has `@DistributedCron` methods). In scheduler mode
+ * (service mode's scheduler) it handles ticks with `schedules: true`; `apps/scheduler` sets it.
  */
 @Injectable()
 export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
@@ -62,7 +63,8 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.options.mode !== 'plugin' || !this.options.workers) return;
+    // NOTE: the scheduler of service mode may handle ticks too; its run tasks go to the owning applications.
+    if (this.options.mode === 'service' || !this.options.workers) return;
     for (const { name, found } of this.methods) {
       const { options } = found.metadata;
       const handler = {
