@@ -69,6 +69,13 @@ const NOTES = `## Reading the figures
   tasks are 500 jobs apart in its queue; that is luck of the workload, not a guarantee.
 - Memory: one hash entry and one sorted-set entry per pending task; the record is the payload behind a
   short sequence tag (FIFO order) until a run fails, and generated ids are short (\`#<hex>\`).
+- Round trip: one immediate task at a time, timed from the submit call to the handler's start in the same
+  process (producer and worker together, for both systems), after 50 unrecorded warm-up tasks. The path is
+  the submit script, its wake-up message on the type's channel, a take, the handler.
+- Redis ceiling: what this Redis on this machine does with nothing but EVALSHA of \`return 1\`, 16 per
+  pipeline, 50 connections (\`redis-benchmark\`). Beside it, the Redis CPU time per task of the immediate
+  workload (events and metrics off): how many such calls a task costs, so how close to Redis's own limit
+  the library runs.
 - The machine is shared: the same code measures up to ±30 % apart from run to run; compare ratios from one
   run, and several runs before drawing a conclusion.
 `;

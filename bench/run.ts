@@ -10,6 +10,9 @@ import { bullmq, ours } from './systems';
 import { delayed, immediate, memory, scale, type Context } from './workloads';
 import { failover, ordered } from './ordered';
 import { serviceMode } from './service-mode';
+import { roundTrip } from './round-trip';
+import { redisCeiling } from './redis-ceiling';
+import { each } from './workloads';
 
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
@@ -34,6 +37,8 @@ async function main(): Promise<void> {
     ['memory', () => memory(ctx)],
     ['failover', () => failover(ctx, server.url)],
     ['scale', () => scale(ctx)],
+    ['roundtrip', () => roundTrip(ctx, (fn) => each(ctx, fn))],
+    ['ceiling', () => redisCeiling(redis, server.port, quick, rows)],
   ];
   try {
     for (const [name, run] of workloads) {

@@ -9,7 +9,7 @@ export interface Context {
   make: { ours: (observability?: Observability) => System; bullmq: () => System; service: () => System };
 }
 
-async function each(ctx: Context, fn: (system: System) => Promise<Row>, makers = [() => ctx.make.ours(), ctx.make.bullmq]): Promise<Row[]> {
+export async function each(ctx: Context, fn: (system: System) => Promise<Row>, makers = [() => ctx.make.ours(), ctx.make.bullmq]): Promise<Row[]> {
   const rows: Row[] = [];
   for (const make of makers) {
     await ctx.redis.flushall();
