@@ -71,7 +71,11 @@ const NOTES = `## Reading the figures
   short sequence tag (FIFO order) until a run fails, and generated ids are short (\`#<hex>\`).
 - Round trip: one immediate task at a time, timed from the submit call to the handler's start in the same
   process (producer and worker together, for both systems), after 50 unrecorded warm-up tasks. The path is
-  the submit script, its wake-up message on the type's channel, a take, the handler.
+  the submit script, its wake-up message on the type's channel, a take, the handler. The p99 target of
+  2 ms (issue 14) is missed, by BullMQ too: 2 to 3 % of round trips take 2 to 5 ms. Timing the parts
+  shows two kinds: about half are the submit's own reply from Redis arriving late, half the wake-up and
+  take after a fast submit. Neither tracks garbage collection (a larger young generation changed nothing),
+  which points at scheduling on two cores shared by Redis and Node; not yet solved.
 - Redis ceiling: what this Redis on this machine does with nothing but EVALSHA of \`return 1\`, 16 per
   pipeline, 50 connections (\`redis-benchmark\`). Beside it, the Redis CPU time per task of the immediate
   workload (events and metrics off): how many such calls a task costs, so how close to Redis's own limit
