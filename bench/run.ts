@@ -12,6 +12,7 @@ import { failover, ordered } from './ordered';
 import { serviceMode } from './service-mode';
 import { roundTrip } from './round-trip';
 import { redisCeiling } from './redis-ceiling';
+import { clusterScale } from './cluster-scale';
 import { each } from './workloads';
 
 async function main(): Promise<void> {
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     ['scale', () => scale(ctx)],
     ['roundtrip', () => roundTrip(ctx, (fn) => each(ctx, fn))],
     ['ceiling', () => redisCeiling(redis, server.port, quick, rows)],
+    ['cluster', () => clusterScale(quick)],
   ];
   try {
     for (const [name, run] of workloads) {
