@@ -45,8 +45,8 @@ const NOTES = `## Reading the figures
   metrics. The two alternate, twice each after a warm-up, and the better run of each is shown: a single
   pair moves by ±10 % with the order it ran in. Other workloads run with the defaults (streams on).
 - History on: the same workload with the task history copied into PostgreSQL (the machine's PostgreSQL 15,
-  a schema of its own) by a writer in the same process, default options. About 75–85 % of off here (85 % in
-  this run; single runs vary by ±10 %). What it costs: PostgreSQL about 16 µs per row written, Node about
+  a schema of its own) by a writer in the same process, default options. Between 68 and 85 % of off over
+  the full runs of the last two sessions (single runs vary by ±10 %; see the row above for this run). What it costs: PostgreSQL about 16 µs per row written, Node about
   6 µs per task (reading the stream, folding, the JSON record set), Redis the payloads logged at submit,
   all on the same two cores. What brought it from 60 % to here: a task that ends within \`coalesceMs\`
   (5 s) of its submit is written once, finished (one row version instead of two), and the record set is
