@@ -1,23 +1,14 @@
 import 'reflect-metadata';
-import { Module, type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { DistributedQueueModule, ServiceScheduler, TaskInspectorService, TaskSubmitService, type DistributedQueueModuleOptions, type Task } from 'nestjs-distributed-queue';
+import { ServiceScheduler, TaskInspectorService, TaskSubmitService, type Task } from 'nestjs-distributed-queue';
 import { workerClass } from './support/queue-app';
 import { useAclUser } from './support/acl-user';
 import { getFreePort } from './support/redis-server';
+import { startHttpQueueApp } from './support/service-mode';
 import { getTargets, uniquePrefix } from './support/targets';
 import { libraryAclRule } from './support/tls';
 import { waitFor } from './support/wait';
 
 const secret = 'acl-service-secret-0123456789';
-
-async function httpApp(options: DistributedQueueModuleOptions, providers: ReturnType<typeof workerClass>[], port: number): Promise<INestApplication> {
-  @Module({ imports: [DistributedQueueModule.forRoot(options)], providers })
-  class AppModule {}
-  const app = await NestFactory.create(AppModule, { logger: ['error', 'warn'] });
-  await app.listen(port, '127.0.0.1');
-  return app;
-}
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('service mode under the least-privilege ACL user on %s', (_name, target) => {
   const acl = useAclUser(target, 'dq-svc');
@@ -27,8 +18,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode under
     const connection = await acl.apply(libraryAclRule(keyPrefix));
     const ran: string[] = [];
     const [schedulerPort, clientPort] = [await getFreePort(), await getFreePort()];
-    const scheduler = await httpApp({ connection, keyPrefix, mode: 'scheduler', scheduler: { secret, syncIntervalMs: 100 } }, [], schedulerPort);
-    const client = await httpApp(
+    const scheduler = await startHttpQueueApp({ connection, keyPrefix, mode: 'scheduler', scheduler: { secret, syncIntervalMs: 100 } }, [], schedulerPort);
+    const client = await startHttpQueueApp(
       { connection, keyPrefix, mode: 'service', service: { appName: 'acl-app', secret, publicUrl: `http://127.0.0.1:${clientPort}`, heartbeatMs: 200 } },
       [workerClass('acl.svc', {}, (task: Task) => void ran.push(task.id))],
       clientPort,

@@ -1,29 +1,20 @@
 import 'reflect-metadata';
-import { Module, type INestApplication } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { DistributedQueueModule, TaskScheduleService, type DistributedQueueModuleOptions, type Task } from 'nestjs-distributed-queue';
+import { TaskScheduleService, type Task } from 'nestjs-distributed-queue';
 import { workerClass } from './support/queue-app';
 import { getFreePort } from './support/redis-server';
+import { startHttpQueueApp } from './support/service-mode';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
 
 const secret = 'cron-service-secret-0123456789';
-
-async function httpApp(options: DistributedQueueModuleOptions, providers: ReturnType<typeof workerClass>[], port: number): Promise<INestApplication> {
-  @Module({ imports: [DistributedQueueModule.forRoot(options)], providers })
-  class AppModule {}
-  const app = await NestFactory.create(AppModule, { logger: ['error', 'warn'] });
-  await app.listen(port, '127.0.0.1');
-  return app;
-}
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('schedules of a service-mode application on %s', (_name, target) => {
   it("tick in the scheduler (schedules: true) and are delivered to the application's instance", async () => {
     const keyPrefix = uniquePrefix('svc-cron');
     const [schedulerPort, clientPort] = [await getFreePort(), await getFreePort()];
     const ran: string[] = [];
-    const scheduler = await httpApp({ connection: target.connection, keyPrefix, mode: 'scheduler', schedules: true, scheduler: { secret, syncIntervalMs: 100 } }, [], schedulerPort);
-    const client = await httpApp(
+    const scheduler = await startHttpQueueApp({ connection: target.connection, keyPrefix, mode: 'scheduler', schedules: true, scheduler: { secret, syncIntervalMs: 100 } }, [], schedulerPort);
+    const client = await startHttpQueueApp(
       { connection: target.connection, keyPrefix, mode: 'service', service: { appName: 'pinger', secret, publicUrl: `http://127.0.0.1:${clientPort}`, heartbeatMs: 200 } },
       [workerClass('ping', {}, (task: Task) => void ran.push(task.id))],
       clientPort,

@@ -1,3 +1,6 @@
+import { Module, type INestApplication, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DistributedQueueModule, type DistributedQueueModuleOptions } from 'nestjs-distributed-queue';
 import * as path from 'path';
 import { spawnChild, REPO_ROOT, type ChildHandle } from './child';
 import { getFreePort } from './redis-server';
@@ -106,4 +109,13 @@ export async function command(child: ChildHandle, cmd: string, args: Record<stri
   const reply = await child.waitForMessage((m) => m.type === 'reply' && m.ref === ref, 10_000);
   if (reply.error) throw Object.assign(new Error(reply.error.message), { name: reply.error.name });
   return reply.result;
+}
+
+/** An HTTP Nest application in this process with the queue module (service mode needs one), listening on `port`. */
+export async function startHttpQueueApp(options: DistributedQueueModuleOptions, providers: Type<unknown>[], port: number): Promise<INestApplication> {
+  @Module({ imports: [DistributedQueueModule.forRoot(options)], providers })
+  class AppModule {}
+  const app = await NestFactory.create(AppModule, { logger: ['error', 'warn'] });
+  await app.listen(port, '127.0.0.1');
+  return app;
 }
