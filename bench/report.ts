@@ -63,8 +63,9 @@ const NOTES = `## Reading the figures
   streamed answer; with four Node processes and Redis on two cores, CPU is what adds the lateness. One
   request per task (before batching) gave p99 776 ms at 1,700 tasks/s in a quick run: the processes could
   not keep up.
-- Ordered: two processes, each ordered worker at \`concurrency: 128\` (what 4 partitions × \`keyConcurrency\` 32
-  gave before \`concurrency\` bounded ordered workers). Order is judged by the time each task first started.
+- Ordered: two processes, each ordered worker at \`concurrency: 50\` (issue 14's setting; it was 128, what 4
+  partitions × \`keyConcurrency\` 32 gave before: at 50, three runs on 2026-11-22 gave 24–30× BullMQ, median
+  26×, short of the 30× target). Order is judged by the time each task first started.
   BullMQ is only order-safe at concurrency 1. At concurrency 50 it saw no violations here because a key's
   tasks are 500 jobs apart in its queue; that is luck of the workload, not a guarantee.
 - Memory: one hash entry and one sorted-set entry per pending task; the record is the payload behind a
