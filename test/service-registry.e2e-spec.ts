@@ -3,9 +3,9 @@ import { defineScripts } from 'nestjs-distributed-queue/redis/script-loader';
 import { TypeOwnedError } from 'nestjs-distributed-queue/errors';
 import { ServiceRegistry, type ServiceTypeOptions } from 'nestjs-distributed-queue/service/service-registry';
 import { redisReplayGuard } from 'nestjs-distributed-queue/service/replay-guard';
-import { useQueueApps } from './support/queue-app';
+import { connect, useQueueApps } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
-import { waitFor } from './support/wait';
+import { sleep, waitFor } from './support/wait';
 
 const opts: ServiceTypeOptions = { concurrency: 5, maxAttempts: 3, timeoutMs: 1000, backoff: { type: 'fixed', delayMs: 10 } };
 
@@ -50,6 +50,35 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service registry o
     await expect(r.register('bad app', { id: 'x', url: 'http://h/dq' }, {}, 1000)).rejects.toMatchObject({ argument: 'app' });
     await expect(r.register('a', { id: 'x', url: 'ftp://h' }, {}, 1000)).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(r.register('a', { id: 'x', url: 'http://h/dq' }, {}, 1)).rejects.toMatchObject({ argument: 'ttlMs' });
+  });
+
+  it('tells the schedulers when instances or types change, and not on a plain renewal', async () => {
+    const r = registry();
+    const subscriber = connect(target);
+    const heard: string[] = [];
+    subscriber.on('message', (_channel: string, message: string) => heard.push(message));
+    await subscriber.subscribe(r.keys.changes);
+    /** Publishes a marker, waits for it (and a little longer), and returns what was heard before it. */
+    const heardUntilNow = async (): Promise<string[]> => {
+      const marker = `marker-${heard.length}`;
+      await redis().publish(r.keys.changes, marker);
+      await waitFor(() => heard.includes(marker), { timeoutMs: 3000, message: 'the marker' });
+      await sleep(100);
+      return heard.splice(0).filter((m) => m !== marker);
+    };
+    const b1 = { id: 'b-1', url: 'http://127.0.0.1:3001/dq' };
+    await r.register('billing', b1, { 'invoice.send': opts }, 60_000);
+    expect(await heardUntilNow()).toEqual(['billing']);
+    await r.register('billing', b1, { 'invoice.send': opts }, 60_000);
+    expect(await heardUntilNow()).toEqual([]);
+    await r.register('billing', b1, { 'invoice.send': { ...opts, concurrency: 9 } }, 60_000);
+    expect(await heardUntilNow()).toEqual(['billing']);
+    await r.register('billing', { ...b1, url: 'http://127.0.0.1:3009/dq' }, { 'invoice.send': { ...opts, concurrency: 9 } }, 60_000);
+    expect(await heardUntilNow()).toEqual(['billing']);
+    await r.leave('billing', 'b-1');
+    await r.leave('billing', 'b-1');
+    expect(await heardUntilNow()).toEqual(['billing']);
+    subscriber.disconnect();
   });
 
   it('the Redis replay guard sees a delivery id once across instances, until it expires', async () => {

@@ -2,11 +2,11 @@ import { CronExpressionParser } from 'cron-parser';
 import { InvalidScheduleError } from '../errors';
 import type { MissedTicks, ScheduleOptions } from '../interfaces';
 import { assertTaskType } from '../options/resolve-options';
+import { PLAIN_NAME, PLAIN_NAME_RULE } from '../options/checks';
 
 /** The shortest `everyMs`. */
 export const MIN_EVERY_MS = 1000;
 const MAX_EVERY_MS = 366 * 24 * 3_600_000;
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 /** A schedule as stored in Redis (its JSON is compared to tell a change from the same definition again). */
 export interface ScheduleDefinition {
@@ -30,8 +30,8 @@ function time(name: string, option: string, value: number | Date | undefined): n
 
 /** Throws `InvalidScheduleError` unless `name` can name a schedule. */
 export function checkScheduleName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || !NAME.test(name)) {
-    throw new InvalidScheduleError(String(name), 'the name must be 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit');
+  if (typeof name !== 'string' || !PLAIN_NAME.test(name)) {
+    throw new InvalidScheduleError(String(name), `the name must be ${PLAIN_NAME_RULE}`);
   }
 }
 

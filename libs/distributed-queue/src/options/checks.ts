@@ -28,3 +28,8 @@ export function checkBool(value: unknown, path: string): void {
     throw new InvalidOptionsError(path, `must be true or false, got ${quote(value)}`);
   }
 }
+
+/** Names of applications, instances and schedules: they go into key names and ids, so a plain set. */
+export const PLAIN_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** What `PLAIN_NAME` allows, for error messages. */
+export const PLAIN_NAME_RULE = '1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit';

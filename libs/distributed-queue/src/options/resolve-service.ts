@@ -2,7 +2,7 @@ import { randomBytes } from 'crypto';
 import { hostname } from 'os';
 import { InvalidOptionsError } from '../errors';
 import type { DistributedQueueModuleOptions, ServiceClientOptions, ServiceSchedulerOptions } from '../interfaces';
-import { checkInt, checkKeys } from './checks';
+import { checkInt, checkKeys, PLAIN_NAME, PLAIN_NAME_RULE } from './checks';
 import { DEFAULT_CLIENT_PATH } from '../service/scheduler-rpc';
 
 /** How the module runs: workers inside the app, as a client of the scheduler, or as the scheduler. */
@@ -14,7 +14,6 @@ export type ResolvedSchedulerOptions = Required<ServiceSchedulerOptions>;
 const MODES: QueueMode[] = ['plugin', 'service', 'scheduler'];
 const CLIENT_KEYS = ['appName', 'secret', 'publicUrl', 'callbackPath', 'heartbeatMs', 'instanceTtlMs', 'instanceId', 'url', 'schedulerPath'];
 const SCHEDULER_KEYS = ['secret', 'syncIntervalMs', 'deliveryGraceMs', 'visibilityTimeoutMs', 'clientPath'];
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 function checkSecret(secret: unknown, path: string): string {
   if (typeof secret !== 'string' || secret.length < 16) throw new InvalidOptionsError(path, 'is required: a shared secret of at least 16 characters');
@@ -22,8 +21,8 @@ function checkSecret(secret: unknown, path: string): string {
 }
 
 function checkName(value: unknown, path: string): void {
-  if (value !== undefined && (typeof value !== 'string' || !NAME.test(value))) {
-    throw new InvalidOptionsError(path, 'must be 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit');
+  if (value !== undefined && (typeof value !== 'string' || !PLAIN_NAME.test(value))) {
+    throw new InvalidOptionsError(path, `must be ${PLAIN_NAME_RULE}`);
   }
 }
 

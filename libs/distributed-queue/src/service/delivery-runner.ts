@@ -1,12 +1,8 @@
 import { TaskTimeoutError } from '../errors';
 import type { Task, TaskHandler } from '../interfaces';
 import { callHandler } from '../runtime/handler-call';
-import { DEFAULT_TOLERANCE_MS, verifyDelivery, type DeliveryBatch, type DeliveryBody, type DeliveryResult } from './delivery-signature';
-
-/** Remembers delivery ids for a while: `firstSeen` is true only the first time an id is offered. */
-export interface ReplayGuard {
-  firstSeen(delivery: string, forMs: number): Promise<boolean>;
-}
+import { DEFAULT_TOLERANCE_MS, type DeliveryBatch, type DeliveryBody, type DeliveryResult } from './delivery-signature';
+import { authenticate, type ReplayGuard } from './replay-guard';
 
 /** The handler of a type in this application, and its time budget. */
 export interface DeliveryTarget {
@@ -42,9 +38,8 @@ export class DeliveryRunner {
 
   /** Checks a request (`rawBody` exactly as received): its tasks, or why it is refused. */
   async accept(headers: Record<string, string | string[] | undefined>, rawBody: string): Promise<DeliveryBody[] | DeliveryRefusal> {
-    const verdict = verifyDelivery(this.secret, headers, rawBody, Date.now(), this.toleranceMs);
-    if (!verdict.ok) return refuse(401, 'Unauthorized', verdict.reason);
-    if (!(await this.replay.firstSeen(verdict.delivery, 2 * this.toleranceMs))) return refuse(401, 'Unauthorized', 'replayed delivery');
+    const refused = await authenticate(this.secret, this.replay, headers, rawBody, this.toleranceMs);
+    if (refused) return refuse(401, 'Unauthorized', refused);
     let batch: Partial<DeliveryBatch> | null;
     try {
       batch = JSON.parse(rawBody) as Partial<DeliveryBatch> | null;

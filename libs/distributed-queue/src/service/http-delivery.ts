@@ -1,7 +1,8 @@
 import { randomBytes } from 'crypto';
 import { DeliveryFailedError, NoLiveInstanceError } from '../errors';
 import type { Task, TaskHandler } from '../interfaces';
-import { MAX_BATCH, signDelivery, type DeliveryBatch, type DeliveryResult } from './delivery-signature';
+import { MAX_BATCH, type DeliveryBatch, type DeliveryResult } from './delivery-signature';
+import { noAnswerReason, signedPost } from './signed-post';
 import type { ServiceInstance } from './service-registry';
 
 /** FNV-1a of a string: spreads task ids over instances the same way in every replica. */
@@ -121,12 +122,7 @@ export class HttpDelivery implements TaskHandler {
     const text = JSON.stringify(batch);
     const delivery = `${this.type}:${randomBytes(9).toString('hex')}`;
     try {
-      const response = await fetch(instance.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...signDelivery(this.secret, Date.now(), delivery, text) },
-        body: text,
-        signal: AbortSignal.timeout(this.timeoutMs + this.graceMs),
-      });
+      const response = await signedPost(instance.url, this.secret, delivery, text, AbortSignal.timeout(this.timeoutMs + this.graceMs));
       if (!response.ok || !response.body) {
         fail(response.status, errorText(await response.text().catch(() => '')));
         return;
@@ -134,8 +130,7 @@ export class HttpDelivery implements TaskHandler {
       await this.readResults(response.body, items, instance);
       fail(200, 'the instance answered no result for the task');
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      fail(0, (error as Error).name === 'TimeoutError' ? 'no answer in time' : cause ?? (error as Error).message);
+      fail(0, noAnswerReason(error));
     }
   }
 

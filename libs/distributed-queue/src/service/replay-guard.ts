@@ -1,5 +1,27 @@
 import type { RedisClient } from '../redis/script-loader';
-import type { ReplayGuard } from './delivery-runner';
+import { DEFAULT_TOLERANCE_MS, verifyDelivery, type DeliveryRefusal } from './delivery-signature';
+
+/** Remembers delivery ids for a while: `firstSeen` is true only the first time an id is offered. */
+export interface ReplayGuard {
+  firstSeen(delivery: string, forMs: number): Promise<boolean>;
+}
+
+/**
+ * Authenticates a signed request (a delivery, or an application's call to the scheduler): the signature,
+ * the timestamp within `toleranceMs`, and a delivery id not seen before (remembered for twice the
+ * tolerance, as long as a timestamp stays acceptable). Resolves null when it passes, else why not.
+ */
+export async function authenticate(
+  secret: string,
+  replay: ReplayGuard,
+  headers: Record<string, string | string[] | undefined>,
+  rawBody: string,
+  toleranceMs = DEFAULT_TOLERANCE_MS,
+): Promise<DeliveryRefusal | 'replayed delivery' | null> {
+  const verdict = verifyDelivery(secret, headers, rawBody, Date.now(), toleranceMs);
+  if (!verdict.ok) return verdict.reason;
+  return (await replay.firstSeen(verdict.delivery, 2 * toleranceMs)) ? null : 'replayed delivery';
+}
 
 /**
  * Delivery ids remembered in Redis (`SET NX PX`), so that a request replayed to any instance of the

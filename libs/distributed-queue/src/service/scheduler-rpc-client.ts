@@ -1,6 +1,6 @@
 import { randomBytes } from 'crypto';
 import { SchedulerRequestError } from '../errors';
-import { signDelivery } from './delivery-signature';
+import { noAnswerReason, signedPost } from './signed-post';
 import type { SchedulerRpc } from './scheduler-rpc';
 
 /** How long a call to the scheduler may take. */
@@ -24,15 +24,9 @@ export class SchedulerRpcClient {
     const delivery = `${this.app}:${request.op}:${randomBytes(9).toString('hex')}`;
     let response: Response;
     try {
-      response = await fetch(this.endpoint, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...signDelivery(this.secret, Date.now(), delivery, body) },
-        body,
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-      });
+      response = await signedPost(this.endpoint, this.secret, delivery, body, AbortSignal.timeout(CALL_TIMEOUT_MS));
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      throw new SchedulerRequestError(0, (error as Error).name, cause ?? (error as Error).message);
+      throw new SchedulerRequestError(0, (error as Error).name, noAnswerReason(error));
     }
     const text = await response.text().catch(() => '');
     let answer: { ok?: boolean; result?: T; error?: { name?: string; message?: string } };

@@ -1,10 +1,9 @@
 import type { ServerResponse } from 'http';
 import type { DelayQueueStore } from '../delay/delay-queue.store';
-import { DistributedQueueError, InvalidArgumentError, TypeOwnedError } from '../errors';
+import { DistributedQueueError, InvalidArgumentError } from '../errors';
 import { assertTaskType } from '../options/resolve-options';
 import { httpErrorOf } from '../errors/http-status';
-import type { ReplayGuard } from './delivery-runner';
-import { DEFAULT_TOLERANCE_MS, verifyDelivery } from './delivery-signature';
+import { authenticate, type ReplayGuard } from './replay-guard';
 import { readRawBody, type IncomingRequest } from './request-body';
 import { RPC_OPS, type SchedulerRpc } from './scheduler-rpc';
 import type { ServiceRegistry } from './service-registry';
@@ -51,7 +50,6 @@ export class SchedulerRpcServer {
     const answer = await this.answer(req).catch((error: Error) => {
       const known = httpErrorOf(error);
       if (known) return failure(known.status, error.name, error.message);
-      if (error instanceof TypeOwnedError) return failure(409, error.name, error.message);
       return failure(error instanceof DistributedQueueError ? 400 : 503, error.name, error.message);
     });
     res.statusCode = answer.status;
@@ -61,9 +59,8 @@ export class SchedulerRpcServer {
 
   private async answer(req: IncomingRequest): Promise<Answer> {
     const raw = await readRawBody(req, MAX_CALL_BYTES);
-    const verdict = verifyDelivery(this.secret, req.headers, raw, Date.now());
-    if (!verdict.ok) return failure(401, 'Unauthorized', verdict.reason);
-    if (!(await this.replay.firstSeen(verdict.delivery, 2 * DEFAULT_TOLERANCE_MS))) return failure(401, 'Unauthorized', 'replayed request');
+    const refused = await authenticate(this.secret, this.replay, req.headers, raw);
+    if (refused) return failure(401, 'Unauthorized', refused);
     let call: SchedulerRpc;
     try {
       call = JSON.parse(raw) as SchedulerRpc;

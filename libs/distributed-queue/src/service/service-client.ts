@@ -14,7 +14,7 @@ import { LineWriter, resultLine } from './result-lines';
 import { memoryReplayGuard, redisReplayGuard } from './replay-guard';
 import type { SchedulerRpcClient } from './scheduler-rpc-client';
 import { BodyTooLargeError, readRawBody, type IncomingRequest } from './request-body';
-import { ServiceRegistry } from './service-registry';
+import { ServiceRegistry, type ServiceTypeOptions } from './service-registry';
 import { toServiceTypeOptions } from './service-type-options';
 
 /** Room for the delivery's own fields beyond the largest payload. */
@@ -40,6 +40,8 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
   private registry?: Pick<ServiceRegistry, 'register' | 'leave'>;
   private runner?: DeliveryRunner;
   private heartbeat?: NodeJS.Timeout;
+  /** The types this application registers, with the options the scheduler runs them with. */
+  private types: Record<string, ServiceTypeOptions> = {};
   private joined = false;
   /** When this instance's registration last reached Redis (epoch ms; 0: not yet). */
   lastRenewAt = 0;
@@ -80,15 +82,13 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
       // NOTE: without Redis (service.url) each instance remembers the deliveries it was sent itself.
       this.rpc ? memoryReplayGuard() : redisReplayGuard(this.redis, this.options.keyPrefix, service.appName),
     );
-    await this.registry.register(service.appName, null, this.types(), service.instanceTtlMs);
+    this.types = Object.fromEntries([...workers].map(([type, w]) => [type, toServiceTypeOptions(w.options)]));
+    await this.registry.register(service.appName, null, this.types, service.instanceTtlMs);
     // NOTE: the instance is registered only once it can answer: a delivery before that would fail.
     if (server.listening) void this.join();
     else server.once('listening', () => void this.join());
   }
 
-  private types() {
-    return Object.fromEntries(this.explorer.getWorkers().map((w) => [w.type, toServiceTypeOptions(w.options)]));
-  }
 
   private async join(): Promise<void> {
     if (this.stopping || !this.service) return;
@@ -101,7 +101,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     const service = this.service;
     if (!service || !this.registry || this.stopping) return;
     try {
-      await this.registry.register(service.appName, { id: service.instanceId, url: this.callbackUrl }, this.types(), service.instanceTtlMs);
+      await this.registry.register(service.appName, { id: service.instanceId, url: this.callbackUrl }, this.types, service.instanceTtlMs);
       this.joined = true;
       this.lastRenewAt = Date.now();
     } catch (error) {

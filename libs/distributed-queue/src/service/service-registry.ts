@@ -1,6 +1,7 @@
 import { InvalidArgumentError, TypeOwnedError } from '../errors';
 import type { RedisClient } from '../redis/script-loader';
 import { assertTaskType } from '../options/resolve-options';
+import { PLAIN_NAME, PLAIN_NAME_RULE } from '../options/checks';
 
 /** What the scheduler needs to run a type's deliveries (from the application's `@TaskWorker` options). */
 export interface ServiceTypeOptions {
@@ -30,7 +31,7 @@ export function serviceKeys(prefix: string) {
     instances: (app: string) => `${base}:app:${app}:instances`,
     /** HASH instance id -> callback URL, per application. */
     urls: (app: string) => `${base}:app:${app}:urls`,
-    /** Pub/sub channel: an application's name when an instance of it registers or leaves. */
+    /** Pub/sub channel: an application's name when its instances or types changed (not on a plain renewal). */
     changes: `${prefix}:svc:changes`,
   };
 }
@@ -38,14 +39,13 @@ export function serviceKeys(prefix: string) {
 interface RegistryScripts {
   dqServiceRegister(...args: (string | number)[]): Promise<[number, string | number, string?]>;
   dqServiceInstances(instances: string, urls: string): Promise<(string | number)[]>;
-  dqServiceLeave(instances: string, urls: string, id: string): Promise<number>;
+  dqServiceLeave(instances: string, urls: string, id: string, channel: string, app: string): Promise<number>;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 function checkName(name: string, value: unknown): string {
-  if (typeof value !== 'string' || !NAME.test(value)) {
-    throw new InvalidArgumentError(name, 'expected 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit');
+  if (typeof value !== 'string' || !PLAIN_NAME.test(value)) {
+    throw new InvalidArgumentError(name, `expected ${PLAIN_NAME_RULE}`);
   }
   return value;
 }
@@ -71,7 +71,7 @@ export class ServiceRegistry {
 
   /**
    * Registers `app`'s types and, unless `instance` is null, registers or renews that instance, live for
-   * `ttlMs` from now (Redis clock); tells the schedulers.
+   * `ttlMs` from now (Redis clock); tells the schedulers when that changed anything (not on a plain renewal).
    * @throws TypeOwnedError when a type belongs to another application (nothing is written)
    * @throws InvalidTaskTypeError for a type name the queues refuse
    * @throws InvalidArgumentError naming a bad argument
@@ -89,16 +89,14 @@ export class ServiceRegistry {
     });
     const k = this.keys;
     const [ok, type, owner] = await this.scripts.dqServiceRegister(
-      k.apps, k.owners, k.types(app), k.instances(app), k.urls(app), app, instance?.id ?? '', instance?.url ?? '', ttlMs, ...pairs,
+      k.apps, k.owners, k.types(app), k.instances(app), k.urls(app), app, instance?.id ?? '', instance?.url ?? '', ttlMs, k.changes, ...pairs,
     );
     if (ok !== 1) throw new TypeOwnedError(String(type), String(owner), app);
-    await this.redis.publish(k.changes, app);
   }
 
   /** Removes an instance (it leaves gracefully): no more deliveries go to it. */
   async leave(app: string, instanceId: string): Promise<void> {
-    await this.scripts.dqServiceLeave(this.keys.instances(app), this.keys.urls(app), instanceId);
-    await this.redis.publish(this.keys.changes, app);
+    await this.scripts.dqServiceLeave(this.keys.instances(app), this.keys.urls(app), instanceId, this.keys.changes, app);
   }
 
   /** The registered applications. */

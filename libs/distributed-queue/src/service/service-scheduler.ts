@@ -76,7 +76,10 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   /** Every registered application: its live instances and its types with their options. */
   async describe(): Promise<{ app: string; instances: ServiceInstance[]; types: Record<string, ServiceTypeOptions> }[]> {
     const apps = await this.registry.apps();
-    return Promise.all(apps.map(async (app) => ({ app, instances: await this.registry.instances(app), types: await this.registry.types(app) })));
+    return Promise.all(apps.map(async (app) => {
+      const [instances, types] = await Promise.all([this.registry.instances(app), this.registry.types(app)]);
+      return { app, instances, types };
+    }));
   }
 
   /** The types whose deliveries run here, by application. */
@@ -106,18 +109,14 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
 
   private async syncOnce(): Promise<void> {
     const wanted = new Map<string, RunningType & { parsed: ServiceTypeOptions }>();
-    const apps = await this.registry.apps();
-    await Promise.all(
-      apps.map(async (app) => {
-        const [instances, types] = await Promise.all([this.registry.instances(app), this.registry.types(app)]);
-        this.instances.set(app, instances);
-        if (instances.length === 0) return;
-        for (const [type, parsed] of Object.entries(types)) {
-          const options = JSON.stringify(parsed);
-          if (this.isValid(app, type, parsed, options)) wanted.set(type, { app, options, parsed });
-        }
-      }),
-    );
+    for (const { app, instances, types } of await this.describe()) {
+      this.instances.set(app, instances);
+      if (instances.length === 0) continue;
+      for (const [type, parsed] of Object.entries(types)) {
+        const options = JSON.stringify(parsed);
+        if (this.isValid(app, type, parsed, options)) wanted.set(type, { app, options, parsed });
+      }
+    }
     if (this.stopped) return;
     const changes: Promise<void>[] = [];
     for (const [type, current] of this.running) {

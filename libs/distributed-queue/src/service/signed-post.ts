@@ -1,0 +1,20 @@
+import { signDelivery } from './delivery-signature';
+
+/**
+ * POSTs a JSON body to the other side of service mode (a delivery to an instance, or an application's call
+ * to the scheduler), signed with the shared secret under the request id `delivery`.
+ */
+export function signedPost(url: string, secret: string, delivery: string, body: string, signal: AbortSignal): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...signDelivery(secret, Date.now(), delivery, body) },
+    body,
+    signal,
+  });
+}
+
+/** Why a request got no answer: the connection error's code (ECONNREFUSED, ECONNRESET...) or 'no answer in time'. */
+export function noAnswerReason(error: unknown): string {
+  if ((error as Error)?.name === 'TimeoutError') return 'no answer in time';
+  return (error as { cause?: { code?: string } })?.cause?.code ?? (error as Error)?.message ?? String(error);
+}
