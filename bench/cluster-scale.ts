@@ -1,4 +1,6 @@
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import { routeKeys } from 'nestjs-distributed-queue/route/route-keys';
+import { hashSlot } from 'nestjs-distributed-queue/route/slot-spread';
 import type { Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass } from '../test/support/queue-app';
 import { startRedisCluster, startRedisServer } from '../test/support/redis-server';
@@ -7,9 +9,6 @@ import { payload, sampleServer, until } from './stats';
 
 type Node = { host: string; port: number };
 
-/** Hash slot of a key's hash tag content (cluster-key-slot comes with ioredis; it has no types). */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const calculateSlot = require('cluster-key-slot') as (key: string) => number;
 
 /** The master port serving each slot. */
 async function slotOwners(node: Node): Promise<(slot: number) => number> {
@@ -17,6 +16,27 @@ async function slotOwners(node: Node): Promise<(slot: number) => number> {
   const ranges = (await client.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
   client.disconnect();
   return (slot) => ranges.find(([from, to]) => slot >= from && slot <= to)![2][1];
+}
+
+/**
+ * Creates a route queue of `partitions` on the cluster; returns the master holding each partition's
+ * ownership record, as the cluster itself places it (CLUSTER KEYSLOT of a key that exists).
+ */
+async function partitionMasters(nodes: Node[], prefix: string, partitions: number, owner: (slot: number) => number): Promise<number[]> {
+  const app = await startQueueApp({ connection: { cluster: nodes }, keyPrefix: prefix, workers: false, types: { ledger: { ordered: true } }, route: { qId: 'bench', partitions } });
+  const cluster = new Cluster(nodes);
+  try {
+    const keys = routeKeys(prefix, 'bench');
+    keys.useTags(await cluster.hget(keys.meta, 'tags'));
+    return await Promise.all(Array.from({ length: partitions }, async (_, p) => {
+      const own = keys.partition(p).own;
+      if (!(await cluster.exists(own))) throw new Error(`partition ${p}: ${own} is not in the cluster`);
+      return owner(Number(await cluster.call('CLUSTER', 'KEYSLOT', own)));
+    }));
+  } finally {
+    cluster.disconnect();
+    await app.close();
+  }
 }
 
 /** Redis command calls of each node (INFO commandstats, INFO itself left out). */
@@ -73,7 +93,7 @@ export async function clusterScale(quick: boolean): Promise<Row[]> {
     const masters = new Set<number>();
     for (let i = 0; types.length < 3; i++) {
       const type = `work.${i}`;
-      const master = owner(calculateSlot(`${prefix}:${type}`));
+      const master = owner(hashSlot(`{${prefix}:${type}}`));
       if (!masters.has(master)) {
         masters.add(master);
         types.push(type);
@@ -86,13 +106,11 @@ export async function clusterScale(quick: boolean): Promise<Row[]> {
     const calls = after.map((a, i) => a - before[i]);
     const total = calls.reduce((a, b) => a + b, 0);
     const singleRate = await runTypes(single.url, prefix, types, perType);
-    // Route queue partitions: each partition has its own hash tag; where do 12 of them land?
+    // Route queue partitions: each partition has its own hash tag; where do 12 of them land? The queue is
+    // created on the cluster, and each partition's ownership record is looked up there.
     const partitions = 12;
     const perMaster = new Map<number, number>(ports.map((p) => [p, 0]));
-    for (let p = 0; p < partitions; p++) {
-      const master = owner(calculateSlot(`${prefix}:bench:${p}`));
-      perMaster.set(master, perMaster.get(master)! + 1);
-    }
+    for (const master of await partitionMasters(cluster.nodes, prefix, partitions, owner)) perMaster.set(master, perMaster.get(master)! + 1);
     const bound = Math.ceil(partitions / 3) + 1;
     return [
       {

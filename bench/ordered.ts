@@ -1,6 +1,6 @@
 import { Queue, Worker } from 'bullmq';
 import type { Row } from './report';
-import { percentiles, until } from './stats';
+import { nodeCpu, percentiles, sampleServer, until } from './stats';
 import { spawnChild, type ChildHandle } from '../test/support/child';
 import { startQueueApp } from '../test/support/queue-app';
 import type { Context } from './workloads';
@@ -13,6 +13,8 @@ import type { Context } from './workloads';
 class OrderLog {
   private readonly firstStart = new Map<string, Map<number, number>>();
   starts = 0;
+  /** Each machine's CPU seconds as of its latest report. */
+  readonly cpu = new Map<string, number>();
   readonly lastStart = new Map<number, { at: number; machine: string }>();
 
   record(key: string, n: number, at: number): void {
@@ -61,6 +63,7 @@ async function startMachines(ctx: Context, url: string, prefix: string, names: s
       const from = consumed.get(machine) ?? 0;
       for (let i = from; i < child.messages.length; i++) {
         const m = child.messages[i];
+        if (typeof m.cpu === 'number') log.cpu.set(machine, m.cpu);
         if (m.type !== 'starts') continue;
         for (const line of m.items as string[]) {
           const [key, n, partition, at] = line.split('|');
@@ -94,18 +97,31 @@ export async function ordered(ctx: Context, url: string): Promise<Row[]> {
     const log = new OrderLog();
     const children = await startMachines(ctx, url, 'bench', ['w1', 'w2'], log);
     const producer = await startQueueApp({ connection: url, keyPrefix: 'bench', workers: false, types: { ordered: { ordered: true } }, route: { qId: 'bench', partitions: 8 } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const workerCpu0 = [...log.cpu.values()].reduce((a, b) => a + b, 0);
+    const [server0, cpu0] = [await sampleServer(ctx.redis), nodeCpu()];
     const t0 = performance.now();
     await submitRounds((n, names) => producer.submit.submitOrderedMany('ordered', names.map((key) => ({ key, payload: { n } }))), keys, perKey);
     process.stderr.write(`  ordered: submitted in ${Math.round(performance.now() - t0)} ms, ${log.distinct()} started by then\n`);
     await until(() => log.distinct() >= total, 120_000, 10);
     const seconds = (performance.now() - t0) / 1000;
+    const [server1, cpu1] = [await sampleServer(ctx.redis), nodeCpu()];
+    // NOTE: the last reports may be up to 20 ms old: the workers' CPU is a slight undercount.
+    const workerCpu = [...log.cpu.values()].reduce((a, b) => a + b, 0) - workerCpu0;
     clearInterval((children as unknown as { poll: NodeJS.Timeout }).poll);
     for (const child of children.values()) child.kill('SIGKILL');
     await producer.close();
     rows.push({
       workload: `3. ordered ${keys} keys × ${perKey}`,
       system: 'this library (route queue, 2 processes)',
-      figures: { 'tasks/s': Math.round(total / seconds), 'order violations': log.violations, missing: total - log.distinct(), duplicates: log.starts - log.distinct() },
+      figures: {
+        'tasks/s': Math.round(total / seconds),
+        'order violations': log.violations,
+        missing: total - log.distinct(),
+        duplicates: log.starts - log.distinct(),
+        'cmds/task': ((server1.calls - server0.calls) / total).toFixed(2),
+        'CPU s workers/producer/redis': `${workerCpu.toFixed(2)}/${(cpu1 - cpu0).toFixed(2)}/${(server1.cpu - server0.cpu).toFixed(2)}`,
+      },
       key: { name: 'tasks/s', value: total / seconds },
     });
   }

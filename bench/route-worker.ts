@@ -15,9 +15,14 @@ const env = (name: string): string => {
   return value;
 };
 let pending: string[] = [];
+const cpuSeconds = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+};
 setInterval(() => {
   if (pending.length === 0) return;
-  process.send?.({ type: 'starts', items: pending });
+  // NOTE: each report carries this process's CPU seconds so far, so the benchmark can tell what it cost.
+  process.send?.({ type: 'starts', items: pending, cpu: cpuSeconds() });
   pending = [];
 }, 20);
 
@@ -46,7 +51,7 @@ async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(BenchRouteModule, { logger: ['error'] });
   app.enableShutdownHooks();
   await app.init();
-  process.send?.({ type: 'ready' });
+  process.send?.({ type: 'ready', cpu: cpuSeconds() });
 }
 
 main().catch((error) => {

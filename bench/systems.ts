@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
-import { Client } from 'pg';
-import { Registry } from 'prom-client';
-import { OnTaskEvent, type DistributedQueueModuleOptions, type Task } from 'nestjs-distributed-queue';
+import { OnTaskEvent, type Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
+import { dropBenchSchema, observabilityOptions, type Observability } from './observability';
 
 /** A task start as a benchmark sees it: when it started and when it was due (epoch ms). */
 export interface Start {
@@ -50,31 +49,12 @@ class EventCounter {
   }
 }
 
-/**
- * How much of the operations side runs: `default` as installed (event streams on, metrics off), `all`
- * (streams followed by a fleet listener, a local listener of every event, Prometheus metrics), `none`
- * (streams off, no metrics).
- */
-export type Observability = 'default' | 'all' | 'none' | 'history';
-
-/** The PostgreSQL the history runs against (the machine's; each run in a schema of its own, dropped at close). */
-const PG = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
-const benchSchema = `dq_bench_${process.pid}`;
-
-const OBSERVED: Record<Observability, { label: string; options: () => DistributedQueueModuleOptions; providers: unknown[] }> = {
-  default: { label: '', options: () => ({}), providers: [] },
-  all: { label: ' (events+metrics on)', options: () => ({ metrics: { registry: new Registry() } }), providers: [EventCounter] },
-  none: { label: ' (events+metrics off)', options: () => ({ events: { stream: false } }), providers: [] },
-  history: { label: ' (history on)', options: () => ({ history: { connection: PG, schema: benchSchema } }), providers: [] },
+const OBSERVED: Record<Observability, { label: string; providers: unknown[] }> = {
+  default: { label: '', providers: [] },
+  all: { label: ' (events+metrics on)', providers: [EventCounter] },
+  none: { label: ' (events+metrics off)', providers: [] },
+  history: { label: ' (history on)', providers: [] },
 };
-
-/** Drops the history schema of this run. */
-async function dropBenchSchema(): Promise<void> {
-  const client = new Client({ connectionString: PG });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${benchSchema} CASCADE`);
-  await client.end();
-}
 
 /** This library, through its Nest module as an application uses it. */
 export function ours(url: string, prefix: string, observability: Observability = 'default'): System {
@@ -85,14 +65,14 @@ export function ours(url: string, prefix: string, observability: Observability =
     name: `this library${observed.label}`,
     async submit(items) {
       // NOTE: with the history on, the producer runs a writer too: submits are logged while one runs.
-      const own = observability === 'history' ? observed.options() : {};
+      const own = observability === 'history' ? observabilityOptions(observability) : {};
       producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} }, ...own });
       apps.push(producer);
       await inChunks(items, 4, (chunk) => producer!.submit.submitMany('bench', chunk.map((i) => ({ payload: i.payload, delay: i.delay }))));
     },
     async work(concurrency, onStart) {
       const W = workerClass('bench', { concurrency }, (task: Task) => onStart({ id: task.id, dueAt: task.dueAt, at: Date.now() }));
-      apps.push(await startQueueApp({ connection: url, keyPrefix: prefix, ...observed.options() }, [W, ...(observed.providers as never[])]));
+      apps.push(await startQueueApp({ connection: url, keyPrefix: prefix, ...observabilityOptions(observability) }, [W, ...(observed.providers as never[])]));
     },
     async inspect() {
       producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} } });

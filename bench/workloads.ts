@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Row } from './report';
 import { nodeCpu, payload, percentiles, sampleServer, until } from './stats';
-import type { Observability, Start, System } from './systems';
+import type { Observability } from './observability';
+import type { Start, System } from './systems';
 
 export interface Context {
   redis: Redis;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DistributedCron, InvalidScheduleError, TaskScheduleService } from 'nestjs-distributed-queue';
-import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
-import { startQueueApp, type QueueApp } from './support/queue-app';
+import { spawnChild, type ChildHandle } from './support/child';
+import { startQueueApp, useAppsAndChildren } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
@@ -24,11 +24,7 @@ async function startInstance(target: RedisTarget, prefix: string, instance: stri
 const tasks = (fleet: ChildHandle[]): TaskReport[] => fleet.flatMap((c) => c.messages.filter((m: TaskReport) => m.type === 'task')).sort((a, b) => a.at - b.at);
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('schedules set at run time on %s', (_name, target) => {
-  const apps: QueueApp[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-    await killAllChildren();
-  });
+  const apps = useAppsAndChildren();
 
   it('an upsert from one instance changes what the others run; remove stops it; list shows it', async () => {
     const prefix = uniquePrefix('cron-upsert');

@@ -1,7 +1,7 @@
 import { Cluster, Redis } from 'ioredis';
 import type { Task } from 'nestjs-distributed-queue';
-import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
-import { connect, startQueueApp, workerClass, type QueueApp } from './support/queue-app';
+import { spawnChild, type ChildHandle } from './support/child';
+import { connect, startQueueApp, useAppsAndChildren, workerClass } from './support/queue-app';
 import { startRedisServer } from './support/redis-server';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { waitFor } from './support/wait';
@@ -21,11 +21,7 @@ function startWorkerChild(target: RedisTarget, prefix: string, type: string, env
 const reports = (child: ChildHandle, kind: Report['type']): Report[] => child.messages.filter((m: Report) => m.type === kind);
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue under failure on %s', (_name, target) => {
-  const apps: QueueApp[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-    await killAllChildren();
-  });
+  const apps = useAppsAndChildren();
 
   it('runs the tasks of a worker killed with SIGKILL again elsewhere; nothing lost', async () => {
     const prefix = uniquePrefix('sigkill');

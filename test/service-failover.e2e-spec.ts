@@ -1,5 +1,4 @@
-import { killAllChildren } from './support/child';
-import { startQueueApp, type QueueApp } from './support/queue-app';
+import { startQueueApp, useAppsAndChildren } from './support/queue-app';
 import { api, runs, startClient, startScheduler, type HttpChild } from './support/service-mode';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
@@ -14,11 +13,7 @@ async function allDone(scheduler: HttpChild, type: string, n: number): Promise<b
 }
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('service mode under failure on %s', (_name, target) => {
-  const apps: QueueApp[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-    await killAllChildren();
-  });
+  const apps = useAppsAndChildren();
 
   it('an instance SIGKILLed while it holds deliveries: they are redelivered to the other instance', async () => {
     const prefix = uniquePrefix('svc-kill-inst');

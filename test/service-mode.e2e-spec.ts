@@ -1,16 +1,11 @@
-import { killAllChildren } from './support/child';
-import { startQueueApp, type QueueApp } from './support/queue-app';
+import { startQueueApp, useAppsAndChildren } from './support/queue-app';
 import { signDelivery } from 'nestjs-distributed-queue';
 import { api, runs, SERVICE_SECRET, startClient, startScheduler } from './support/service-mode';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('service mode on %s', (_name, target) => {
-  const apps: QueueApp[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-    await killAllChildren();
-  });
+  const apps = useAppsAndChildren();
 
   it('a scheduler delivers the tasks of two instances of an application, each once, over both; its API submits and reads state', async () => {
     const prefix = uniquePrefix('svc-basic');

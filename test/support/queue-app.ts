@@ -7,6 +7,7 @@ import {
   type DistributedQueueModuleOptions, type Task, type TaskHandler, type TaskWorkerOptions,
 } from 'nestjs-distributed-queue';
 import { delayQueueKeys } from 'nestjs-distributed-queue/redis/queue-keys';
+import { killAllChildren } from './child';
 import type { RedisTarget } from './targets';
 
 export interface QueueApp {
@@ -119,4 +120,17 @@ export function useQueueApps(target: RedisTarget): {
       return client;
     },
   };
+}
+
+/**
+ * Jest hooks for suites that start applications here and child processes: after each test the apps pushed
+ * onto the returned list are closed and every child process is killed.
+ */
+export function useAppsAndChildren(): QueueApp[] {
+  const apps: QueueApp[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+    await killAllChildren();
+  });
+  return apps;
 }

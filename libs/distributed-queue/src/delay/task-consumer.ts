@@ -190,7 +190,7 @@ export class TaskConsumer {
     const free = this.stopping ? 0 : this.options.concurrency - this.busy - this.requested;
     // NOTE: each take asks for at most half the slots, so that two takes alternate: Redis runs one while
     // this process starts the tasks of the other.
-    const half = Math.ceil(this.options.concurrency / 2);
+    const half = Math.ceil(this.options.concurrency / MAX_FETCHES);
     let want = this.mayHaveWork && free > 0 ? Math.min(free, half) : 0;
     if (this.fetches > 0 && want < half) want = 0;
     if (want === 0 && (this.acks.size === 0 || this.fetches > 0)) return;
@@ -259,7 +259,7 @@ export class TaskConsumer {
     const batch: Batch = { tasks: new Set() };
     const { timeoutMs } = this.options;
     batch.timer = setLongTimeout(() => {
-      for (const task of [...batch.tasks]) void this.finish(task, new TaskTimeoutError(timeoutMs));
+      for (const task of [...batch.tasks]) this.finish(task, new TaskTimeoutError(timeoutMs));
     }, timeoutMs);
     for (const reservation of reservations) this.run(reservation, batch);
   }
@@ -273,12 +273,12 @@ export class TaskConsumer {
     try {
       payload = JSON.parse(json);
     } catch (error) {
-      void this.finish(task, new CorruptTaskError(`payload is not valid JSON: ${(error as Error).message}`));
+      this.finish(task, new CorruptTaskError(`payload is not valid JSON: ${(error as Error).message}`));
       return;
     }
     const { id, attempt, dueAt } = reservation;
     task.view = traceContext ? { id, type: this.type, payload, attempt, dueAt, traceContext } : { id, type: this.type, payload, attempt, dueAt };
-    callHandler(this.handler, task.view, task.controller.signal, (error, result) => void this.finish(task, error, result));
+    callHandler(this.handler, task.view, task.controller.signal, (error, result) => this.finish(task, error, result));
   }
 
   /** Reports a lifecycle event of a task this consumer ran (skipped when nobody listens). */
@@ -310,18 +310,26 @@ export class TaskConsumer {
       this.afterSlotFreed();
       return;
     }
-    void this.finish(task, reason);
+    this.finish(task, reason);
   }
 
-  private async finish(task: RunningTask, error: Error | null, result?: unknown): Promise<void> {
+  /**
+   * A task's outcome: a success is acked with the next fetch; a failure is recorded at once.
+   * NOTE: synchronous for a success (the hot path allocates no promise); failures go to `recordFailure`.
+   */
+  private finish(task: RunningTask, error: Error | null, result?: unknown): void {
     if (!this.settle(task)) return;
-    const { id, token, attempt } = task.reservation;
     if (!error) {
-      this.acks.push([id, token]);
+      this.acks.push([task.reservation.id, task.reservation.token]);
       this.emit(task, 'completed', undefined, result);
       this.afterSlotFreed();
       return;
     }
+    void this.recordFailure(task, error);
+  }
+
+  private async recordFailure(task: RunningTask, error: Error): Promise<void> {
+    const { id, token, attempt } = task.reservation;
     this.emit(task, 'failed', error);
     if (!task.controller.signal.aborted) task.controller.abort(error);
     const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || attempt >= this.options.maxAttempts;

@@ -38,7 +38,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const refs = this.toFollow();
+    const refs = await this.toFollow();
     if (refs.length === 0) return;
     // NOTE: the flags first: completions logged from now on come after the positions read next.
     this.lowerFlags = await this.streams.keepFlagsRaised(refs);
@@ -54,7 +54,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
   }
 
   /** The streams to follow: those of the types with fleet listeners (every partition's once for ordered ones). */
-  private toFollow(): EventStreamRef[] {
+  private async toFollow(): Promise<EventStreamRef[]> {
     const wanted = this.bus.fleetTypes();
     if (wanted.length === 0) return [];
     return this.streams.ofTypes(wanted.includes('*') ? this.explorer.knownTypes() : wanted);

@@ -45,12 +45,15 @@ export class EventStreams {
   ) {}
 
   /** The streams of `types`, each once (the ordered types share their route queue's). */
-  ofTypes(types: readonly string[]): EventStreamRef[] {
+  async ofTypes(types: readonly string[]): Promise<EventStreamRef[]> {
+    // NOTE: partition keys depend on how the queue names its tags, which Redis holds: read it once first.
+    const route = this.routeStore;
+    if (route && !route.keys.tagsKnown && types.some((type) => this.explorer.isOrdered(type))) await route.partitionCount();
     return [...new Map(types.flatMap((type) => this.of(type)).map((s) => [s.key, s])).values()];
   }
 
   /** The streams of `type`: its own for a delay type, every partition's of its route queue for an ordered one. */
-  of(type: string): EventStreamRef[] {
+  private of(type: string): EventStreamRef[] {
     if (!this.explorer.isOrdered(type)) {
       const keys = delayQueueKeys(this.options.keyPrefix, type);
       return [{ key: keys.log, flag: keys.followed, type, recorded: keys.recorded }];

@@ -58,7 +58,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.store || !this.options.history) return;
-    this.streams = this.events.ofTypes(this.explorer.knownTypes()).map((ref) => ({ ...ref, state: new StreamCopyState() }));
+    this.streams = (await this.events.ofTypes(this.explorer.knownTypes())).map((ref) => ({ ...ref, state: new StreamCopyState() }));
     this.lowerFlags = await this.events.keepFlagsRaised(this.streams, this.options.history.recordStarts ? 'starts' : 'outcomes');
     this.retentionTimer = setInterval(() => void this.retention(), HOUR_MS);
     this.retentionTimer.unref();

@@ -2,13 +2,13 @@ import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, LeaseLostError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
-import { AckBuffer } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
 import { stopWithGrace } from '../runtime/graceful-stop';
 import { callHandler, toError } from '../runtime/handler-call';
-import { setLongTimeout } from '../runtime/long-timer';
+import type { SharedTimeouts } from '../runtime/shared-timeouts';
 import { WakeSignal } from '../runtime/wake-signal';
 import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store';
+import { PartitionAcks } from './partition-acks';
 import { tryOpenGate } from './route-topology';
 import type { Slots } from './slots';
 import type { TaskEventBus } from '../events/task-event-bus';
@@ -28,6 +28,8 @@ export interface RunnerContext {
   workers: Map<string, OrderedWorker>;
   /** Per ordered type: its handlers running at once in this process, over all the machine's partitions. */
   slots: Map<string, Slots>;
+  /** Per ordered type: the timeouts of its attempts (one timer per group of attempts started together). */
+  timeouts: Map<string, SharedTimeouts>;
   logger: LoggerService;
   /** True while this machine's claim on the partition is fresh enough to start new work. */
   leaseFresh(partition: number): boolean;
@@ -35,14 +37,6 @@ export interface RunnerContext {
   onEnd(runner: PartitionRunner): void;
   /** Where lifecycle events of the tasks run here go. */
   events?: TaskEventBus;
-}
-
-/** A task that finished: acked (no error) or to bury (its error json). */
-interface Settled {
-  seq: number;
-  error?: string;
-  /** When its last attempt started (epoch ms), for the history. */
-  startedAt?: number;
 }
 
 const IDLE_MS = 1000;
@@ -69,9 +63,9 @@ export class PartitionRunner {
   private halt = new AbortController();
   /** Notified when work may have arrived or the state changed. */
   private readonly wake = new WakeSignal();
-  private readonly controllers = new Set<AbortController>();
-  private readonly finished = new AckBuffer<Settled>();
-  private flushing?: Promise<void>;
+  /** Running attempts: each one's controller and how it settles. */
+  private readonly running = new Map<AbortController, (error: Error | null) => void>();
+  private readonly acks: PartitionAcks;
   /** When each running item's current attempt started (epoch ms), until it is finished. */
   private readonly starts = new Map<number, number>();
   readonly done: Promise<void>;
@@ -81,8 +75,10 @@ export class PartitionRunner {
     readonly epoch: number,
     private readonly ctx: RunnerContext,
   ) {
+    this.acks = new PartitionAcks(ctx.store, partition, ctx.me, epoch, () => this.lost());
     this.done = this.loop().finally(() => {
       this.ended = true;
+      this.acks.close();
       this.wake.close();
       ctx.onEnd(this);
     });
@@ -121,7 +117,7 @@ export class PartitionRunner {
     if (this.ended) return;
     this.stopping = true;
     this.halt.abort();
-    for (const c of this.controllers) c.abort(new LeaseLostError(`partition ${this.partition}`));
+    for (const c of [...this.running.keys()]) this.abortRun(c, new LeaseLostError(`partition ${this.partition}`));
     this.notify();
   }
 
@@ -131,7 +127,7 @@ export class PartitionRunner {
     this.halt.abort();
     this.notify();
     await stopWithGrace(this.done, timeoutMs, (reason) => {
-      for (const c of this.controllers) c.abort(reason);
+      for (const c of [...this.running.keys()]) this.abortRun(c, reason);
     });
     await this.done;
   }
@@ -150,11 +146,22 @@ export class PartitionRunner {
       }
       let taken;
       const notices = this.pauseNotices;
+      // NOTE: what finished must be acked before the take, or the take would replay it: the acks are sent
+      // just ahead of it on the same connection, so Redis runs them first and one round trip serves both.
+      await this.acks.idle();
+      if (this.acks.busy) continue;
+      const acked = this.acks.size > 0 ? this.acks.flush().then(() => true, (error: Error) => this.warnAckFailed(error)) : undefined;
       this.wake.reset();
       try {
         taken = await store.take(this.partition, me, this.epoch, maxReplays);
       } catch (error) {
         this.ctx.logger.warn?.(`[route p${this.partition}] take failed: ${(error as Error).message}`);
+        await this.wake.sleep(RETRY_MS);
+        continue;
+      }
+      // NOTE: acks that failed leave their tasks in flight: this take may have returned them again. Ignore
+      // it; the next take, after the acks, returns what is really left.
+      if (acked && !(await acked)) {
         await this.wake.sleep(RETRY_MS);
         continue;
       }
@@ -187,6 +194,20 @@ export class PartitionRunner {
           break;
       }
     }
+    // NOTE: a stopping runner takes no more: what it finished is acked here (the next owner would replay it).
+    while (this.acks.size > 0) {
+      try {
+        await this.acks.flush();
+      } catch (error) {
+        this.warnAckFailed(error as Error);
+        await this.wake.sleep(RETRY_MS);
+      }
+    }
+  }
+
+  private warnAckFailed(error: Error): false {
+    this.ctx.logger.warn?.(`[route p${this.partition}] ack failed, retrying: ${error.message}`);
+    return false;
   }
 
   /** True when no task may start: stopping, lost, handing over or paused. */
@@ -206,7 +227,7 @@ export class PartitionRunner {
    */
   private async handOver(): Promise<boolean> {
     try {
-      await this.flush();
+      await this.acks.flush();
       if (this.stopping) return true;
       const result = await this.ctx.store.release(this.partition, this.ctx.me, this.epoch);
       if (result !== 'active') return true;
@@ -226,7 +247,7 @@ export class PartitionRunner {
       const item = decodeRouteItem(entry);
       if (!item) {
         const seq = Number(/^(\d+):/.exec(entry)?.[1] ?? -1);
-        this.finished.push({ seq, error: errorJson(new CorruptTaskError('ordered task record is unreadable'), 0) });
+        this.acks.add({ seq, error: errorJson(new CorruptTaskError('ordered task record is unreadable'), 0) });
         continue;
       }
       // NOTE: a replayed batch is one a previous owner took and did not finish (it died or was cut off).
@@ -242,16 +263,6 @@ export class PartitionRunner {
         for (let chain = queue.shift(); chain; chain = queue.shift()) await this.runChain(chain, replays);
       }),
     );
-    // NOTE: everything finished must be acked before the next take, or the take would replay it.
-    while (!this.stopping || this.finished.size > 0) {
-      try {
-        await this.flush();
-        return;
-      } catch (error) {
-        this.ctx.logger.warn?.(`[route p${this.partition}] ack failed, retrying: ${(error as Error).message}`);
-        await this.wake.sleep(RETRY_MS);
-      }
-    }
   }
 
   /**
@@ -269,8 +280,7 @@ export class PartitionRunner {
       if (outcome === 'aborted') return;
       const startedAt = this.starts.get(item.seq);
       this.starts.delete(item.seq);
-      this.finished.push(outcome === 'done' ? { seq: item.seq, startedAt } : { seq: item.seq, error: outcome, startedAt });
-      void this.flush().catch(() => undefined);
+      this.acks.add(outcome === 'done' ? { seq: item.seq, startedAt } : { seq: item.seq, error: outcome, startedAt });
     }
   }
 
@@ -318,18 +328,27 @@ export class PartitionRunner {
       const startedAt = Date.now();
       this.starts.set(item.seq, startedAt);
       const settle = (error: Error | null, result?: unknown) => {
-        if (!this.controllers.delete(controller)) return;
+        if (!this.running.delete(controller)) return;
         timer.clear();
         slots.release();
         if (!(error instanceof LeaseLostError)) this.emit(item, error ? 'failed' : 'completed', attempt, { error: error ?? undefined, result, startedAt });
         resolve(error);
       };
-      const timer = setLongTimeout(() => controller.abort(new TaskTimeoutError(timeoutMs)), timeoutMs);
-      controller.signal.addEventListener('abort', () => settle(toError(controller.signal.reason)), { once: true });
-      this.controllers.add(controller);
-      const fence = { partition: this.partition, epoch: this.epoch };
+      const timer = this.ctx.timeouts.get(item.type)!.add(() => this.abortRun(controller, new TaskTimeoutError(timeoutMs)));
+      this.running.set(controller, settle);
       callHandler(worker.handler, this.view(item, attempt), controller.signal, settle);
     });
+  }
+
+  /**
+   * Aborts a running attempt and settles it with `reason` at once.
+   * NOTE: settled here rather than by an 'abort' listener on its signal: one listener per task was a
+   * measurable share of the hot path.
+   */
+  private abortRun(controller: AbortController, reason: unknown): void {
+    const settle = this.running.get(controller);
+    controller.abort(reason);
+    settle?.(toError(reason));
   }
 
   /** The task as its handler gets it. */
@@ -346,28 +365,5 @@ export class PartitionRunner {
     const at = Date.now();
     const durationMs = extra.startedAt === undefined ? undefined : at - extra.startedAt;
     events.emit({ event, scope: 'local', task: this.view(item, attempt), ...extra, durationMs, at });
-  }
-
-  /** Sends finished and buried seqs (one call in flight at a time). Fenced: a refusal means the partition is lost. */
-  private flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.finished.size > 0 ? this.flush() : undefined));
-    if (this.finished.size === 0) return Promise.resolve();
-    const items = this.finished.drain();
-    const acks = items.filter((s) => s.error === undefined).map((s) => s.seq);
-    const dead = items.flatMap((s): [number, string][] => (s.error === undefined ? [] : [[s.seq, s.error]]));
-    const starts = new Map(items.flatMap((s): [number, number][] => (s.startedAt === undefined ? [] : [[s.seq, s.startedAt]])));
-    this.flushing = this.ctx.store
-      .ack(this.partition, this.ctx.me, this.epoch, acks, dead, starts)
-      .then(
-        (ok) => {
-          if (!ok) this.lost();
-        },
-        (error: unknown) => {
-          this.finished.restore(items);
-          throw error;
-        },
-      )
-      .finally(() => (this.flushing = undefined));
-    return this.flushing;
   }
 }

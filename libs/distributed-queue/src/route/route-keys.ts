@@ -1,4 +1,10 @@
-/** Keys of one partition: all carry the partition's own hash tag `{<prefix>:<qId>:<p>}`. */
+import { spreadSuffix } from './slot-spread';
+
+/**
+ * Keys of one partition: all carry the partition's own hash tag, `{<prefix>:<qId>:<p>:<s>}` with `s` chosen
+ * so that partitions spread evenly over a cluster's masters (see slot-spread.ts), or `{<prefix>:<qId>:<p>}`
+ * for a queue created before that (its meta has no `tags` field).
+ */
 export interface PartitionKeys {
   /** LIST of waiting items `<seq>:<at>:<json>` (at: Redis time when pushed), oldest first (the seed's q1, q2, ...). */
   list: string;
@@ -42,12 +48,21 @@ export interface RouteKeys {
    */
   events: string;
   partition(p: number): PartitionKeys;
+  /**
+   * Names partition tags as the queue's meta says (its `tags` field): 'spread', or nothing for a queue an
+   * earlier version created, whose tags stay plain. Until told, tags are spread (what a new queue gets).
+   */
+  useTags(stored: string | null | undefined): void;
+  /** True once told how the queue names its tags (that never changes for a queue). */
+  readonly tagsKnown: boolean;
 }
 
 /** Builds the keys of route queue `qId` under `prefix`. */
 export function routeKeys(prefix: string, qId: string): RouteKeys {
   const base = `${prefix}:{${prefix}:${qId}}`;
   const cache = new Map<number, PartitionKeys>();
+  let spread = true;
+  let known = false;
   return {
     machines: `${base}:machines`,
     assign: `${base}:assign`,
@@ -57,11 +72,21 @@ export function routeKeys(prefix: string, qId: string): RouteKeys {
     partition(p: number): PartitionKeys {
       let keys = cache.get(p);
       if (!keys) {
-        const pb = `${prefix}:{${prefix}:${qId}:${p}}`;
+        const tag = `${prefix}:${qId}:${p}`;
+        const pb = `${prefix}:{${spread ? `${tag}:${spreadSuffix(tag, p)}` : tag}}`;
         keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead`, log: `${pb}:log`, followed: `${pb}:followed`, recorded: `${pb}:recorded`, request: (id) => `${pb}:req:${id}` };
         cache.set(p, keys);
       }
       return keys;
+    },
+    useTags(stored: string | null | undefined): void {
+      known = true;
+      if (spread === (stored === 'spread')) return;
+      spread = stored === 'spread';
+      cache.clear();
+    },
+    get tagsKnown(): boolean {
+      return known;
     },
   };
 }

@@ -4,6 +4,7 @@ import { PartitionRunner, type OrderedWorker, type RunnerContext } from './parti
 import type { RouteStore } from './route.store';
 import { ensureTopology } from './route-topology';
 import { Slots } from './slots';
+import { SharedTimeouts } from '../runtime/shared-timeouts';
 import type { TaskEventBus } from '../events/task-event-bus';
 
 /**
@@ -37,6 +38,7 @@ export class RouteMachine {
       me: store.options.machineId,
       workers,
       slots: new Map([...workers].map(([type, w]) => [type, new Slots(w.options.concurrency)])),
+      timeouts: new Map([...workers].map(([type, w]) => [type, new SharedTimeouts(w.options.timeoutMs)])),
       logger,
       events,
       leaseFresh: (p) => performance.now() - (this.renewedAt.get(p) ?? -Infinity) < freshFor,

@@ -19,7 +19,7 @@ interface RouteScripts {
   dqRouteRelease(...args: Arg[]): Promise<number>;
   dqRouteHeartbeat(...args: Arg[]): Promise<number[]>;
   dqRouteEvict(...args: Arg[]): Promise<[number, string[], string[]]>;
-  dqRouteTopology(...args: Arg[]): Promise<[number, number, number?]>;
+  dqRouteTopology(...args: Arg[]): Promise<[number, number, number?, string?]>;
   dqRoutePartitionInit(...args: Arg[]): Promise<number>;
   dqRouteProgress(...args: Arg[]): Promise<number>;
   dqRouteGateOpen(...args: Arg[]): Promise<number>;
@@ -199,8 +199,9 @@ export class RouteStore {
    * @throws PartitionShrinkError when Redis holds more partitions
    */
   async topology(partitions: number): Promise<number> {
-    const [code, a, previous] = await this.s.dqRouteTopology(this.keys.meta, partitions);
+    const [code, a, previous, tags] = await this.s.dqRouteTopology(this.keys.meta, partitions);
     if (Number(code) === ScriptOutcome.ShrinkRefused) throw new PartitionShrinkError(this.options.qId, Number(a), partitions);
+    this.keys.useTags(tags);
     return Number(previous);
   }
 
@@ -227,7 +228,10 @@ export class RouteStore {
 
   /** The partition count recorded in Redis (0 before the first start). */
   async partitionCount(): Promise<number> {
-    return Number((await this.client.hget(this.keys.meta, 'partitions')) ?? 0);
+    const [count, tags] = await this.client.hmget(this.keys.meta, 'partitions', 'tags');
+    // NOTE: a queue Redis does not hold yet will get spread tags: only an existing one says how it names them.
+    if (count) this.keys.useTags(tags);
+    return Number(count ?? 0);
   }
 
   /** Smallest seq still waiting or in flight in a partition (-1: drained). */

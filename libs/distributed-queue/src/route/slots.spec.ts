@@ -41,4 +41,26 @@ describe('Slots', () => {
     expect(slots.tryAcquire()).toBe(false);
     expect(await waiter).toBe(true);
   });
+
+  it('every waiter of an aborted signal leaves; waiters of other signals keep their places', async () => {
+    const slots = new Slots(1);
+    const never = new AbortController().signal;
+    expect(slots.tryAcquire()).toBe(true);
+    const quit = new AbortController();
+    const order: string[] = [];
+    const waits = [
+      slots.acquire(quit.signal).then((ok) => order.push(`a:${ok}`)),
+      slots.acquire(never).then((ok) => order.push(`b:${ok}`)),
+      slots.acquire(quit.signal).then((ok) => order.push(`c:${ok}`)),
+      slots.acquire(never).then((ok) => order.push(`d:${ok}`)),
+    ];
+    quit.abort();
+    await Promise.resolve();
+    expect(order).toEqual(['a:false', 'c:false']);
+    slots.release();
+    slots.release();
+    await Promise.all(waits);
+    expect(order).toEqual(['a:false', 'c:false', 'b:true', 'd:true']);
+    expect(slots.tryAcquire()).toBe(false);
+  });
 });

@@ -1,3 +1,9 @@
+/** A caller waiting for a slot, and the signal that makes it give up. */
+interface Waiter {
+  signal: AbortSignal;
+  resolve: (granted: boolean) => void;
+}
+
 /**
  * A counting semaphore with a FIFO queue: at most `size` holders at once, waiters served in the order they
  * came. A machine has one per ordered type, shared by its partitions, so that the type's `concurrency`
@@ -5,7 +11,9 @@
  */
 export class Slots {
   private free: number;
-  private readonly waiting: (() => void)[] = [];
+  private waiting: Waiter[] = [];
+  /** Signals already watched: one abort listener per signal, not one per wait (the wait is the hot path). */
+  private readonly watched = new WeakSet<AbortSignal>();
 
   constructor(readonly size: number) {
     this.free = size;
@@ -25,25 +33,25 @@ export class Slots {
       this.free--;
       return Promise.resolve(true);
     }
-    return new Promise((resolve) => {
-      const grant = () => {
-        signal.removeEventListener('abort', leave);
-        resolve(true);
-      };
-      const leave = () => {
-        const i = this.waiting.indexOf(grant);
-        if (i >= 0) this.waiting.splice(i, 1);
-        resolve(false);
-      };
-      signal.addEventListener('abort', leave, { once: true });
-      this.waiting.push(grant);
-    });
+    if (!this.watched.has(signal)) {
+      this.watched.add(signal);
+      signal.addEventListener('abort', () => this.dropWaitersOf(signal), { once: true });
+    }
+    return new Promise((resolve) => this.waiting.push({ signal, resolve }));
   }
 
   /** Gives a slot back: to the longest waiter, if any. */
   release(): void {
     const next = this.waiting.shift();
-    if (next) next();
+    if (next) next.resolve(true);
     else this.free++;
+  }
+
+  /** The waiters of an aborted signal leave the queue, with nothing taken. */
+  private dropWaitersOf(signal: AbortSignal): void {
+    const leaving = this.waiting.filter((w) => w.signal === signal);
+    if (leaving.length === 0) return;
+    this.waiting = this.waiting.filter((w) => w.signal !== signal);
+    for (const waiter of leaving) waiter.resolve(false);
   }
 }

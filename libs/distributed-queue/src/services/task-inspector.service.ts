@@ -204,7 +204,7 @@ export class TaskInspectorService {
   async getActivityOf(types: readonly (string | TaskContract<unknown, boolean>)[], windowMs = 60_000): Promise<Map<string, TaskActivity>> {
     const names = types.map(checkedTypeOf);
     if (!Number.isInteger(windowMs) || windowMs < 1) throw new InvalidArgumentError('windowMs', `must be a positive integer, got ${String(windowMs)}`);
-    const streams = this.streams.ofTypes(names);
+    const streams = await this.streams.ofTypes(names);
     const [now] = await Promise.all([this.streams.now(), this.streams.raiseFlags(streams)]);
     const counts = await this.streams.recentCounts(streams, now - windowMs);
     return new Map(names.map((type) => [type, { windowMs, counts: counts.get(type) ?? {} }]));

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { randomBytes } from 'crypto';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType, TASK_TRACER } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
@@ -13,7 +12,7 @@ import { encodePayload } from '../delay/task-codec';
 import { encodeRouteItem, RouteProducer } from '../route/route-producer';
 import type { RouteStore } from '../route/route.store';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
-import { newRequestId } from '../runtime/request-id';
+import { newRequestId, randomTaskId } from '../runtime/request-id';
 import type { TaskTracer } from '../tracing/task-tracer';
 import { withTraceContext } from '../tracing/trace-carrier';
 import { checkId, checkKey, checkOptionNames, toDue } from './task-input';
@@ -124,7 +123,7 @@ export class TaskSubmitService {
     const entries = items.map((item, index) => {
       checkOptionNames(item, ORDERED_KEYS, index);
       const key = checkKey(item.key, index);
-      const id = item.id === undefined ? randomBytes(12).toString('base64url') : checkId(item.id);
+      const id = item.id === undefined ? randomTaskId() : checkId(item.id);
       const due = toDue(item);
       const entry = { key, id, item: encodeRouteItem(id, type, key, encodePayload(item.payload, this.options.maxPayloadBytes), traceparent) };
       return { index, entry, due, delayed: 'at' in due || due.delay > 0 };

@@ -37,8 +37,9 @@ if r == nil or hasFlag(r, 'c') then
 end
 r.attempts = attempt
 local err = errorJson(ARGV[4], ARGV[5], attempt, now)
+local _, started = leaseAttemptStart(lease)
 local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }), 'err', cjson.encode({ { name = ARGV[4], message = ARGV[5] } }),
-  's', cjson.encode({ leaseStart(lease) }), 'm', leaseHolder(lease) }
+  's', cjson.encode({ started }), 'm', leaseHolder(lease) }
 if delay >= 0 then
   local before = headScore(waiting)
   r.due = now + delay

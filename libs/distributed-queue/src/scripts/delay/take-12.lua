@@ -86,8 +86,7 @@ if #ok > 0 then
   if recorded or (logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1) then
     local attempts, starts = {}, {}
     for i, token in ipairs(okTokens) do
-      attempts[i] = parseLease(token) or 0
-      if recorded then starts[i] = leaseStart(token) end
+      attempts[i], starts[i] = leaseAttemptStart(token)
     end
     local fields = { 'ids', cjson.encode(ok), 'a', cjson.encode(attempts) }
     if recorded then
@@ -189,9 +188,9 @@ if #ids > 0 then
     if recordedValue() == 's' then
       local startedIds, startedA, startedS = {}, {}, {}
       for i = 1, #held, 2 do
-        startedIds[#startedIds + 1] = held[i]
-        startedA[#startedA + 1] = parseLease(held[i + 1])
-        startedS[#startedS + 1] = leaseStart(held[i + 1])
+        local n = #startedIds + 1
+        startedIds[n] = held[i]
+        startedA[n], startedS[n] = leaseAttemptStart(held[i + 1])
       end
       logEvent(log, logLen, 'started', { 'ids', cjson.encode(startedIds), 'a', cjson.encode(startedA), 's', cjson.encode(startedS), 'm', ARGV[9] })
     end

@@ -4,18 +4,18 @@
 -- handed-back reservation goes back to its place. Returns attempt, due (nil when absent or unreadable).
 local function parseLease(v)
   if type(v) ~= 'string' then return nil end
-  local a, d = string.match(v, '^%d+:(%d+):(%d+)$')
-  if not a then a, d = string.match(v, '^%d+:(%d+):(%d+):') end
+  -- NOTE: one match of the prefix serves both forms (with and without the holder).
+  local a, d = string.match(v, '^%d+:(%d+):(%d+)')
   if not a then return nil end
   return tonumber(a), tonumber(d)
 end
 
--- When the reservation was made (epoch ms: its stamp is the Redis time in microseconds plus a rank), and
--- who holds it ('' when not recorded). For the history.
-local function leaseStart(v)
-  local stamp = string.match(v or '', '^(%d+):')
-  if not stamp then return 0 end
-  return math.floor(tonumber(stamp) / 1000)
+-- A reservation's attempt and when it was made (epoch ms: its stamp is the Redis time in microseconds plus a
+-- rank), in one match; 0, 0 when absent or unreadable. For the history.
+local function leaseAttemptStart(v)
+  local stamp, a = string.match(v or '', '^(%d+):(%d+):')
+  if not stamp then return 0, 0 end
+  return tonumber(a), math.floor(tonumber(stamp) / 1000)
 end
 
 local function leaseHolder(v)

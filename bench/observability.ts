@@ -1,0 +1,38 @@
+import { Client } from 'pg';
+import { Registry } from 'prom-client';
+import type { DistributedQueueModuleOptions } from 'nestjs-distributed-queue';
+
+/**
+ * How much of the operations side runs: `default` as installed (event streams on, metrics off), `all`
+ * (streams followed by a fleet listener, a local listener of every event, Prometheus metrics), `none`
+ * (streams off, no metrics), `history` (the task history written into PostgreSQL).
+ */
+export type Observability = 'default' | 'all' | 'none' | 'history';
+
+/** The PostgreSQL the history runs against (the machine's; each run in a schema of its own, dropped at close). */
+const PG = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The schema this run's history goes into; a child process gets its parent's through BENCH_SCHEMA. */
+export const BENCH_SCHEMA = process.env.BENCH_SCHEMA ?? `dq_bench_${process.pid}`;
+
+/** The module options of a setting (a fresh metrics registry each time). */
+export function observabilityOptions(observability: Observability): DistributedQueueModuleOptions {
+  switch (observability) {
+    case 'all':
+      return { metrics: { registry: new Registry() } };
+    case 'none':
+      return { events: { stream: false } };
+    case 'history':
+      return { history: { connection: PG, schema: BENCH_SCHEMA } };
+    default:
+      return {};
+  }
+}
+
+/** Drops the history schema of this run. */
+export async function dropBenchSchema(): Promise<void> {
+  const client = new Client({ connectionString: PG });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${BENCH_SCHEMA} CASCADE`);
+  await client.end();
+}

@@ -1,0 +1,106 @@
+import { AckBuffer } from '../runtime/ack-buffer';
+import type { RouteStore } from './route.store';
+
+/** A task that finished: acked (no error) or to bury (its error json). */
+export interface Settled {
+  seq: number;
+  error?: string;
+  /** When its last attempt started (epoch ms), for the history. */
+  startedAt?: number;
+}
+
+/**
+ * How long a finished task may wait for its ack while the rest of its batch runs. Acking each task as it
+ * finished cost one call per few tasks, and a call costs the sender more CPU than a task does.
+ */
+const ACK_DELAY_MS = 5;
+
+/**
+ * The acks of one partition runner. Finished tasks go out in batches, one call in flight at a time, at most
+ * `ACK_DELAY_MS` after they finished while their batch runs on; the last ones of a batch go out just ahead
+ * of the next take, in the same round trip. Every call is fenced by (machine, epoch).
+ */
+export class PartitionAcks {
+  private readonly finished = new AckBuffer<Settled>();
+  private flushing?: Promise<void>;
+  private timer?: NodeJS.Timeout;
+
+  /** @param onFenced called when Redis refused the acks: the partition is not this runner's any more. */
+  constructor(
+    private readonly store: RouteStore,
+    private readonly partition: number,
+    private readonly me: string,
+    private readonly epoch: number,
+    private readonly onFenced: () => void,
+  ) {}
+
+  /** Finished tasks not sent yet. */
+  get size(): number {
+    return this.finished.size;
+  }
+
+  /** Records a finished task; it is sent within `ACK_DELAY_MS`. */
+  add(settled: Settled): void {
+    this.finished.push(settled);
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, ACK_DELAY_MS).unref();
+  }
+
+  /** True while a call is in flight. */
+  get busy(): boolean {
+    return this.flushing !== undefined;
+  }
+
+  /** Resolves when no call is in flight, so that a `flush()` made next is sent at once. */
+  async idle(): Promise<void> {
+    while (this.flushing) await this.flushing.catch(() => undefined);
+  }
+
+  /**
+   * Sends everything finished so far (after the call in flight, if any); resolves once it is all in Redis.
+   * When a call fails its tasks are kept for the next one, and the promise rejects.
+   * NOTE: with no call in flight the command is dispatched synchronously: a take sent right after it on the
+   * same connection runs after it in Redis.
+   */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing.then(() => this.flush());
+    if (this.finished.size === 0) return Promise.resolve();
+    const items = this.finished.drain();
+    const acks = items.filter((s) => s.error === undefined).map((s) => s.seq);
+    const dead = items.flatMap((s): [number, string][] => (s.error === undefined ? [] : [[s.seq, s.error]]));
+    const starts = new Map(items.flatMap((s): [number, number][] => (s.startedAt === undefined ? [] : [[s.seq, s.startedAt]])));
+    let sent = false;
+    this.flushing = this.store
+      .ack(this.partition, this.me, this.epoch, acks, dead, starts)
+      .then(
+        (ok) => {
+          sent = true;
+          if (!ok) this.onFenced();
+        },
+        (error: unknown) => {
+          this.finished.restore(items);
+          throw error;
+        },
+      )
+      .finally(() => {
+        this.flushing = undefined;
+        // NOTE: what finished while this call was in flight goes in the next one.
+        if (sent && this.finished.size > 0) this.kick();
+      });
+    return this.flushing;
+  }
+
+  /** Stops the delay timer (the runner ended). */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Starts a send unless one is in flight; a failure is retried by the next timer or by the batch's end. */
+  private kick(): void {
+    if (this.flushing || this.finished.size === 0) return;
+    this.flush().catch(() => undefined);
+  }
+}
