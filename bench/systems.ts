@@ -61,23 +61,30 @@ export function ours(url: string, prefix: string, observability: Observability =
   const apps: QueueApp[] = [];
   let producer: QueueApp | undefined;
   const observed = OBSERVED[observability];
+  /** The one producer app, started at first use (closed with the rest). */
+  const producerApp = async (options: object = {}): Promise<QueueApp> => {
+    if (!producer) {
+      producer = await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} }, ...options });
+      apps.push(producer);
+    }
+    return producer;
+  };
   return {
     name: `this library${observed.label}`,
     async submit(items) {
       // NOTE: with the history on, the producer runs a writer too: submits are logged while one runs.
       const own = observability === 'history' ? observabilityOptions(observability) : {};
-      producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} }, ...own });
-      apps.push(producer);
-      await inChunks(items, 4, (chunk) => producer!.submit.submitMany('bench', chunk.map((i) => ({ payload: i.payload, delay: i.delay }))));
+      const app = await producerApp(own);
+      await inChunks(items, 4, (chunk) => app.submit.submitMany('bench', chunk.map((i) => ({ payload: i.payload, delay: i.delay }))));
     },
     async work(concurrency, onStart) {
       const W = workerClass('bench', { concurrency }, (task: Task) => onStart({ id: task.id, dueAt: task.dueAt, at: Date.now() }));
       apps.push(await startQueueApp({ connection: url, keyPrefix: prefix, ...observabilityOptions(observability) }, [W, ...(observed.providers as never[])]));
     },
     async inspect() {
-      producer ??= await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { bench: {} } });
-      await producer.inspect.getCounts('bench');
-      return producer.inspect.listTasks('bench', 'delayed', { limit: 100 });
+      const app = await producerApp();
+      await app.inspect.getCounts('bench');
+      return app.inspect.listTasks('bench', 'delayed', { limit: 100 });
     },
     async close() {
       await Promise.all(apps.map((a) => a.close()));

@@ -50,14 +50,8 @@ function logOutages(client: RedisClient, name: string, logger: ConnectionLogger)
 }
 
 /**
- * Commands sent at once instead of gathered into the next auto-pipeline: the delay consumer's take already
- * carries a whole batch, and gathering it would cost a turn of the event loop and a pipeline object per call
- * (about a fifth of the worker's CPU per task, measured with `npm run bench:profile`).
- */
-const UNPIPELINED = ['dqDelayTake'];
-
-/**
- * Opens a client. `commands` clients pipeline automatically and carry the Lua scripts; `subscriber`
+ * Opens a client. `commands` clients carry the Lua scripts (sent at once, see `LuaScript`) and pipeline
+ * other commands automatically; `subscriber`
  * clients only subscribe (ioredis resubscribes by itself after a reconnect). Connection errors go to
  * `logger`, once per outage.
  */
@@ -68,14 +62,13 @@ export function createRedisClient(
   logger: ConnectionLogger = new Logger('DistributedQueue'),
 ): RedisClient {
   // NOTE: lazy, so that an application whose start-up fails before the first command leaves no socket open.
-  const common = { connectionName: name, enableAutoPipelining: role === 'commands', autoPipeliningIgnoredCommands: UNPIPELINED, lazyConnect: true };
+  const common = { connectionName: name, enableAutoPipelining: role === 'commands', lazyConnect: true };
   let client: RedisClient;
   if (isCluster(connection)) {
     const { redisOptions, ...clusterOptions } = connection.clusterOptions ?? {};
     client = new Cluster(connection.cluster, {
       ...clusterOptions,
       enableAutoPipelining: common.enableAutoPipelining,
-      autoPipeliningIgnoredCommands: common.autoPipeliningIgnoredCommands,
       lazyConnect: true,
       redisOptions: { ...redisOptions, connectionName: name },
     });

@@ -1,11 +1,12 @@
 import { readFileSync, readdirSync } from 'fs';
 import { join } from 'path';
 import type { Cluster, Redis } from 'ioredis';
+import { LuaScript } from './lua-script';
 
 /** A client this library sends commands to: a single server (or Sentinel-managed) or a cluster. */
 export type RedisClient = Redis | Cluster;
 
-/** A Lua script ready for `defineCommand`. */
+/** A Lua script of this library, with its includes inlined. */
 export interface ScriptDefinition {
   /** Command name on the client, e.g. `dqDelayTake` for `delay/take-7.lua`. */
   command: string;
@@ -45,15 +46,30 @@ export function loadScripts(root = SCRIPT_DIR): ScriptDefinition[] {
   );
 }
 
-let cached: ScriptDefinition[] | undefined;
+/**
+ * Scripts sent through ioredis's auto-pipeline (its `defineCommand`) rather than at once: a route runner's
+ * last acks and its next take are called together and must run in that order, also when a cluster client
+ * re-sends them after a lost connection. ioredis re-sends a pipeline whole and in order; two commands sent
+ * on their own are re-sent each on its own, and the take could run first and replay what was acked.
+ */
+const PIPELINED = new Set(['dqRouteAck', 'dqRouteTake']);
+
+let cached: { definition: ScriptDefinition; script: LuaScript }[] | undefined;
 
 /**
- * Defines every script on the client once. ioredis sends EVALSHA and falls back to EVAL when the server
- * does not know the script (after a restart or failover), and routes by the first key on a cluster.
+ * Adds every script to the client as a method named after its command (`client.dqDelayTake(...keys,
+ * ...args)`): EVALSHA, EVAL when the server does not know the script (after a restart or failover), routed
+ * by the first key on a cluster. Most are sent with `LuaScript`, as the client's own methods (see there
+ * why); those in `PIPELINED` are ioredis commands, which its auto-pipelines copy (few, so that is cheap).
  */
 export function defineScripts(client: RedisClient): void {
-  cached ??= loadScripts();
-  for (const script of cached) {
-    client.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+  cached ??= loadScripts().map((definition) => ({ definition, script: new LuaScript(definition.lua, definition.numberOfKeys) }));
+  const methods = client as unknown as Record<string, (...args: (string | number | Buffer)[]) => Promise<unknown>>;
+  for (const { definition, script } of cached) {
+    if (PIPELINED.has(definition.command)) {
+      client.defineCommand(definition.command, { numberOfKeys: definition.numberOfKeys, lua: definition.lua });
+    } else {
+      methods[definition.command] = (...args) => script.run(client, args);
+    }
   }
 }
