@@ -1,0 +1,61 @@
+import { Redis } from 'ioredis';
+import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
+import { startRedisServer, type RedisServerHandle } from './support/redis-server';
+import { uniquePrefix } from './support/targets';
+import { waitFor } from './support/wait';
+
+/** Script calls the server ran so far (EVALSHA and EVAL). */
+async function scriptCalls(admin: Redis): Promise<number> {
+  const stats = await admin.info('commandstats');
+  return ['evalsha', 'eval'].reduce((sum, name) => sum + Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
+}
+
+describe('acks of a delay worker at low load (a server of their own, to count its calls)', () => {
+  let server: RedisServerHandle;
+  let admin: Redis;
+  beforeAll(async () => {
+    server = await startRedisServer({ extraArgs: ['--save', ''] });
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await server.remove();
+  });
+  const apps: QueueApp[] = [];
+  const start = async (...args: Parameters<typeof startQueueApp>): Promise<QueueApp> => {
+    const app = await startQueueApp(...args);
+    apps.push(app);
+    return app;
+  };
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+
+  it("a finished task's ack rides on the take of the next one; the last ack still goes out on its own", async () => {
+    const prefix = uniquePrefix('low-load-acks');
+    let started: (() => void) | undefined;
+    const W = workerClass('la', { concurrency: 10 }, () => started?.());
+    const connection = server.url;
+    const producer = await start({ connection, keyPrefix: prefix, workers: false, types: { la: {} }, events: { stream: false } });
+    await start({ connection, keyPrefix: prefix, events: { stream: false } }, [W]);
+    // One task at a time, the next submitted as soon as the last one started.
+    const n = 100;
+    await new Promise<void>((resolve) => {
+      started = resolve;
+      void producer.submit.submit('la', { i: -1 });
+    });
+    const before = await scriptCalls(admin);
+    for (let i = 0; i < n; i++) {
+      await new Promise<void>((resolve, reject) => {
+        started = resolve;
+        producer.submit.submit('la', { i }).catch(reject);
+      });
+    }
+    // A submit and a take per task; an ack-only call per task would make it 3.
+    const perTask = ((await scriptCalls(admin)) - before) / n;
+    expect(perTask).toBeLessThan(2.3);
+    // Nothing else comes: the last task's ack goes out within a few ms all the same.
+    await waitFor(async () => (await producer.inspect.getCounts('la')).running === 0, { timeoutMs: 1000, message: 'the last task acked' });
+    expect(await producer.inspect.getCounts('la')).toMatchObject({ running: 0, ready: 0, done: n + 1 });
+  });
+});
