@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
+import { useStartedApps, workerClass } from './support/queue-app';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
 import { uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
@@ -21,15 +21,7 @@ describe('acks of a delay worker at low load (a server of their own, to count it
     admin.disconnect();
     await server.remove();
   });
-  const apps: QueueApp[] = [];
-  const start = async (...args: Parameters<typeof startQueueApp>): Promise<QueueApp> => {
-    const app = await startQueueApp(...args);
-    apps.push(app);
-    return app;
-  };
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-  });
+  const start = useStartedApps();
 
   it("a finished task's ack rides on the take of the next one; the last ack still goes out on its own", async () => {
     const prefix = uniquePrefix('low-load-acks');

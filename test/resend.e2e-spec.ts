@@ -2,7 +2,7 @@ import { createHash } from 'crypto';
 import { Redis } from 'ioredis';
 import type { RedisConnection, Task } from 'nestjs-distributed-queue';
 import { loadScripts } from 'nestjs-distributed-queue/redis/script-loader';
-import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
+import { useStartedApps, workerClass } from './support/queue-app';
 import { HOST } from './support/redis-server';
 import { ProxyRules, startTcpProxy, type DropRule, type ProxiedCommand, type TcpProxy } from './support/tcp-proxy';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
@@ -97,17 +97,12 @@ describe('tcp proxy', () => {
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('re-sent scripts on %s', (_name, target) => {
   let proxied: Awaited<ReturnType<typeof proxyTarget>>;
-  const apps: QueueApp[] = [];
-  const start = async (...args: Parameters<typeof startQueueApp>): Promise<QueueApp> => {
-    const app = await startQueueApp(...args);
-    apps.push(app);
-    return app;
-  };
+  // NOTE: declared first, so that its apps close before the proxies do.
+  const start = useStartedApps();
   beforeEach(async () => {
     proxied = await proxyTarget(target);
   });
   afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
     await Promise.all(proxied.proxies.map((p) => p.close()));
   });
 
@@ -130,8 +125,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('re-sent scripts on
   it("a worker's re-sent take reserves nothing twice: no task runs twice or on a second attempt", async () => {
     const keyPrefix = uniquePrefix('resend-take');
     const type = 'rs.take';
-    const producer = await startQueueApp({ connection: target.connection, keyPrefix, workers: false, types: { [type]: {} } });
-    apps.push(producer);
+    const producer = await start({ connection: target.connection, keyPrefix, workers: false, types: { [type]: {} } });
     const n = 12;
     await producer.submit.submitMany(type, Array.from({ length: n }, (_, i) => ({ id: `t${i}`, payload: { i } })));
     // The worker's first take that reserves something (ARGV[1] = count > 0) runs, its reply is lost.
@@ -186,8 +180,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('re-sent scripts on
     const W = workerClass(type, { maxAttempts: 1 }, () => {
       throw new Error('always');
     });
-    const failing = await startQueueApp({ connection: target.connection, keyPrefix }, [W]);
-    apps.push(failing);
+    const failing = await start({ connection: target.connection, keyPrefix }, [W]);
     const ids = Array.from({ length: 6 }, (_, i) => `d${i}`);
     await failing.submit.submitMany(type, ids.map((id) => ({ id, payload: {} })));
     await waitFor(async () => (await failing.inspect.listDead(type)).total === ids.length, { timeoutMs: 10_000 });

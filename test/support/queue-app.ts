@@ -92,6 +92,19 @@ export function percentiles(values: number[]): { p50: number; p99: number; max: 
   return { p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] };
 }
 
+/** Jest hooks: the returned `start` opens apps that are closed after each test. */
+export function useStartedApps(): typeof startQueueApp {
+  const apps: QueueApp[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  return async (...args) => {
+    const app = await startQueueApp(...args);
+    apps.push(app);
+    return app;
+  };
+}
+
 /**
  * Jest hooks for a suite on one target: `start` opens apps that are closed after each test, `redis()` is
  * an inspection client for the suite.
@@ -101,20 +114,12 @@ export function useQueueApps(target: RedisTarget): {
   redis: () => Redis | Cluster;
 } {
   let client: Redis | Cluster | undefined;
-  const apps: QueueApp[] = [];
   beforeAll(() => {
     client = connect(target);
   });
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-  });
   afterAll(() => client?.disconnect());
   return {
-    start: async (...args) => {
-      const app = await startQueueApp(...args);
-      apps.push(app);
-      return app;
-    },
+    start: useStartedApps(),
     redis: () => {
       if (!client) throw new Error('useQueueApps: redis() is available inside tests only');
       return client;
