@@ -7,7 +7,8 @@ export const NOTES = `## Reading the figures
   (one key per worker lane), so a command re-sent after a reconnect reserves nothing twice.
   - Issue 14 asks for 5× BullMQ with Node's CPU per task halved. Three full runs on 2026-11-22 gave
     2.70 / 2.78 / 3.37× with events and metrics off (median 2.78×) and 1.97 / 2.23 / 2.70× on (median
-    2.23×): not met.
+    2.23×); three on 2026-11-23, after the script change below: 3.20 / 2.90 / 2.41× off (median 2.90×) and
+    2.74 / 2.06 / 2.04× on (median 2.06×). Not met.
   - What this round changed: the take is sent at once instead of through ioredis's auto-pipeline, which
     cost a turn of the event loop and a pipeline object (with every script bound to it) per call. Measured
     with \`npm run bench:profile\` (the worker alone, from its first task), median of 5 alternating runs,
@@ -19,6 +20,9 @@ export const NOTES = `## Reading the figures
     perfectly overlapped. Of the worker's 12 µs, about 6 are on the main thread (socket writes, an
     \`AbortController\` and its signal per task ~1 µs, garbage collection); the rest is V8's helper threads
     and the kernel.
+  - The scripts left ioredis's \`defineCommand\` (see the round trip): at this load a pipeline carries many
+    calls, so it changed little here. \`npm run bench:profile\`, events on, 7 alternating runs before and
+    after: median 37,600 → 40,300 tasks/s, 16 µs of worker CPU per task both; within the noise.
   - Tried without gain: 1, 3 or 4 takes in flight instead of 2 (one take of 50: the same; 3 or 4 smaller
     ones: 15–25 % slower, the cost per call dominates); a synchronous success path in the consumer (no
     promise per task: within the noise).
@@ -29,13 +33,18 @@ export const NOTES = `## Reading the figures
   pair moves by ±10 % with the order it ran in. Other workloads run with the defaults (streams on). Three
   full runs on 2026-11-22: on at 80 / 71 / 83 % of off, lower than the 93–102 % of earlier sessions: "off"
   gained more from the take leaving the auto-pipeline. Runs alternating the code before and after that
-  change did not show "on" getting slower, within their ±20 % noise.
+  change did not show "on" getting slower, within their ±20 % noise. On 2026-11-23: 86 / 71 / 85 %.
 - History on: the same workload with the task history copied into PostgreSQL (the machine's PostgreSQL 15,
   a schema of its own) by a writer in the same process, default options. Three full runs on 2026-11-22:
   69 / 70 / 80 % of off, median 70 %, at issue 14's target of 70 % (single runs vary by ±10 %). Since
   those runs, the fetch script reads each acked task's attempt and start for the log in one pattern match
   instead of three (1.6 → 0.5 µs per task in a Lua micro-benchmark run in this Redis; also with the event
-  streams followed); whole runs cannot resolve that within their noise. What it costs: PostgreSQL about 16 µs per row written, Node about
+  streams followed); whole runs cannot resolve that within their noise. Three full runs on 2026-11-23
+  gave 55 / 59 / 71 % (median 59 %): below the target, on a day the machine ran BullMQ about 10 % slower
+  than the day before while "off" kept its rate. Three immediate-only runs alternating the code before and
+  after this day's changes: history on at 30.1 / 32.3 / 29.7 against 28.0 / 27.3 / 30.3 thousand tasks/s;
+  \`npm run bench:profile -- --events=history\`: 37.9 / 37.6 / 40.1 against 36.6 / 40.0 / 42.4. No clear
+  difference either way; the ratio is at the edge of the target and moves with the machine. What it costs: PostgreSQL about 16 µs per row written, Node about
   6 µs per task (reading the stream, folding, the JSON record set), Redis the payloads logged at submit,
   all on the same two cores. What brought it from 60 % to here: a task that ends within \`coalesceMs\`
   (5 s) of its submit is written once, finished (one row version instead of two), and the record set is
@@ -47,7 +56,8 @@ export const NOTES = `## Reading the figures
   builds while the tasks are being added. Tasks due at the same millisecond start in submission order.
   Three full runs on 2026-11-22: p99 3 / 2 / 2 ms over all tasks and 2 / 1 / 1 ms for tasks due after
   submitting, 0 early (issue 14's target: 5 and 3 ms). It was 5 / 4 before the take left ioredis's
-  auto-pipeline (one turn of the event loop less between a wake-up and the take).
+  auto-pipeline (one turn of the event loop less between a wake-up and the take). On 2026-11-23: 3 / 4 / 3
+  and 2 / 2 / 2 ms.
 - Service mode: the same delayed tasks run by the scheduler (\`apps/scheduler\`, its own process) and
   delivered over HTTP to two instances of a client application (each its own process), timed where the
   handler starts. The hop costs a take in the scheduler, one signed request per instance per batch of tasks
@@ -61,7 +71,8 @@ export const NOTES = `## Reading the figures
   producer, Redis) keep both cores busy, so CPU per task is what sets the rate.
   - Issue 14 asks for 30×. Before this round: 24 / 26 / 30×. Three full runs after the changes below:
     27.5 / 28.2 / 33.8× (median 28.2×); with the shared timeouts added after them, three ordered-only
-    runs gave 31.9 / 30.7 / 27.4× (median 30.7×). At the target, within the noise.
+    runs gave 31.9 / 30.7 / 27.4× (median 30.7×). Three full runs on 2026-11-23: 31.9 / 30.5 / 26.6×
+    (median 30.5×). At the target, within the noise.
   - What brought it there (each measured with the CPU column): acks wait up to 5 ms while their batch runs
     instead of one call per few tasks, and the last ones go out just ahead of the next take on the same
     connection (one round trip for both; a failed ack voids that take's reply); one abort listener per
@@ -82,13 +93,26 @@ export const NOTES = `## Reading the figures
   and these records are ~107.
 - Round trip: one immediate task at a time, timed from the submit call to the handler's start in the same
   process (producer and worker together, for both systems), after 50 unrecorded warm-up tasks. The path is
-  the submit script, its wake-up message on the type's channel, a take, the handler. The p99 target of
-  2 ms (issue 14) is missed, by BullMQ too: 2 to 3 % of round trips take 2 to 5 ms. Timing the parts
-  shows two kinds: about half are the submit's own reply from Redis arriving late, half the wake-up and
-  take after a fast submit. Neither tracks garbage collection (a larger young generation changed nothing),
-  which points at scheduling on two cores shared by Redis and Node. Three full runs on 2026-11-22: p99
-  3.6 / 4.1 / 3.3 ms against BullMQ's 4.5 / 4.4 / 3.7 (the take leaving the auto-pipeline removed one turn
-  of the event loop from the path; the tail stayed). Not met.
+  the submit script, its wake-up message on the type's channel, a take, the handler. Issue 14 asks for a
+  p99 of 2 ms. Three full runs on 2026-11-23: p99 1.7 / 1.2 / 1.5 ms against BullMQ's 5.2 / 4.1 / 3.9 (p50
+  0.3–0.4 ms for both). Met; before this round 3.6 / 4.1 / 3.3.
+  - Garbage: ioredis's \`defineCommand\` puts each script on the client's script set, and every
+    auto-pipeline it builds copies that whole set onto itself (two properties per script: ~19 KB with this
+    library's 45 scripts). At low load every command builds its own pipeline. A sampling heap profile put
+    a round trip at 73 KB allocated, and the young-generation collections it caused (12 per 2,000 round
+    trips, 2–5 ms each on these cores) were in a quarter of the slow ones. The scripts are now sent by the
+    library (\`LuaScript\`: EVAL with the body on a connection's first call, EVALSHA after, EVAL again on
+    NOSCRIPT, as ioredis does) and written into one buffer each instead of five strings per argument: 39
+    KB per round trip, 5 collections. Only the route runner's ack and take stay ioredis commands: they must
+    be re-sent together and in order after a cluster reconnect, which ioredis's pipelines do.
+  - One call fewer: a worker's finished tasks wait up to 5 ms for the next take to carry their acks, so a
+    round trip at low load is a submit and a take (it was a submit, an ack and a take): p50 0.45 → 0.36 ms
+    in a standalone run.
+  - What is left in the tail: timing the parts of the slowest round trips shows Redis answering late while
+    its slow log (300 µs) and latency monitor (1 ms) record nothing: it is waiting for a core, shared with
+    Node's main thread and V8's helper threads. The figure is best in the full run, where the code is
+    already optimised by the earlier workloads; a standalone \`--only=roundtrip\` run gave 2.0 / 2.2 / 2.7
+    ms (BullMQ 3.6 / 3.1 / 3.2).
 - Redis ceiling: what this Redis on this machine does with nothing but EVALSHA of \`return 1\`, 16 per
   pipeline, 50 connections (\`redis-benchmark\`). Beside it, the Redis CPU time per task of the immediate
   workload (events and metrics off): how many such calls a task costs, so how close to Redis's own limit
@@ -97,7 +121,8 @@ export const NOTES = `## Reading the figures
   running three types at concurrency 50 each. A type lives in one slot, so the names are chosen to put each
   type on its own master; the commands then split in thirds. The throughput stays that of one server
   because one Node process runs all three types and is the bound here (and the three masters share the
-  same two cores): 64–98 % of the single server's rate over three runs, down from 100–118 %. Both rose
+  same two cores): 64–98 % of the single server's rate over three runs, down from 100–118 %; 67 / 73 / 73 %
+  on 2026-11-23. Both rose
   when the take left the auto-pipeline, the single server more: two alternating runs of the code before
   and after gave the cluster 62,900 → 76,300 and 49,400 → 54,900 tasks/s, the single server 60,100 →
   98,800 and 48,500 → 82,700 (why the cluster gained less is not measured; its three Redis processes share
