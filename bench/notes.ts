@@ -20,6 +20,14 @@ export const NOTES = `## Reading the figures
     perfectly overlapped. Of the worker's 12 µs, about 6 are on the main thread (socket writes, an
     \`AbortController\` and its signal per task ~1 µs, garbage collection); the rest is V8's helper threads
     and the kernel.
+  - Neither side is saturated, though. A V8 profile of the worker alone (events off, 2026-11-23: 41,900
+    tasks/s, Redis 10 µs per task, so Redis busy about 42 % of the time) has its main thread idle 59 % of
+    the time, and 13 % in writing to the socket: about 75 µs per take written, as loopback TCP runs the
+    receiving side's work in the sender's system call. What sets the rate is the hand-off between the two
+    processes on two shared cores, twice per take. A next round would need fewer, larger hand-offs (a
+    take of 50 tried alone was no faster) or less Redis work per task: about 5 of Redis's 10 µs are the
+    data-structure commands (a reservation is written to two structures, a sorted set and a hash, and
+    removed from both), the rest Lua and converting arguments and replies between Lua and Redis.
   - The scripts left ioredis's \`defineCommand\` (see the round trip): at this load a pipeline carries many
     calls, so it changed little here. \`npm run bench:profile\`, events on, 7 alternating runs before and
     after: median 37,600 → 40,300 tasks/s, 16 µs of worker CPU per task both; within the noise.
