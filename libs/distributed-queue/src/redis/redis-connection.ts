@@ -50,10 +50,9 @@ function logOutages(client: RedisClient, name: string, logger: ConnectionLogger)
 }
 
 /**
- * Opens a client. `commands` clients carry the Lua scripts (sent at once, see `LuaScript`) and pipeline
- * other commands automatically; `subscriber`
- * clients only subscribe (ioredis resubscribes by itself after a reconnect). Connection errors go to
- * `logger`, once per outage.
+ * Opens a client. `commands` clients carry the Lua scripts (see `defineScripts`) and pipeline other
+ * commands automatically; `subscriber` clients only subscribe (ioredis resubscribes by itself after a
+ * reconnect). Connection errors go to `logger`, once per outage.
  */
 export function createRedisClient(
   connection: RedisConnection,
