@@ -8,6 +8,7 @@ import { RouteStore } from 'nestjs-distributed-queue/route/route.store';
 import { encodeRouteItem } from 'nestjs-distributed-queue/route/route-producer';
 import { Slots } from 'nestjs-distributed-queue/route/slots';
 import { SharedTimeouts } from 'nestjs-distributed-queue/runtime/shared-timeouts';
+import { withTimeout } from 'nestjs-distributed-queue/runtime/with-timeout';
 import { connect } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
@@ -34,6 +35,33 @@ function failAcks(client: RedisClient, how: AckFailure, every: number): () => nu
   return () => failed;
 }
 
+/**
+ * A runner of partition 0 (batches of 5, 10 slots) owned by machine `a`, with `total` tasks of 3 keys
+ * queued; `runs` lists each run's task number.
+ */
+async function ownedRunner(client: RedisClient, label: string, total: number) {
+  const resolved = resolveModuleOptions({ route: routeTestOptions('q', 'a', 1) });
+  const store = new RouteStore(client, uniquePrefix(label), { ...resolved.route!, batchSize: 5 });
+  await ensureTopology(store, 1);
+  await store.assign(0, 'a', false);
+  const { epoch } = await store.renew(0, 'a', true);
+  const items = Array.from({ length: total }, (_, n) => encodeRouteItem(`t${n}`, 'ledger', `k${n % 3}`, JSON.stringify({ n })));
+  expect(await store.push(0, 1, items)).toEqual(items.map(() => ({ outcome: 'queued' })));
+  const runs: number[] = [];
+  const handler = { handle: (task: Task<{ n: number }>) => void runs.push(task.payload.n) };
+  const runner = new PartitionRunner(0, epoch, {
+    store,
+    me: 'a',
+    workers: new Map([['ledger', { handler, options: { ...resolved.defaults, ordered: true } }]]),
+    slots: new Map([['ledger', new Slots(10)]]),
+    timeouts: new Map([['ledger', new SharedTimeouts(resolved.defaults.timeoutMs)]]),
+    logger: new Logger('test', { timestamp: false }),
+    leaseFresh: () => true,
+    onEnd: () => undefined,
+  });
+  return { store, runner, runs };
+}
+
 describe.each(getTargets().map((t) => [t.name, t] as const))('route acks that fail on %s', (_name, target) => {
   let client: RedisClient;
   beforeEach(() => {
@@ -47,28 +75,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route acks that fa
     'an ack call that fails (%s) makes the runner ignore the take sent with it: each task runs once, in order',
     async (how) => {
       const failures = failAcks(client, how, 3);
-      const resolved = resolveModuleOptions({ route: routeTestOptions('q', 'a', 1) });
-      const options = { ...resolved.route!, batchSize: 5 };
-      const store = new RouteStore(client, uniquePrefix(`ackfail-${how}`), options);
-      await ensureTopology(store, 1);
-      await store.assign(0, 'a', false);
-      const { epoch } = await store.renew(0, 'a', true);
       const total = 60;
-      const items = Array.from({ length: total }, (_, n) => encodeRouteItem(`t${n}`, 'ledger', `k${n % 3}`, JSON.stringify({ n })));
-      expect(await store.push(0, 1, items)).toEqual(items.map(() => ({ outcome: 'queued' })));
-
-      const runs: number[] = [];
-      const handler = { handle: (task: Task<{ n: number }>) => void runs.push(task.payload.n) };
-      const runner = new PartitionRunner(0, epoch, {
-        store,
-        me: 'a',
-        workers: new Map([['ledger', { handler, options: { ...resolved.defaults, ordered: true } }]]),
-        slots: new Map([['ledger', new Slots(10)]]),
-        timeouts: new Map([['ledger', new SharedTimeouts(resolved.defaults.timeoutMs)]]),
-        logger: new Logger('test', { timestamp: false }),
-        leaseFresh: () => true,
-        onEnd: () => undefined,
-      });
+      const { store, runner, runs } = await ownedRunner(client, `ackfail-${how}`, total);
       try {
         await waitFor(async () => runs.length >= total && (await store.partitionState(0)).inFlight === 0, {
           timeoutMs: 20_000, intervalMs: 50, message: 'every task ran and was acked',
@@ -86,4 +94,16 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route acks that fa
       expect(await store.partitionState(0)).toMatchObject({ waiting: 0, inFlight: 0, dead: 0 });
     },
   );
+
+  it('a stopping runner whose acks never get through gives up after its grace: stop() ends, the tasks it ran stay in flight for the next owner', async () => {
+    const failures = failAcks(client, 'not sent', 1);
+    const { store, runner, runs } = await ownedRunner(client, 'ackfail-stop', 12);
+    await waitFor(() => runs.length === 5 && failures() > 0, { timeoutMs: 10_000, message: 'the first batch ran, its acks failed' });
+    const started = performance.now();
+    await withTimeout(runner.stop(100), 15_000, 'runner.stop(100) with acks failing');
+    // The grace (100 ms), then up to 1 s of trying to ack.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(runs).toEqual([0, 1, 2, 3, 4]);
+    expect(await store.partitionState(0)).toMatchObject({ waiting: 7, inFlight: 5, dead: 0 });
+  });
 });

@@ -6,7 +6,7 @@ import { AckBuffer } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
 import { callHandler } from '../runtime/handler-call';
 import { setLongTimeout, type LongTimer } from '../runtime/long-timer';
-import { stopWithGrace } from '../runtime/graceful-stop';
+import { shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
 import { WakeSignal } from '../runtime/wake-signal';
 import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
@@ -165,9 +165,9 @@ export class TaskConsumer {
     });
     await this.waitIdle(HAND_BACK_MS);
     this.timers.forEach(clearInterval);
-    await this.store.leavePresence(this.type, this.consumerId).catch(() => undefined);
+    await shutdownCall(this.store.leavePresence(this.type, this.consumerId), 'leaving').catch(() => undefined);
     try {
-      if (this.acks.size > 0) await this.flushAcks();
+      if (this.acks.size > 0) await shutdownCall(this.flushAcks(), 'last acks');
     } catch (error) {
       this.logger.warn?.(`[${this.type}] last acks failed (their leases will expire): ${(error as Error).message}`);
     }

@@ -2,6 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
+import { shutdownCall } from '../runtime/graceful-stop';
 import { eventsOfEntry } from './event-entry';
 import { EventStreams, type EventStreamRef } from './event-streams';
 import { TaskEventBus } from './task-event-bus';
@@ -50,7 +51,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
     this.stopped = true;
     clearTimeout(this.timer);
     this.lowerFlags?.();
-    await this.reading;
+    await shutdownCall(this.reading ?? Promise.resolve(), 'reading event streams').catch(() => undefined);
   }
 
   /** The streams to follow: those of the types with fleet listeners (every partition's once for ordered ones). */

@@ -3,10 +3,11 @@ import { CorruptTaskError, LeaseLostError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { backoffDelay } from '../runtime/backoff';
-import { stopWithGrace } from '../runtime/graceful-stop';
+import { SHUTDOWN_CALL_MS, stopWithGrace } from '../runtime/graceful-stop';
 import { callHandler, toError } from '../runtime/handler-call';
 import type { SharedTimeouts } from '../runtime/shared-timeouts';
 import { WakeSignal } from '../runtime/wake-signal';
+import { withTimeout } from '../runtime/with-timeout';
 import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store';
 import { PartitionAcks } from './partition-acks';
 import { tryOpenGate } from './route-topology';
@@ -52,6 +53,12 @@ const errorJson = (error: Error, attempts: number) => JSON.stringify({ name: err
 export class PartitionRunner {
   /** Stopped or lost: start nothing, end the loop. */
   private stopping = false;
+  /**
+   * When a stopping runner gives up acking (performance.now() ms): `SHUTDOWN_CALL_MS` after its running
+   * tasks' grace. Past it (Redis unreachable) it stops all the same: those tasks stay in flight and the
+   * next owner runs them again.
+   */
+  private lastAcksBy = Infinity;
   private ended = false;
   /** Asked to hand over: start nothing; once the running tasks ended and were acked, release. */
   private revoking = false;
@@ -116,6 +123,7 @@ export class PartitionRunner {
   lost(): void {
     if (this.ended) return;
     this.stopping = true;
+    this.lastAcksBy = Math.min(this.lastAcksBy, performance.now() + SHUTDOWN_CALL_MS);
     this.halt.abort();
     for (const c of [...this.running.keys()]) this.abortRun(c, new LeaseLostError(`partition ${this.partition}`));
     this.notify();
@@ -124,6 +132,7 @@ export class PartitionRunner {
   /** Graceful stop: no new task; the running ones get `timeoutMs`, then are aborted and left for the next owner. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
+    this.lastAcksBy = Math.min(this.lastAcksBy, performance.now() + timeoutMs + SHUTDOWN_CALL_MS);
     this.halt.abort();
     this.notify();
     await stopWithGrace(this.done, timeoutMs, (reason) => {
@@ -194,13 +203,25 @@ export class PartitionRunner {
           break;
       }
     }
-    // NOTE: a stopping runner takes no more: what it finished is acked here (the next owner would replay it).
-    while (this.acks.size > 0) {
+    await this.lastAcks();
+  }
+
+  /**
+   * A stopping runner takes no more: what it finished is acked here, until `lastAcksBy`. What is not acked
+   * by then (Redis unreachable) stays in flight, and the partition's next owner runs it again.
+   */
+  private async lastAcks(): Promise<void> {
+    while (this.acks.size > 0 || this.acks.busy) {
+      const left = this.lastAcksBy - performance.now();
+      if (left <= 0) {
+        this.ctx.logger.warn?.(`[route p${this.partition}] stopped before its last acks reached Redis: the partition's next owner runs those tasks again`);
+        return;
+      }
       try {
-        await this.acks.flush();
+        await withTimeout(this.acks.busy ? this.acks.idle() : this.acks.flush(), left, 'last acks');
       } catch (error) {
         this.warnAckFailed(error as Error);
-        await this.wake.sleep(RETRY_MS);
+        await this.wake.sleep(Math.min(RETRY_MS, Math.max(0, this.lastAcksBy - performance.now())));
       }
     }
   }

@@ -4,6 +4,7 @@ import { PartitionRunner, type OrderedWorker, type RunnerContext } from './parti
 import type { RouteStore } from './route.store';
 import { ensureTopology } from './route-topology';
 import { Slots } from './slots';
+import { shutdownCall } from '../runtime/graceful-stop';
 import { SharedTimeouts } from '../runtime/shared-timeouts';
 import type { TaskEventBus } from '../events/task-event-bus';
 
@@ -154,12 +155,12 @@ export class RouteMachine {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
-    await this.beating?.catch(() => undefined);
+    await shutdownCall(this.beating ?? Promise.resolve(), 'heartbeat').catch(() => undefined);
     const runners = [...this.runners.values()];
     await Promise.all(runners.map((r) => r.stop(timeoutMs)));
     try {
-      await Promise.all(runners.map((r) => this.store.leave(r.partition, this.ctx.me, r.epoch)));
-      await this.store.depart(this.ctx.me);
+      await shutdownCall(Promise.all(runners.map((r) => this.store.leave(r.partition, this.ctx.me, r.epoch))), 'leaving the partitions');
+      await shutdownCall(this.store.depart(this.ctx.me), 'departing');
     } catch (error) {
       this.logger.warn?.(`[route] leaving failed (the others take over after the offline threshold): ${(error as Error).message}`);
     }

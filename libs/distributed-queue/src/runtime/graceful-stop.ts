@@ -1,5 +1,18 @@
 import { ShutdownError } from '../errors';
 import { setLongTimeout } from './long-timer';
+import { withTimeout } from './with-timeout';
+
+/**
+ * How long a stopping component waits for one Redis call of its own (a deregistration, its last acks, a
+ * read in flight) before it goes on without it. With Redis down, ioredis would hold such a call for its 20
+ * reconnect attempts (about 10 s); what the call would have done is redone by others or expires.
+ */
+export const SHUTDOWN_CALL_MS = 1000;
+
+/** Waits for `call` at most `SHUTDOWN_CALL_MS`; rejects when it failed or took longer (it goes on). */
+export function shutdownCall<T>(call: Promise<T>, what: string): Promise<T> {
+  return withTimeout(call, SHUTDOWN_CALL_MS, what);
+}
 
 /**
  * The stop both engines share: wait up to `graceMs` for the running work (`idle`) to finish; then abort

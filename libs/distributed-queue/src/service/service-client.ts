@@ -16,6 +16,7 @@ import type { SchedulerRpcClient } from './scheduler-rpc-client';
 import { BodyTooLargeError, readRawBody, type IncomingRequest } from './request-body';
 import { ServiceRegistry, type ServiceTypeOptions } from './service-registry';
 import { toServiceTypeOptions } from './service-type-options';
+import { shutdownCall } from '../runtime/graceful-stop';
 
 /** Room for the delivery's own fields beyond the largest payload. */
 const BODY_OVERHEAD = 64 * 1024;
@@ -159,7 +160,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     this.stopping = true;
     clearInterval(this.heartbeat);
     if (this.joined && this.registry) {
-      await this.registry.leave(this.service.appName, this.service.instanceId).catch((error: Error) => {
+      await shutdownCall(this.registry.leave(this.service.appName, this.service.instanceId), 'leaving the registry').catch((error: Error) => {
         this.logger.warn(`Service mode: could not leave the registry: ${error.message}`);
       });
     }

@@ -6,6 +6,7 @@ import type { BackoffOptions } from '../interfaces';
 import { mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { EventSubscriber } from '../runtime/event-subscriber';
+import { shutdownCall } from '../runtime/graceful-stop';
 import type { ServerResponse } from 'http';
 import { DelayQueueStore } from '../delay/delay-queue.store';
 import { HttpDelivery } from './http-delivery';
@@ -165,7 +166,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.syncing;
+    await shutdownCall(this.syncing ?? Promise.resolve(), 'registry sync').catch(() => undefined);
     // NOTE: the orchestrator stops the consumers themselves (running deliveries get shutdownTimeoutMs).
   }
 }
