@@ -23,7 +23,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('distributed cron o
       expect(previousEnd.at).toBeLessThanOrEqual(all[i].at);
     }
     for (const run of starts) expect(run.at).toBeGreaterThanOrEqual(run.tickAt);
-    expect(new Set(starts.map((r) => r.instance)).size).toBeGreaterThan(1);
+    // NOTE: which instance runs a tick is a race between three processes' timers; on a loaded machine one
+    // of them can win all ten (seen once in CI), so the spread is not asserted. That the others take
+    // over when it goes is: see the SIGKILL test below.
   });
 
   it('SIGKILL the instance running a tick: the tick completes on another instance', async () => {
