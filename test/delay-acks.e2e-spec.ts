@@ -1,14 +1,12 @@
 import { Redis } from 'ioredis';
 import { useStartedApps, workerClass } from './support/queue-app';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
+import { commandCalls } from './support/redis-stats';
 import { uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
 
 /** Script calls the server ran so far (EVALSHA and EVAL). */
-async function scriptCalls(admin: Redis): Promise<number> {
-  const stats = await admin.info('commandstats');
-  return ['evalsha', 'eval'].reduce((sum, name) => sum + Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(stats)?.[1] ?? 0), 0);
-}
+const scriptCalls = (admin: Redis) => commandCalls(admin, 'evalsha', 'eval');
 
 describe('acks of a delay worker at low load (a server of their own, to count its calls)', () => {
   let server: RedisServerHandle;

@@ -3,6 +3,7 @@ import { LuaScript } from 'nestjs-distributed-queue/redis/lua-script';
 import { createRedisClient, closeRedisClient } from 'nestjs-distributed-queue/redis/redis-connection';
 import type { RedisClient } from 'nestjs-distributed-queue/redis/script-loader';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
+import { commandCalls, errorReplies } from './support/redis-stats';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
 
@@ -12,10 +13,7 @@ const quiet = { log: () => undefined, warn: () => undefined, debug: () => undefi
 const ECHO = new LuaScript("redis.call('SET', KEYS[1], ARGV[1]) return { KEYS[1], ARGV[1] }", 1);
 
 /** How many times the server answered NOSCRIPT (0 before the first). */
-async function noscriptErrors(admin: Redis): Promise<number> {
-  const info = await admin.info('errorstats');
-  return Number(/errorstat_NOSCRIPT:count=(\d+)/.exec(info)?.[1] ?? 0);
-}
+const noscriptErrors = (admin: Redis) => errorReplies(admin, 'NOSCRIPT');
 
 describe('Lua scripts sent by the library, on a server of their own', () => {
   let server: RedisServerHandle;
@@ -39,7 +37,7 @@ describe('Lua scripts sent by the library, on a server of their own', () => {
     const before = await noscriptErrors(admin);
     expect(await ECHO.run(client, ['k1', 'a'])).toEqual(['k1', 'a']);
     expect(await admin.script('EXISTS', ECHO.sha)).toEqual([1]);
-    const evalCalls = async () => Number(/cmdstat_eval:calls=(\d+)/.exec(await admin.info('commandstats'))?.[1] ?? 0);
+    const evalCalls = () => commandCalls(admin, 'eval');
     const evals = await evalCalls();
     expect(await Promise.all([ECHO.run(client, ['k2', 'b']), ECHO.run(client, ['k3', 'c'])])).toEqual([['k2', 'b'], ['k3', 'c']]);
     expect(await evalCalls()).toBe(evals);

@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, LeaseLostError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { Task, TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
-import { AckBuffer } from '../runtime/ack-buffer';
+import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
 import { callHandler } from '../runtime/handler-call';
 import { setLongTimeout, type LongTimer } from '../runtime/long-timer';
@@ -43,11 +43,6 @@ const MAX_FETCHES = 2;
 const RECOVER_LIMIT = 100;
 /** How long a stopping consumer waits for its hand-back and last acks. */
 const HAND_BACK_MS = 2000;
-/**
- * How long finished tasks may wait for a take to carry their acks before a call of their own goes out. At
- * low load the next take usually comes first (a wake-up): one call fewer per task, on Redis's busiest path.
- */
-const ACK_DELAY_MS = 5;
 
 /**
  * Runs the tasks of one type in this process: at most `concurrency` reserved at a time (the batch asked
@@ -70,7 +65,10 @@ export class TaskConsumer {
   private readonly wake = new WakeSignal(() => this.poll());
   private errorTimer?: NodeJS.Timeout;
   private ackTimer?: NodeJS.Timeout;
-  /** Acks have waited `ACK_DELAY_MS`: the next pump sends them even without a take. */
+  /**
+   * Acks have waited `ACK_DELAY_MS`: the next pump sends them even without a take. (At low load the next
+   * take, after a wake-up, usually comes first and carries them: one call fewer per task.)
+   */
   private acksDue = false;
   private timers: NodeJS.Timeout[] = [];
   private idleWaiters: (() => void)[] = [];

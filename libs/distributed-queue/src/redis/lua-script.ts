@@ -18,6 +18,7 @@ type Arg = string | number | Buffer;
  */
 export class LuaScript {
   readonly sha: string;
+  /** A call of this script; `args` are the keys then the arguments. */
   private readonly ScriptCommand: new (args: Arg[], options: { keyPrefix?: string; replyEncoding: 'utf8' }) => Command;
 
   constructor(readonly lua: string, readonly numberOfKeys: number) {
@@ -27,7 +28,7 @@ export class LuaScript {
     const loaded = new WeakSet<object>();
     this.ScriptCommand = class ScriptCommand extends Command {
       constructor(args: Arg[], options: { keyPrefix?: string; replyEncoding: 'utf8' }) {
-        super('evalsha', [sha, ...args], options);
+        super('evalsha', [sha, numberOfKeys, ...args], options);
       }
 
       override toWritable(socket: object): string | Buffer {
@@ -63,11 +64,11 @@ export class LuaScript {
 
   private send(client: Redis | Cluster, args: Arg[]): Promise<unknown> {
     const options = { keyPrefix: client.options.keyPrefix, replyEncoding: 'utf8' as const };
-    const command = new this.ScriptCommand([this.numberOfKeys, ...args], options);
+    const command = new this.ScriptCommand(args, options);
     // NOTE: a NOSCRIPT answer already forgot the socket: the resend goes out as EVAL with the body.
     command.promise = command.promise.catch((error: Error) => {
       if (!error.message.includes('NOSCRIPT')) throw error;
-      const resend = new this.ScriptCommand([this.numberOfKeys, ...args], options);
+      const resend = new this.ScriptCommand(args, options);
       return client.sendCommand(resend);
     });
     return client.sendCommand(command) as Promise<unknown>;

@@ -1,4 +1,4 @@
-import { AckBuffer } from '../runtime/ack-buffer';
+import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
 import type { RouteStore } from './route.store';
 
 /** A task that finished: acked (no error) or to bury (its error json). */
@@ -8,12 +8,6 @@ export interface Settled {
   /** When its last attempt started (epoch ms), for the history. */
   startedAt?: number;
 }
-
-/**
- * How long a finished task may wait for its ack while the rest of its batch runs. Acking each task as it
- * finished cost one call per few tasks, and a call costs the sender more CPU than a task does.
- */
-const ACK_DELAY_MS = 5;
 
 /**
  * The acks of one partition runner. Finished tasks go out in batches, one call in flight at a time, at most
