@@ -57,6 +57,12 @@ export class TaskConsumer {
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
   private mayHaveWork = true;
+  /**
+   * The last take found more due tasks than it reserved: a second take may go out while the first is in
+   * flight (else, with handlers done before the next pump, only one take would ever be in flight and Redis
+   * and this process would wait on each other in turn).
+   */
+  private backlog = false;
   /** take calls in flight, and the slots they asked for. */
   private fetches = 0;
   private requested = 0;
@@ -198,7 +204,7 @@ export class TaskConsumer {
     // NOTE: each take asks for at most half the slots, so that two takes alternate: Redis runs one while
     // this process starts the tasks of the other.
     const half = Math.ceil(this.options.concurrency / MAX_FETCHES);
-    let want = this.mayHaveWork && free > 0 ? Math.min(free, half) : 0;
+    let want = (this.mayHaveWork || this.backlog) && free > 0 ? Math.min(free, half) : 0;
     if (this.fetches > 0 && want < half) want = 0;
     if (want === 0 && (this.acks.size === 0 || this.fetches > 0)) return;
     if (want === 0 && !this.acksDue && !this.stopping) {
@@ -219,7 +225,9 @@ export class TaskConsumer {
     const { lane, requestId } = want > 0 ? (this.retries.shift() ?? { lane: this.freeLanes.shift() ?? 0, requestId: newRequestId() }) : { lane: 0, requestId: '' };
     let result: TakeResult | undefined;
     try {
-      result = await this.store.take(this.type, this.takeOptions(want), acks, `${this.consumerId}.${lane}`, requestId);
+      const taking = this.store.take(this.type, this.takeOptions(want), acks, `${this.consumerId}.${lane}`, requestId);
+      if (want > 0 && this.backlog && this.fetches < MAX_FETCHES) this.schedulePump();
+      result = await taking;
       this.lastContactAt = Date.now();
       if (want > 0) this.freeLanes.push(lane);
     } catch (error) {
@@ -246,6 +254,7 @@ export class TaskConsumer {
     if (result.refused.length > 0) {
       this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
     }
+    if (want > 0) this.backlog = result.nextDueIn === 0;
     if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
     else if (want > 0 && result.nextDueIn > 0 && !this.stopping) this.wake.wakeIn(result.nextDueIn);
     if (this.stopping && result.reserved.length > 0) {
