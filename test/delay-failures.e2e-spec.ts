@@ -62,6 +62,21 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
     expect((await app.inspect.getTask('slow', 't1')).lastError).toMatchObject({ name: 'TaskTimeoutError', attempts: 2 });
   });
 
+  it('times out a handler declared without a signal (no abort controller made): its slot is freed for the next task', async () => {
+    const keyPrefix = uniquePrefix('timeout-nosignal');
+    const started: string[] = [];
+    const W = workerClass('hang', { concurrency: 1, timeoutMs: 150, maxAttempts: 1 }, (task: Task) => {
+      started.push(task.id);
+      return task.id === 'hangs' ? new Promise(() => undefined) : undefined;
+    });
+    const app = await start({ connection: target.connection, keyPrefix }, [W]);
+    await app.submit.submit('hang', {}, { id: 'hangs' });
+    await app.submit.submit('hang', {}, { id: 'next', delay: 20 });
+    await waitFor(async () => (await app.inspect.getState('hang', 'next')) === 'done', { timeoutMs: 5000 });
+    expect(started).toEqual(['hangs', 'next']);
+    expect((await app.inspect.getTask('hang', 'hangs')).lastError).toMatchObject({ name: 'TaskTimeoutError', attempts: 1 });
+  });
+
   it('cancels delayed and ready tasks, and running ones on request (aborted, not retried)', async () => {
     const keyPrefix = uniquePrefix('cancel');
     const started: string[] = [];

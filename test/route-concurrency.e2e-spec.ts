@@ -64,4 +64,19 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('ordered worker con
     }
     for (const key of ['a', 'b', 'c']) expect(runs.filter((r) => r.startsWith(`${key}:`))).toEqual([`${key}:0@1`, `${key}:0@2`, `${key}:1@1`]);
   });
+
+  it('an ordered handler declared without a signal (no abort controller made) is timed out all the same; the key goes on', async () => {
+    const prefix = uniquePrefix('ordered-timeout-nosignal');
+    const runs: string[] = [];
+    const W = workerClass('ledger', { ordered: true, timeoutMs: 200, maxAttempts: 1 }, (task: Task<{ n: number }>) => {
+      runs.push(`${task.key}:${task.payload.n}`);
+      return task.payload.n === 0 ? new Promise(() => undefined) : undefined;
+    });
+    const app = await start({ connection: target.connection, keyPrefix: prefix, route: routeTestOptions('q', 'solo', 4) }, [W]);
+    await app.submit.submitOrderedMany('ledger', ['a', 'b'].flatMap((key) => [0, 1].map((n) => ({ key, payload: { n } }))));
+    await waitFor(() => runs.length === 4, { timeoutMs: 10_000, message: 'the hung first task of each key timed out, the second ran' });
+    for (const key of ['a', 'b']) expect(runs.filter((r) => r.startsWith(`${key}:`))).toEqual([`${key}:0`, `${key}:1`]);
+    const dead = await app.inspect.listOrderedDead();
+    expect(dead.map((t) => `${t.key}:${t.error.name}`).sort()).toEqual(['a:TaskTimeoutError', 'b:TaskTimeoutError']);
+  });
 });

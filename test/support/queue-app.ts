@@ -61,12 +61,25 @@ export async function redisNow(client: Redis | Cluster): Promise<number> {
   return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }
 
-/** Makes a `@TaskWorker` class whose handler is `fn`. */
+/**
+ * Makes a `@TaskWorker` class whose handler is `fn`. Its `handle` declares the signal only when `fn` does:
+ * a handler of one parameter runs without an abort controller, as an application's would.
+ */
 export function workerClass<P = any>(
   type: string,
   options: TaskWorkerOptions,
   fn: (task: Task<P>, signal: AbortSignal) => unknown,
 ): Type<TaskHandler<P>> {
+  if (fn.length < 2) {
+    @TaskWorker(type, options)
+    @Injectable()
+    class TaskOnlyWorker {
+      handle(task: Task<P>): unknown {
+        return (fn as (task: Task<P>) => unknown)(task);
+      }
+    }
+    return TaskOnlyWorker as Type<TaskHandler<P>>;
+  }
   @TaskWorker(type, options)
   @Injectable()
   class TestWorker implements TaskHandler<P> {

@@ -4,7 +4,7 @@ import type { Task, TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
-import { callHandler } from '../runtime/handler-call';
+import { callHandler, runController } from '../runtime/handler-call';
 import { setLongTimeout, type LongTimer } from '../runtime/long-timer';
 import { shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
@@ -17,7 +17,8 @@ import { splitTraceContext } from '../tracing/trace-carrier';
 
 interface RunningTask {
   reservation: Reservation;
-  controller: AbortController;
+  /** Absent when the handler cannot see its signal (`takesSignal`). */
+  controller?: AbortController;
   batch: Batch;
   settled: boolean;
   /** The task as its handler got it (undefined when its payload could not be read). */
@@ -163,7 +164,7 @@ export class TaskConsumer {
     await stopWithGrace(this.whenIdle(), timeoutMs, (reason) => {
       const unfinished = [...this.running.values()].filter((t) => !t.settled);
       for (const task of unfinished) this.settle(task);
-      for (const task of unfinished) task.controller.abort(reason);
+      for (const task of unfinished) task.controller?.abort(reason);
       const held = unfinished.map((t): [string, string] => [t.reservation.id, t.reservation.token]);
       if (held.length > 0) this.handBack(held);
     });
@@ -290,7 +291,7 @@ export class TaskConsumer {
   }
 
   private run(reservation: Reservation, batch: Batch): void {
-    const task: RunningTask = { reservation, controller: new AbortController(), batch, settled: false, startedAt: Date.now() };
+    const task: RunningTask = { reservation, controller: runController(this.handler), batch, settled: false, startedAt: Date.now() };
     batch.tasks.add(task);
     this.running.set(reservation.id, task);
     const { json, traceContext } = splitTraceContext(reservation.payload);
@@ -303,7 +304,7 @@ export class TaskConsumer {
     }
     const { id, attempt, dueAt } = reservation;
     task.view = traceContext ? { id, type: this.type, payload, attempt, dueAt, traceContext } : { id, type: this.type, payload, attempt, dueAt };
-    callHandler(this.handler, task.view, task.controller.signal, (error, result) => this.finish(task, error, result));
+    callHandler(this.handler, task.view, task.controller, (error, result) => this.finish(task, error, result));
   }
 
   /** Reports a lifecycle event of a task this consumer ran (skipped when nobody listens). */
@@ -330,7 +331,7 @@ export class TaskConsumer {
     if (!task || task.settled) return;
     if (reason instanceof LeaseLostError) {
       this.settle(task);
-      task.controller.abort(reason);
+      task.controller?.abort(reason);
       this.logger.warn?.(`[${this.type}] ${reason.message}`);
       this.afterSlotFreed();
       return;
@@ -356,7 +357,7 @@ export class TaskConsumer {
   private async recordFailure(task: RunningTask, error: Error): Promise<void> {
     const { id, token, attempt } = task.reservation;
     this.emit(task, 'failed', error);
-    if (!task.controller.signal.aborted) task.controller.abort(error);
+    if (task.controller && !task.controller.signal.aborted) task.controller.abort(error);
     const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || attempt >= this.options.maxAttempts;
     const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;

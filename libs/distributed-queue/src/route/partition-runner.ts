@@ -4,7 +4,7 @@ import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { backoffDelay } from '../runtime/backoff';
 import { SHUTDOWN_CALL_MS, stopWithGrace } from '../runtime/graceful-stop';
-import { callHandler, toError } from '../runtime/handler-call';
+import { callHandler, runController, toError } from '../runtime/handler-call';
 import type { SharedTimeouts } from '../runtime/shared-timeouts';
 import { WakeSignal } from '../runtime/wake-signal';
 import { withTimeout } from '../runtime/with-timeout';
@@ -41,6 +41,8 @@ export interface RunnerContext {
 }
 
 const IDLE_MS = 1000;
+/** Settles one running attempt: null when it succeeded, with what its handler returned. */
+type Settle = (error: Error | null, result?: unknown) => void;
 const RETRY_MS = 200;
 
 const errorJson = (error: Error, attempts: number) => JSON.stringify({ name: error.name, message: error.message, attempts });
@@ -70,8 +72,8 @@ export class PartitionRunner {
   private halt = new AbortController();
   /** Notified when work may have arrived or the state changed. */
   private readonly wake = new WakeSignal();
-  /** Running attempts: each one's controller and how it settles. */
-  private readonly running = new Map<AbortController, (error: Error | null) => void>();
+  /** Running attempts: how each settles, and its abort controller (none when its handler cannot see it). */
+  private readonly running = new Map<Settle, AbortController | undefined>();
   private readonly acks: PartitionAcks;
   /** When each running item's current attempt started (epoch ms), until it is finished. */
   private readonly starts = new Map<number, number>();
@@ -125,7 +127,7 @@ export class PartitionRunner {
     this.stopping = true;
     this.lastAcksBy = Math.min(this.lastAcksBy, performance.now() + SHUTDOWN_CALL_MS);
     this.halt.abort();
-    for (const c of [...this.running.keys()]) this.abortRun(c, new LeaseLostError(`partition ${this.partition}`));
+    for (const run of [...this.running.keys()]) this.abortRun(run, new LeaseLostError(`partition ${this.partition}`));
     this.notify();
   }
 
@@ -136,7 +138,7 @@ export class PartitionRunner {
     this.halt.abort();
     this.notify();
     await stopWithGrace(this.done, timeoutMs, (reason) => {
-      for (const c of [...this.running.keys()]) this.abortRun(c, reason);
+      for (const run of [...this.running.keys()]) this.abortRun(run, reason);
     });
     await this.done;
   }
@@ -345,19 +347,19 @@ export class PartitionRunner {
   private attempt(worker: OrderedWorker, item: RouteItem, attempt: number, slots: Slots): Promise<Error | null> {
     const { timeoutMs } = worker.options;
     return new Promise((resolve) => {
-      const controller = new AbortController();
+      const controller = runController(worker.handler);
       const startedAt = Date.now();
       this.starts.set(item.seq, startedAt);
-      const settle = (error: Error | null, result?: unknown) => {
-        if (!this.running.delete(controller)) return;
+      const settle: Settle = (error, result) => {
+        if (!this.running.delete(settle)) return;
         timer.clear();
         slots.release();
         if (!(error instanceof LeaseLostError)) this.emit(item, error ? 'failed' : 'completed', attempt, { error: error ?? undefined, result, startedAt });
         resolve(error);
       };
-      const timer = this.ctx.timeouts.get(item.type)!.add(() => this.abortRun(controller, new TaskTimeoutError(timeoutMs)));
-      this.running.set(controller, settle);
-      callHandler(worker.handler, this.view(item, attempt), controller.signal, settle);
+      const timer = this.ctx.timeouts.get(item.type)!.add(() => this.abortRun(settle, new TaskTimeoutError(timeoutMs)));
+      this.running.set(settle, controller);
+      callHandler(worker.handler, this.view(item, attempt), controller, settle);
     });
   }
 
@@ -366,10 +368,10 @@ export class PartitionRunner {
    * NOTE: settled here rather than by an 'abort' listener on its signal: one listener per task was a
    * measurable share of the hot path.
    */
-  private abortRun(controller: AbortController, reason: unknown): void {
-    const settle = this.running.get(controller);
-    controller.abort(reason);
-    settle?.(toError(reason));
+  private abortRun(run: Settle, reason: unknown): void {
+    if (!this.running.has(run)) return;
+    this.running.get(run)?.abort(reason);
+    run(toError(reason));
   }
 
   /** The task as its handler gets it. */

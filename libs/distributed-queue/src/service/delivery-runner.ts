@@ -1,6 +1,6 @@
 import { TaskTimeoutError } from '../errors';
 import type { Task, TaskHandler } from '../interfaces';
-import { callHandler } from '../runtime/handler-call';
+import { callHandler, runController } from '../runtime/handler-call';
 import { DEFAULT_TOLERANCE_MS, type DeliveryBatch, type DeliveryBody, type DeliveryResult } from './delivery-signature';
 import { authenticate, type ReplayGuard } from './replay-guard';
 
@@ -61,14 +61,14 @@ export class DeliveryRunner {
     if (!target) return Promise.resolve({ i, status: 404, error: { name: 'UnknownTaskType', message: `no @TaskWorker for "${body.type}" in this application` } });
     const task: Task = { id: body.id, type: body.type, payload: body.payload, attempt: body.attempt, dueAt: body.dueAt };
     const timeoutMs = Math.min(target.timeoutMs, body.timeoutMs > 0 ? body.timeoutMs : target.timeoutMs);
-    const controller = new AbortController();
+    const controller = runController(target.handler);
     return new Promise<DeliveryResult>((resolve) => {
       const timer = setTimeout(() => {
         const error = new TaskTimeoutError(timeoutMs);
-        controller.abort(error);
+        controller?.abort(error);
         resolve({ i, status: 504, error: { name: error.name, message: error.message } });
       }, timeoutMs);
-      callHandler(target.handler, task, controller.signal, (error, result) => {
+      callHandler(target.handler, task, controller, (error, result) => {
         clearTimeout(timer);
         resolve(error ? { i, status: 500, error: { name: error.name, message: error.message } } : { i, status: 200, result });
       });

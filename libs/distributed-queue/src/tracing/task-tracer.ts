@@ -1,7 +1,7 @@
 import type { Attributes, Span, Tracer } from '@opentelemetry/api';
 import type { Task, TaskHandler } from '../interfaces';
 import type { ResolvedTracingOptions } from '../options/resolve-observability';
-import { toError } from '../runtime/handler-call';
+import { takesSignal, toError } from '../runtime/handler-call';
 import { loadOtelApi, type Otel } from './otel-api';
 import { contextOf, traceparentOf } from './traceparent';
 
@@ -58,6 +58,8 @@ export class TaskTracer {
 
   /** The handler with each run in a `<type> process` span (the handler runs inside it: its spans nest). */
   wrap(type: string, handler: TaskHandler): TaskHandler {
+    // NOTE: a handler that cannot see its signal stays so: its runs need no abort controller (takesSignal).
+    if (!takesSignal(handler)) return { handle: (task: Task) => this.run(type, handler, task) };
     return { handle: (task, signal) => this.run(type, handler, task, signal) };
   }
 
@@ -65,7 +67,7 @@ export class TaskTracer {
    * One run in its span; the span ends as the handler settles (a return, a throw, or its promise).
    * NOTE: a synchronous handler stays synchronous (no promise added): the engines call it on their hot path.
    */
-  private run(type: string, handler: TaskHandler, task: Task, signal: AbortSignal): unknown {
+  private run(type: string, handler: TaskHandler, task: Task, signal?: AbortSignal): unknown {
     const { otel } = this;
     const parent = task.traceContext ? contextOf(otel, task.traceContext) : otel.ROOT_CONTEXT;
     const attributes = messaging(type, 'process', 'process');
@@ -75,7 +77,7 @@ export class TaskTracer {
     const span = this.tracer.startSpan(`${type} process`, { kind: otel.SpanKind.CONSUMER, attributes }, parent);
     let outcome: unknown;
     try {
-      outcome = otel.context.with(otel.trace.setSpan(parent, span), () => handler.handle(task, signal));
+      outcome = otel.context.with(otel.trace.setSpan(parent, span), () => handler.handle(task, signal!));
     } catch (error) {
       this.fail(span, error);
       throw error;
