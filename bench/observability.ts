@@ -1,6 +1,7 @@
+import { Injectable } from '@nestjs/common';
 import { Client } from 'pg';
 import { Registry } from 'prom-client';
-import type { DistributedQueueModuleOptions } from 'nestjs-distributed-queue';
+import { OnTaskEvent, type DistributedQueueModuleOptions } from 'nestjs-distributed-queue';
 
 /**
  * How much of the operations side runs: `default` as installed (event streams on, metrics off), `all`
@@ -8,6 +9,29 @@ import type { DistributedQueueModuleOptions } from 'nestjs-distributed-queue';
  * (streams off, no metrics), `history` (the task history written into PostgreSQL).
  */
 export type Observability = 'default' | 'all' | 'none' | 'history';
+
+/** A listener of every local event and of the fleet's completions (what an application watching its tasks adds). */
+@Injectable()
+class EventCounter {
+  count = 0;
+  @OnTaskEvent('*', '*')
+  on(): void {
+    this.count++;
+  }
+
+  @OnTaskEvent('bench', 'completed', { scope: 'fleet' })
+  onFleet(): void {
+    this.count++;
+  }
+}
+
+/** Each setting's label in the table and the providers its worker app adds. */
+export const OBSERVED: Record<Observability, { label: string; providers: unknown[] }> = {
+  default: { label: '', providers: [] },
+  all: { label: ' (events+metrics on)', providers: [EventCounter] },
+  none: { label: ' (events+metrics off)', providers: [] },
+  history: { label: ' (history on)', providers: [] },
+};
 
 /** The PostgreSQL the history runs against (the machine's; each run in a schema of its own, dropped at close). */
 const PG = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -1,8 +1,7 @@
-import { Injectable } from '@nestjs/common';
 import { Queue, Worker, type Job } from 'bullmq';
-import { OnTaskEvent, type Task } from 'nestjs-distributed-queue';
+import type { Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
-import { dropBenchSchema, observabilityOptions, type Observability } from './observability';
+import { dropBenchSchema, OBSERVED, observabilityOptions, type Observability } from './observability';
 
 /** A task start as a benchmark sees it: when it started and when it was due (epoch ms). */
 export interface Start {
@@ -33,28 +32,6 @@ async function inChunks<T>(items: T[], parallel: number, fn: (chunk: T[]) => Pro
     while (next < chunks.length) await fn(chunks[next++]);
   }));
 }
-
-/** A listener of every local event and of the fleet's completions (what an application watching its tasks adds). */
-@Injectable()
-class EventCounter {
-  count = 0;
-  @OnTaskEvent('*', '*')
-  on(): void {
-    this.count++;
-  }
-
-  @OnTaskEvent('bench', 'completed', { scope: 'fleet' })
-  onFleet(): void {
-    this.count++;
-  }
-}
-
-const OBSERVED: Record<Observability, { label: string; providers: unknown[] }> = {
-  default: { label: '', providers: [] },
-  all: { label: ' (events+metrics on)', providers: [EventCounter] },
-  none: { label: ' (events+metrics off)', providers: [] },
-  history: { label: ' (history on)', providers: [] },
-};
 
 /** This library, through its Nest module as an application uses it. */
 export function ours(url: string, prefix: string, observability: Observability = 'default'): System {

@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import * as fs from 'fs';
 import { Session } from 'inspector';
 import { startQueueApp, workerClass } from '../../test/support/queue-app';
-import { observabilityOptions, type Observability } from '../observability';
+import { OBSERVED, observabilityOptions, type Observability } from '../observability';
 
 function post<T>(session: Session, method: string): Promise<T> {
   return new Promise((resolve, reject) => session.post(method, (error, result) => (error ? reject(error) : resolve(result as T))));
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     if (++done === n) finished();
   });
   const options = observabilityOptions(observed as Observability);
-  const app = await startQueueApp({ connection: url, keyPrefix: prefix, ...options }, [W]);
+  const app = await startQueueApp({ connection: url, keyPrefix: prefix, ...options }, [W, ...(OBSERVED[observed as Observability].providers as never[])]);
   await all;
   const seconds = (performance.now() - t0) / 1000;
   if (process.env.DQ_TRACE) fs.writeFileSync(process.env.DQ_TRACE, JSON.stringify((globalThis as any).__trace));

@@ -86,11 +86,11 @@ if #ok > 0 then
   if recorded or (logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1) then
     local attempts, starts = {}, {}
     for i, token in ipairs(okTokens) do
-      attempts[i], starts[i] = leaseAttemptStart(token)
+      attempts[i], starts[i] = leaseAttemptStartText(token)
     end
-    local fields = { 'ids', cjson.encode(ok), 'a', cjson.encode(attempts) }
+    local fields = { 'ids', cjson.encode(ok), 'a', jsonNumbers(attempts) }
     if recorded then
-      fields[5], fields[6], fields[7], fields[8] = 's', cjson.encode(starts), 'm', ARGV[9]
+      fields[5], fields[6], fields[7], fields[8] = 's', jsonNumbers(starts), 'm', ARGV[9]
     end
     logEvent(log, logLen, 'completed', fields)
   end
@@ -190,9 +190,9 @@ if #ids > 0 then
       for i = 1, #held, 2 do
         local n = #startedIds + 1
         startedIds[n] = held[i]
-        startedA[n], startedS[n] = leaseAttemptStart(held[i + 1])
+        startedA[n], startedS[n] = leaseAttemptStartText(held[i + 1])
       end
-      logEvent(log, logLen, 'started', { 'ids', cjson.encode(startedIds), 'a', cjson.encode(startedA), 's', cjson.encode(startedS), 'm', ARGV[9] })
+      logEvent(log, logLen, 'started', { 'ids', cjson.encode(startedIds), 'a', jsonNumbers(startedA), 's', jsonNumbers(startedS), 'm', ARGV[9] })
     end
   end
 end
