@@ -1,6 +1,6 @@
 import { TaskHistoryService } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild } from './support/child';
-import { PG_URL, pgQuery, testSchemaName } from './support/pg';
+import { PG_URL, pgQuery, useSchemaNames } from './support/pg';
 import { useQueueApps, workerClass, type QueueApp } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
@@ -12,19 +12,6 @@ import { waitFor } from './support/wait';
 
 const historyOf = (app: QueueApp): TaskHistoryService => app.app.get(TaskHistoryService);
 
-/** Schemas made here, dropped after each test. */
-function useSchemas(): () => string {
-  const made: string[] = [];
-  afterEach(async () => {
-    for (const schema of made.splice(0)) await pgQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  });
-  return () => {
-    const schema = testSchemaName();
-    made.push(schema);
-    return schema;
-  };
-}
-
 /** The rows of a schema's history table by id: status (empty when the table does not exist yet). */
 async function statuses(schema: string): Promise<Record<string, string>> {
   const rows = await pgQuery<{ id: string; status: string }>(`SELECT id, status FROM "${schema}".dq_task_history`).catch(() => []);
@@ -33,7 +20,7 @@ async function statuses(schema: string): Promise<Record<string, string>> {
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('history writer: holding back and running rows on %s', (_name, target) => {
   const { start } = useQueueApps(target);
-  const newSchema = useSchemas();
+  const newSchema = useSchemaNames();
   afterEach(() => killAllChildren());
 
   it('with recordStarts, a running attempt shows as running, with its start and machine; then done', async () => {

@@ -11,6 +11,19 @@ export function testSchemaName(): string {
   return `dq_test_${randomBytes(5).toString('hex')}`;
 }
 
+/** Fresh schema names for a suite's applications (their history writers create them), dropped after each test. */
+export function useSchemaNames(): () => string {
+  const made: string[] = [];
+  afterEach(async () => {
+    for (const name of made.splice(0)) await pgQuery(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+  });
+  return () => {
+    const name = testSchemaName();
+    made.push(name);
+    return name;
+  };
+}
+
 /** Runs one statement on a connection of its own (bounded connect and query time). */
 export async function pgQuery<R extends object = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
   const client = new Client({ connectionString: PG_URL, connectionTimeoutMillis: 5000, query_timeout: 30_000 });

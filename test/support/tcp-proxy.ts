@@ -36,6 +36,12 @@ export interface TcpProxy {
    */
   down(refuse: boolean): void;
   /**
+   * A silent network: while `stall(true)`, bytes both ways are dropped and new connections are accepted,
+   * but nothing is closed, so the peers wait on their own timeouts (a host that stopped answering). Bytes
+   * lost meanwhile leave open connections unusable: `cut()` them after `stall(false)`.
+   */
+  stall(silent: boolean): void;
+  /**
    * Arms a rule for the next command (on any connection) matching `match`: the request is forwarded, and
    * once its reply is back the client socket is destroyed before that reply, or any reply to a request
    * of the same packet, reaches the client. So the command ran in Redis but the client never learnt it;
@@ -122,9 +128,10 @@ class Link {
     readonly upstream: net.Socket,
     private readonly rules: Rule[],
     private passthrough = false,
+    stalled: () => boolean = () => false,
   ) {
-    client.on('data', (chunk: Buffer) => this.onRequest(chunk));
-    upstream.on('data', (chunk: Buffer) => this.onReply(chunk));
+    client.on('data', (chunk: Buffer) => stalled() || this.onRequest(chunk));
+    upstream.on('data', (chunk: Buffer) => stalled() || this.onReply(chunk));
   }
 
   destroy(): void {
@@ -261,13 +268,14 @@ export async function startTcpProxy(
 ): Promise<TcpProxy> {
   const links = new Set<Link>();
   let refusing = false;
+  let stalled = false;
   const server = net.createServer((client) => {
     if (refusing) {
       client.destroy();
       return;
     }
     const upstream = net.connect({ host: target.host ?? HOST, port: target.port });
-    const link = new Link(client, upstream, rules.list, options.raw);
+    const link = new Link(client, upstream, rules.list, options.raw, () => stalled);
     links.add(link);
     const end = (): void => {
       if (links.delete(link)) link.destroy();
@@ -297,6 +305,9 @@ export async function startTcpProxy(
     down(refuse: boolean) {
       refusing = refuse;
       if (refuse) cut();
+    },
+    stall(silent: boolean) {
+      stalled = silent;
     },
     dropReply: (match, options) => rules.dropReply(match, options),
     close() {

@@ -5,6 +5,8 @@ import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { EventStreams, type EventStreamRef } from '../events/event-streams';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
+import { SHUTDOWN_CALL_MS, shutdownCall } from '../runtime/graceful-stop';
+import { withTimeout } from '../runtime/with-timeout';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
 import { StreamCopyState } from './history-coalescer';
 
@@ -72,11 +74,18 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     clearInterval(this.retentionTimer);
     // NOTE: what is held back is written now; if that fails, the next writer reads it again from Redis.
     if (this.streams.some((s) => s.state.holding > 0)) this.pass = this.pass.then(() => this.copyAll(true));
-    await this.pass;
+    // NOTE: bounded by the shutdown grace (at least SHUTDOWN_CALL_MS): a PostgreSQL that stopped answering
+    // holds a query for its own timeout (60 s by default). What this copy did not write stays in the
+    // streams; the next writer copies it once this one's lease expires (batches apply idempotently).
+    const graceMs = Math.max(SHUTDOWN_CALL_MS, this.options.shutdownTimeoutMs);
+    await withTimeout(this.pass, graceMs, 'history: last copy').catch((error: Error) =>
+      this.logger.warn(`${error.message}; the next writer copies what it did not write`),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.store?.close();
+    // NOTE: ending the pool waits for its connections' queries: with PostgreSQL silent, not past SHUTDOWN_CALL_MS.
+    if (this.store) await shutdownCall(this.store.close(), 'closing the history store').catch((error: Error) => this.logger.warn(error.message));
   }
 
   /** Entries of each stream not yet copied (about: copied entries are trimmed a node at a time). */

@@ -41,9 +41,9 @@ export interface RunnerContext {
 }
 
 const IDLE_MS = 1000;
+const RETRY_MS = 200;
 /** Settles one running attempt: null when it succeeded, with what its handler returned. */
 type Settle = (error: Error | null, result?: unknown) => void;
-const RETRY_MS = 200;
 
 const errorJson = (error: Error, attempts: number) => JSON.stringify({ name: error.name, message: error.message, attempts });
 
