@@ -1,58 +1,52 @@
 /** What docs/benchmarks.md says under the table: how to read each workload, and what limits it. */
 export const NOTES = `## Reading the figures
 
-- Immediate: this library spends about 4 times less CPU than BullMQ in Node and in Redis (1.8 Redis
-  commands per task against 37: a worker acks the tasks it finished and reserves the next ones in one script
-  call, for at most its free slots, with two such calls in flight). The fetch keeps its reply for a repeat
-  (one key per worker lane), so a command re-sent after a reconnect reserves nothing twice.
-  - Issue 14 asks for 5× BullMQ with Node's CPU per task halved. Three full runs on 2026-11-22 gave
-    2.70 / 2.78 / 3.37× with events and metrics off (median 2.78×) and 1.97 / 2.23 / 2.70× on (median
-    2.23×); three on 2026-11-23, after the script change below: 3.20 / 2.90 / 2.41× off (median 2.90×) and
-    2.74 / 2.06 / 2.04× on (median 2.06×). Not met.
-  - What this round changed: the take is sent at once instead of through ioredis's auto-pipeline, which
-    cost a turn of the event loop and a pipeline object (with every script bound to it) per call. Measured
-    with \`npm run bench:profile\` (the worker alone, from its first task), median of 5 alternating runs,
-    events and metrics on: 15 → 12 µs of worker CPU per task, 47,700 → 58,200 tasks/s. Not halved.
-  - What bounds it: a slot is held from the take that reserves it until its handler ends, so at
-    concurrency 50 the rate is 50 divided by that time (about 0.9 ms: the take's round trip with Redis's
-    ~8–10 µs per task of script time, then the worker's ~12 µs per task, on two cores shared with Redis).
-    5× BullMQ here is about 110,000 tasks/s, which needs both Redis and the worker under ~9 µs per task and
-    perfectly overlapped. Of the worker's 12 µs, about 6 are on the main thread (socket writes, an
-    \`AbortController\` and its signal per task ~1 µs, garbage collection); the rest is V8's helper threads
-    and the kernel.
-  - Neither side is saturated, though. A V8 profile of the worker alone (events off, 2026-11-23: 41,900
-    tasks/s, Redis 10 µs per task, so Redis busy about 42 % of the time) has its main thread idle 59 % of
-    the time, and 13 % in writing to the socket: about 75 µs per take written, as loopback TCP runs the
-    receiving side's work in the sender's system call. What sets the rate is the hand-off between the two
-    processes on two shared cores, twice per take. A next round would need fewer, larger hand-offs (a
-    take of 50 tried alone was no faster) or less Redis work per task: about 5 of Redis's 10 µs are the
-    data-structure commands (a reservation is written to two structures, a sorted set and a hash, and
-    removed from both), the rest Lua and converting arguments and replies between Lua and Redis.
-  - The scripts left ioredis's \`defineCommand\` (see the round trip): at this load a pipeline carries many
-    calls, so it changed little here. \`npm run bench:profile\`, events on, 7 alternating runs before and
-    after: median 37,600 → 40,300 tasks/s, 16 µs of worker CPU per task both; within the noise.
-  - Tried without gain: 1, 3 or 4 takes in flight instead of 2 (one take of 50: the same; 3 or 4 smaller
-    ones: 15–25 % slower, the cost per call dominates); a synchronous success path in the consumer (no
-    promise per task: within the noise).
+- Immediate: this library spends about 8 times less CPU than BullMQ in Node and 4–5 times less in Redis
+  (events off; 1.8 Redis commands per task against 37: a worker acks the tasks it finished and reserves the next ones in one
+  script call, for at most its free slots, with two such calls in flight). The fetch keeps its reply for a
+  repeat (one key per worker lane), so a command re-sent after a reconnect reserves nothing twice.
+  - Issue 14 asks for 5× BullMQ with events and metrics on (off reported too), Node's CPU per task halved.
+    Three full runs on 2026-11-23 after this round's changes: off 5.57 / 4.31 / 5.61× (median 5.57×), on
+    4.46 / 4.07 / 3.69× (median 4.07×); a full run just before the last change below gave 5.68× and 4.35×.
+    Off is met, on is not. Earlier the same day: 2.90× off and 2.06× on (medians of 3). Node's CPU for the
+    whole workload (submit included) went from 2.7 s when the issue was filed to 0.5 s (off).
+  - What was wrong: only one take was ever in flight. A take went out when the tasks of the previous one
+    had finished, and with handlers that finish at once (this workload's) nothing sent the second take the
+    design allows, so Redis and the worker waited on each other in turn (a profile had the worker's main
+    thread idle 59 % of the time while Redis was 42 % busy). A take that finds more due tasks than it
+    reserved now lets the next one go out at once: \`npm run bench:profile\` (the worker alone) 47–56k →
+    65–77k tasks/s with events off. The unit test that shows it counts the takes in flight.
+  - A handler declared without the signal (\`handle(task)\`, as most are) no longer gets an AbortController
+    per task: worker CPU 11–13 → 8–9 µs per task in \`bench:profile\`. A handler that declares it, reads
+    \`arguments\` or has a rest parameter still gets one; timeouts and cancels fail the attempt either way.
+  - What bounds it now: both processes are busy. Redis spends 8–10 µs per task (the take script: about a
+    third in data-structure commands, as a reservation is written to a sorted set and a hash and removed
+    from both, the rest Lua and argument conversion) and the worker 8–9 µs, on two cores shared with the
+    kernel's loopback work: about 110,000–125,000 tasks/s at best here, which the best runs reach.
+  - With this fix, 3 takes in flight (of 17 each) are slower than 2 of 25: 58–61k against 65–77k tasks/s.
+    Tried without gain earlier: a synchronous success path in the consumer (no promise per task).
 - Events and metrics: "on" is what an application watching its queues runs: the event streams (one XADD
-  per fetch's batch of acks, in the same script), a listener of every local event and Prometheus metrics
-  (plain per-type numbers read by prom-client at scrape time); "off" sets \`events: { stream: false }\` and no
-  metrics. The two alternate, twice each after a warm-up, and the better run of each is shown: a single
-  pair moves by ±10 % with the order it ran in. Other workloads run with the defaults (streams on). Three
-  full runs on 2026-11-22: on at 80 / 71 / 83 % of off, lower than the 93–102 % of earlier sessions: "off"
-  gained more from the take leaving the auto-pipeline. Runs alternating the code before and after that
-  change did not show "on" getting slower, within their ±20 % noise. On 2026-11-23: 86 / 71 / 85 %.
+  per fetch's batch of acks, in the same script), a listener of every local event, a fleet listener of the
+  type's completions (every completion read back from the stream by every instance that listens) and
+  Prometheus metrics (plain per-type numbers read by prom-client at scrape time); "off" sets
+  \`events: { stream: false }\` and no metrics. The two alternate, twice each after a warm-up, and the better
+  run of each is shown: a single pair moves by ±10 % with the order it ran in. Other workloads run with the
+  defaults (streams on). On 2026-11-23, after this round: on at 80 / 94 / 66 % of off.
+  - Where it goes (single immediate-only runs, one part on at a time): metrics alone 99 % of off, the local
+    listener alone 86 %, the fleet listener alone 72 %. The fleet listener is the cost: it has the scripts
+    log every completion (0.6 → 0.3 µs of Lua per task after this round's change: attempts logged as the
+    text one pattern match captures, not converted and JSON-encoded), and the worker reads each back and
+    delivers it (about 0.3 µs per task decoded and dispatched, measured alone). A driver alternating the
+    settings 4 times in one process put on at about 85 % of off (medians 91,600 and 104,300 tasks/s).
+  - Tried without a clear gain: reading the followed stream 50 or 100 entries at a time instead of 500
+    (shorter replies on the connection the takes use), or every 20 ms instead of 200.
 - History on: the same workload with the task history copied into PostgreSQL (the machine's PostgreSQL 15,
   a schema of its own) by a writer in the same process, default options. Three full runs on 2026-11-22:
-  69 / 70 / 80 % of off, median 70 %, at issue 14's target of 70 % (single runs vary by ±10 %). Since
-  those runs, the fetch script reads each acked task's attempt and start for the log in one pattern match
-  instead of three (1.6 → 0.5 µs per task in a Lua micro-benchmark run in this Redis; also with the event
-  streams followed); whole runs cannot resolve that within their noise. Three full runs on 2026-11-23
-  gave 55 / 59 / 71 % (median 59 %): below the target, on a day the machine ran BullMQ about 10 % slower
-  than the day before while "off" kept its rate. Three immediate-only runs alternating the code before and
-  after this day's changes: history on at 30.1 / 32.3 / 29.7 against 28.0 / 27.3 / 30.3 thousand tasks/s;
-  \`npm run bench:profile -- --events=history\`: 37.9 / 37.6 / 40.1 against 36.6 / 40.0 / 42.4. No clear
-  difference either way; the ratio is at the edge of the target and moves with the machine. What it costs: PostgreSQL about 16 µs per row written, Node about
+  69 / 70 / 80 % of off, median 70 %; three on 2026-11-23 before this round's changes 55 / 59 / 71 %
+  (median 59 %); three after them 78 / 57 / 82 % (median 78 %), at the issue's target of 70 %. The
+  history's own work did not change; why the ratio rose with the worker's changes is not measured. Single
+  runs vary by ±15 % and more.
+  What it costs: PostgreSQL about 16 µs per row written, Node about
   6 µs per task (reading the stream, folding, the JSON record set), Redis the payloads logged at submit,
   all on the same two cores. What brought it from 60 % to here: a task that ends within \`coalesceMs\`
   (5 s) of its submit is written once, finished (one row version instead of two), and the record set is
@@ -65,7 +59,7 @@ export const NOTES = `## Reading the figures
   Three full runs on 2026-11-22: p99 3 / 2 / 2 ms over all tasks and 2 / 1 / 1 ms for tasks due after
   submitting, 0 early (issue 14's target: 5 and 3 ms). It was 5 / 4 before the take left ioredis's
   auto-pipeline (one turn of the event loop less between a wake-up and the take). On 2026-11-23: 3 / 4 / 3
-  and 2 / 2 / 2 ms.
+  and 2 / 2 / 2 ms; after this round's changes 4 / 3 / 3 and 2 / 2 / 2 ms.
 - Service mode: the same delayed tasks run by the scheduler (\`apps/scheduler\`, its own process) and
   delivered over HTTP to two instances of a client application (each its own process), timed where the
   handler starts. The hop costs a take in the scheduler, one signed request per instance per batch of tasks
@@ -80,7 +74,9 @@ export const NOTES = `## Reading the figures
   - Issue 14 asks for 30×. Before this round: 24 / 26 / 30×. Three full runs after the changes below:
     27.5 / 28.2 / 33.8× (median 28.2×); with the shared timeouts added after them, three ordered-only
     runs gave 31.9 / 30.7 / 27.4× (median 30.7×). Three full runs on 2026-11-23: 31.9 / 30.5 / 26.6×
-    (median 30.5×). At the target, within the noise.
+    (median 30.5×). After this round's changes (no AbortController for a handler that does not declare the
+    signal, as the benchmark's), three full runs gave 37.1 / 26.6 / 31.5× (median 31.5×) and three
+    ordered-only runs 30.7 / 32.2 / 31.1×. Met, if not by much.
   - What brought it there (each measured with the CPU column): acks wait up to 5 ms while their batch runs
     instead of one call per few tasks, and the last ones go out just ahead of the next take on the same
     connection (one round trip for both; a failed ack voids that take's reply); one abort listener per
@@ -99,11 +95,22 @@ export const NOTES = `## Reading the figures
   that. Small hashes of many tasks each (listpack encoding) would save ~50 bytes per task, but stock
   Redis keeps a hash in listpack only while every value is at most 64 bytes (\`hash-max-listpack-value\`),
   and these records are ~107.
+  - What would meet it: the sorted set, not the hash. Measured in this Redis: 100,000 members like these
+    (tag and id) cost 112 bytes each in one sorted set and 20 bytes each in sorted sets of 100 members
+    (listpack encoding, kept while a set has at most 128 members of at most 64 bytes). Waiting tasks kept
+    in chunks of at most 128, ordered by (due time, sequence), would bring a pending task to about 190
+    bytes. Fixed time buckets would not do: this workload's 100,000 tasks fall due within a second. What it
+    takes: chunks that split when full and an index of their first members (a B-tree of sorted sets in
+    Lua), the due time in the record (cancel and reschedule find a task's chunk from it), a count kept
+    beside the chunks, paging across them, and every script that reads the waiting set changed, with a
+    migration of queues that exist. A few more Redis calls per submit and take, in the scripts the
+    immediate workload spends its Redis time in. Not done this round.
 - Round trip: one immediate task at a time, timed from the submit call to the handler's start in the same
   process (producer and worker together, for both systems), after 50 unrecorded warm-up tasks. The path is
   the submit script, its wake-up message on the type's channel, a take, the handler. Issue 14 asks for a
   p99 of 2 ms. Three full runs on 2026-11-23: p99 1.7 / 1.2 / 1.5 ms against BullMQ's 5.2 / 4.1 / 3.9 (p50
-  0.3–0.4 ms for both). Met; before this round 3.6 / 4.1 / 3.3.
+  0.3–0.4 ms for both). Met; before that round 3.6 / 4.1 / 3.3. Three later runs the same day, on a busier
+  machine: 1.9 / 1.7 / 1.7 ms against 4.5 / 5.0 / 5.0.
   - Garbage: ioredis's \`defineCommand\` puts each script on the client's script set, and every
     auto-pipeline it builds copies that whole set onto itself (two properties per script: ~19 KB with this
     library's 45 scripts). At low load every command builds its own pipeline. A sampling heap profile put
@@ -130,7 +137,8 @@ export const NOTES = `## Reading the figures
   type on its own master; the commands then split in thirds. The throughput stays that of one server
   because one Node process runs all three types and is the bound here (and the three masters share the
   same two cores): 64–98 % of the single server's rate over three runs, down from 100–118 %; 67 / 73 / 73 %
-  on 2026-11-23. Both rose
+  on 2026-11-23, and 87 / 112 / 86 % after this round's changes (the cluster at 69,000–99,600 tasks/s,
+  the single server 79,500–114,600). Both rose
   when the take left the auto-pipeline, the single server more: two alternating runs of the code before
   and after gave the cluster 62,900 → 76,300 and 49,400 → 54,900 tasks/s, the single server 60,100 →
   98,800 and 48,500 → 82,700 (why the cluster gained less is not measured; its three Redis processes share

@@ -1,5 +1,6 @@
 import { spawn } from 'child_process';
 import * as path from 'path';
+import { withBuildLock } from './support/build-lock';
 import { httpCall } from './support/http';
 import { getFreePort } from './support/redis-server';
 import { getTargets } from './support/targets';
@@ -14,7 +15,8 @@ describe('the README start command', () => {
   const single = getTargets().find((t) => t.name === 'single');
   const run = single ? it : it.skip;
 
-  run('builds, serves, and stops with the signal sent to `npm start` (no app left behind)', async () => {
+  // NOTE: each test holds the build lock: it rebuilds the library's dist/ and runs from it (see withBuildLock).
+  run('builds, serves, and stops with the signal sent to `npm start` (no app left behind)', () => withBuildLock(async () => {
     const port = await getFreePort();
     const base = `http://127.0.0.1:${port}`;
     const npm = spawn('npm', ['start'], {
@@ -37,10 +39,9 @@ describe('the README start command', () => {
     } finally {
       if (npm.exitCode === null) npm.kill('SIGKILL');
     }
-  }, 180_000);
+  }), 360_000);
 
-  // NOTE: in this file, after the test above: both build into dist/, so they must not run at once.
-  run('`npm run start:service`: the scheduler closes an unpaid order by calling the sample back; both stop with the signal', async () => {
+  run('`npm run start:service`: the scheduler closes an unpaid order by calling the sample back; both stop with the signal', () => withBuildLock(async () => {
     const [port, schedulerPort] = [await getFreePort(), await getFreePort()];
     const base = `http://127.0.0.1:${port}`;
     const npm = spawn('npm', ['run', 'start:service'], {
@@ -69,5 +70,5 @@ describe('the README start command', () => {
     } finally {
       if (npm.exitCode === null) npm.kill('SIGKILL');
     }
-  }, 180_000);
+  }), 360_000);
 });

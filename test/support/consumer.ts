@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { REPO_ROOT, withParentDeathSignal } from './child';
+import { withBuildLock } from './build-lock';
 
 /*
  * Helpers of test/package-consumer.e2e-spec.ts: packs the library as users get it and runs it from a fresh
@@ -118,8 +119,10 @@ export interface PackedLibrary {
 /** `npm run build -w nestjs-distributed-queue` from the repo root, then `npm pack` into `dest`. */
 export async function buildAndPack(dest: string): Promise<PackedLibrary> {
   const env = npmEnv();
-  await run('npm', ['run', 'build', '-w', 'nestjs-distributed-queue'], { cwd: REPO_ROOT, env, timeoutMs: 180_000 });
-  const packed = await run('npm', ['pack', '--pack-destination', dest, '--json', '--loglevel=error'], { cwd: LIB_DIR, env, timeoutMs: 120_000 });
+  const packed = await withBuildLock(async () => {
+    await run('npm', ['run', 'build', '-w', 'nestjs-distributed-queue'], { cwd: REPO_ROOT, env, timeoutMs: 180_000 });
+    return run('npm', ['pack', '--pack-destination', dest, '--json', '--loglevel=error'], { cwd: LIB_DIR, env, timeoutMs: 120_000 });
+  });
   const json = packed.stdout.slice(packed.stdout.indexOf('['));
   const [info] = JSON.parse(json) as { filename: string }[];
   const tarball = path.join(dest, info.filename);
