@@ -115,6 +115,28 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('lifecycle events o
     expect(local.seen).toEqual([]);
   });
 
+  // NOTE: on the single server only: one CLIENT LIST shows every connection.
+  (target.name === 'single' ? it : it.skip)('fleet events are read over a connection of their own (not the commands one), closed with the application', async () => {
+    const prefix = uniquePrefix('ev-conn');
+    const { Recorder, seen } = recorder('fc', 'fleet');
+    const W = workerClass('fc', {}, () => undefined);
+    const app = await start({ connection: target.connection, keyPrefix: prefix, events: { followIntervalMs: 20 } }, [W, Recorder]);
+    await app.submit.submitMany('fc', Array.from({ length: 20 }, (_, i) => ({ payload: i })));
+    await waitFor(() => seen.filter((e) => e.event === 'completed').length === 20, { timeoutMs: 10_000, message: 'every completion heard' });
+    const clients = async () => {
+      const list = String(await redis().client('LIST'));
+      return list.split('\n').filter((line) => line.includes(` name=dq:${prefix}:`)).map((line) => ({
+        name: / name=(\S+)/.exec(line)![1].slice(`dq:${prefix}:`.length),
+        cmd: / cmd=(\S+)/.exec(line)![1],
+      }));
+    };
+    // NOTE: the follower reads every 20 ms; the commands connection is busy with other things.
+    await waitFor(async () => (await clients()).some((c) => c.name === 'streams' && c.cmd === 'xread'), { timeoutMs: 5000, message: 'a streams connection reading' });
+    expect((await clients()).map((c) => c.name).sort()).toEqual(['commands', 'streams', 'subscriber']);
+    await app.close();
+    await waitFor(async () => (await clients()).length === 0, { timeoutMs: 5000, message: 'every connection closed' });
+  });
+
   it('fleet events: a task recovered from a killed worker, then completed elsewhere', async () => {
     const prefix = uniquePrefix('ev-recover');
     const { Recorder, names } = recorder('fr', 'fleet');

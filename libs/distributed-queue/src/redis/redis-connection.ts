@@ -52,11 +52,12 @@ function logOutages(client: RedisClient, name: string, logger: ConnectionLogger)
 /**
  * Opens a client. `commands` clients carry the Lua scripts (see `defineScripts`) and pipeline other
  * commands automatically; `subscriber` clients only subscribe (ioredis resubscribes by itself after a
- * reconnect). Connection errors go to `logger`, once per outage.
+ * reconnect); `reader` clients send long reads (event streams) apart from the commands connection.
+ * Connection errors go to `logger`, once per outage.
  */
 export function createRedisClient(
   connection: RedisConnection,
-  role: 'commands' | 'subscriber',
+  role: 'commands' | 'subscriber' | 'reader',
   name: string,
   logger: ConnectionLogger = new Logger('DistributedQueue'),
 ): RedisClient {
