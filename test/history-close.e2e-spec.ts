@@ -1,6 +1,6 @@
 import { TaskHistoryService, type Task } from 'nestjs-distributed-queue';
 import { PG_TARGET, PG_URL, useSchemaNames } from './support/pg';
-import { useQueueApps, workerClass } from './support/queue-app';
+import { useStartedApps, workerClass } from './support/queue-app';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
@@ -8,7 +8,7 @@ import { waitFor } from './support/wait';
 const target = getTargets()[0];
 
 describe('closing an application whose history PostgreSQL stopped answering', () => {
-  const { start } = useQueueApps(target);
+  const start = useStartedApps();
   const newSchema = useSchemaNames();
   let proxy: TcpProxy | undefined;
   afterEach(async () => {

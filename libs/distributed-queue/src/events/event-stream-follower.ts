@@ -51,7 +51,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
     this.stopped = true;
     clearTimeout(this.timer);
     this.lowerFlags?.();
-    await shutdownCall(this.reading ?? Promise.resolve(), 'reading event streams').catch(() => undefined);
+    await shutdownCall(this.reading, 'reading event streams').catch(() => undefined);
   }
 
   /** The streams to follow: those of the types with fleet listeners (every partition's once for ordered ones). */

@@ -6,7 +6,6 @@ import { EventStreams, type EventStreamRef } from '../events/event-streams';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { SHUTDOWN_CALL_MS, shutdownCall } from '../runtime/graceful-stop';
-import { withTimeout } from '../runtime/with-timeout';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
 import { StreamCopyState } from './history-coalescer';
 
@@ -78,14 +77,14 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     // holds a query for its own timeout (60 s by default). What this copy did not write stays in the
     // streams; the next writer copies it once this one's lease expires (batches apply idempotently).
     const graceMs = Math.max(SHUTDOWN_CALL_MS, this.options.shutdownTimeoutMs);
-    await withTimeout(this.pass, graceMs, 'history: last copy').catch((error: Error) =>
+    await shutdownCall(this.pass, 'history: last copy', graceMs).catch((error: Error) =>
       this.logger.warn(`${error.message}; the next writer copies what it did not write`),
     );
   }
 
   async onApplicationShutdown(): Promise<void> {
     // NOTE: ending the pool waits for its connections' queries: with PostgreSQL silent, not past SHUTDOWN_CALL_MS.
-    if (this.store) await shutdownCall(this.store.close(), 'closing the history store').catch((error: Error) => this.logger.warn(error.message));
+    await shutdownCall(this.store?.close(), 'closing the history store').catch((error: Error) => this.logger.warn(error.message));
   }
 
   /** Entries of each stream not yet copied (about: copied entries are trimmed a node at a time). */

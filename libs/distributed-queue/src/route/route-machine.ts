@@ -155,7 +155,7 @@ export class RouteMachine {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
-    await shutdownCall(this.beating ?? Promise.resolve(), 'heartbeat').catch(() => undefined);
+    await shutdownCall(this.beating, 'heartbeat').catch(() => undefined);
     const runners = [...this.runners.values()];
     await Promise.all(runners.map((r) => r.stop(timeoutMs)));
     try {

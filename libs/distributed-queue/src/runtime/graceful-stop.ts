@@ -9,9 +9,12 @@ import { withTimeout } from './with-timeout';
  */
 export const SHUTDOWN_CALL_MS = 1000;
 
-/** Waits for `call` at most `SHUTDOWN_CALL_MS`; rejects when it failed or took longer (it goes on). */
-export function shutdownCall<T>(call: Promise<T>, what: string): Promise<T> {
-  return withTimeout(call, SHUTDOWN_CALL_MS, what);
+/**
+ * Waits for `call` (nothing to wait for when undefined) at most `ms`; rejects when it failed or took longer
+ * (it goes on).
+ */
+export function shutdownCall<T>(call: Promise<T> | undefined, what: string, ms = SHUTDOWN_CALL_MS): Promise<T | undefined> {
+  return call ? withTimeout(call, ms, what) : Promise.resolve(undefined);
 }
 
 /**

@@ -166,7 +166,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await shutdownCall(this.syncing ?? Promise.resolve(), 'registry sync').catch(() => undefined);
+    await shutdownCall(this.syncing, 'registry sync').catch(() => undefined);
     // NOTE: the orchestrator stops the consumers themselves (running deliveries get shutdownTimeoutMs).
   }
 }
