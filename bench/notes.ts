@@ -93,25 +93,30 @@ export const NOTES = `## Reading the figures
     ordered submit's CPU: 8.4 → 5.3 µs). Workers' CPU went from about 0.75 to 0.5 s for the 20,000 tasks.
   BullMQ is only order-safe at concurrency 1. At concurrency 50 it saw no violations here because a key's
   tasks are 500 jobs apart in its queue; that is luck of the workload, not a guarantee.
-- Memory: one hash entry and one sorted-set entry per pending task; the record is the payload behind a
-  short sequence tag (FIFO order) until a run fails, and generated ids are short (\`#<hex>\`). Issue 14's
-  target of 220 bytes is not met (272–276), and cannot be with these two structures on stock settings.
-  Redis's own cost per task, with jemalloc's size classes: the hash entry 32 + its id 16 + the record
-  (~107 bytes of tag and payload) 112 + its share of the bucket array ~10; the sorted-set entry 32 + its
-  member (tag and id) 16 + the skip-list node ~53 + buckets ~10: about 280. The data itself is ~120 of
-  that. Small hashes of many tasks each (listpack encoding) would save ~50 bytes per task, but stock
-  Redis keeps a hash in listpack only while every value is at most 64 bytes (\`hash-max-listpack-value\`),
-  and these records are ~107.
-  - What would meet it: the sorted set, not the hash. Measured in this Redis: 100,000 members like these
-    (tag and id) cost 112 bytes each in one sorted set and 20 bytes each in sorted sets of 100 members
-    (listpack encoding, kept while a set has at most 128 members of at most 64 bytes). Waiting tasks kept
-    in chunks of at most 128, ordered by (due time, sequence), would bring a pending task to about 190
-    bytes. Fixed time buckets would not do: this workload's 100,000 tasks fall due within a second. What it
-    takes: chunks that split when full and an index of their first members (a B-tree of sorted sets in
-    Lua), the due time in the record (cancel and reschedule find a task's chunk from it), a count kept
-    beside the chunks, paging across them, and every script that reads the waiting set changed, with a
-    migration of queues that exist. A few more Redis calls per submit and take, in the scripts the
-    immediate workload spends its Redis time in. Not done this round.
+- Memory: 194 bytes per pending task (was 272–276): issue 14's target of 220 is met. A pending task is one
+  hash entry (its record: the payload behind a short sequence tag) and one member of the waiting set.
+  Redis's own cost of the hash entry, with jemalloc's size classes: the entry 32 + its id 16 + the record
+  (~107 bytes of tag and payload) 112 + its share of the bucket array ~10, about 170. The waiting set was
+  one sorted set, 112 bytes per member (skip-list node, dict entry, member, buckets). It is now kept in
+  chunks: the tasks whose sequence number falls in one block of 128 share a sorted set, which Redis keeps
+  as a listpack (at most 128 members of at most 64 bytes, the stock limits): about 20 bytes per task, plus
+  an index of the chunks by their earliest due time (a sorted set of one entry per chunk) and a count.
+  A task never changes chunk, so chunks never split. A take merges the chunks: the chunk with the earliest
+  head gives the tasks due before the next chunk's head, in (due time, submission) order as before.
+  - What it costs: tasks submitted in due order (every workload here) come from one chunk per step, so a
+    take of 50 adds about four Redis calls (the index's head, the chunk's new head, the index entry, the
+    count): 1.8 → 2.0 commands per task on the immediate workload. Alternating runs of the code before
+    and after in one session showed no throughput difference beyond the noise (events off 91.7k / 68.2k
+    before, 83.3k / 96.4k after). Due times that interleave across chunks (random delays) take one step
+    per few tasks; the lateness workload, whose delays are random, stayed at p99 3 ms.
+  - Limits: a member (sequence tag and id) longer than 64 bytes, e.g. a long caller-chosen id, turns its
+    chunk into an ordinary sorted set: correct, just not compact. Counting ready tasks costs one ZCOUNT
+    per chunk holding ready tasks; a page of delayed or ready tasks reads chunks until the page is
+    complete. Queues written by earlier versions (one sorted set) are moved into chunks by takes, up to
+    1,000 tasks per take.
+  - Not the hash: small hashes of many tasks each (listpack) would save ~50 bytes more per task, but stock
+    Redis keeps a hash in listpack only while every value is at most 64 bytes (\`hash-max-listpack-value\`),
+    and these records are ~107.
 - Round trip: one immediate task at a time, timed from the submit call to the handler's start in the same
   process (producer and worker together, for both systems), after 50 unrecorded warm-up tasks. The path is
   the submit script, its wake-up message on the type's channel, a take, the handler. Issue 14 asks for a

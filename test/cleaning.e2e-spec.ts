@@ -102,7 +102,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('cleaning on %s', (
     await admin.control.obliterate('ob', { force: true });
     expect(await admin.inspect.getCounts('ob')).toEqual(EMPTY);
     expect(await admin.control.isPaused('ob')).toBe(false);
-    const gone = [k.waiting, k.active, k.jobs, k.running, k.seq, k.dead, k.errors, k.done, k.paused, k.log];
+    const gone = [k.waiting, k.waitingCount, k.waitingChunk('A0'), k.active, k.jobs, k.running, k.seq, k.dead, k.errors, k.done, k.paused, k.log];
     expect(await Promise.all(gone.map((key) => redis().exists(key)))).toEqual(gone.map(() => 0));
 
     await worker.close();

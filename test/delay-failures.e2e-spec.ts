@@ -130,8 +130,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue failur
     const app = await start({ connection: target.connection, keyPrefix }, [W]);
     await redis.hset(keys.jobs, 'bad-header', '~garbage');
     await redis.hset(keys.jobs, 'bad-json', 'A2{not json');
-    // waiting members are `<seq tag><id>` (tag: 'A' + digit count, then hex digits)
-    await redis.zadd(keys.waiting, 0, 'A1bad-header', 0, 'A2bad-json', 0, 'A3missing', 0, 'no-tag');
+    // waiting members are `<seq tag><id>` (tag: 'A' + digit count, then hex digits); written as earlier
+    // versions kept them (one sorted set), which the first take moves into the chunks
+    await redis.zadd(keys.legacyWaiting, 0, 'A1bad-header', 0, 'A2bad-json', 0, 'A3missing', 0, 'no-tag');
     await app.submit.submit('corrupt', { ok: true }, { id: 'good' });
     await waitFor(() => ran.includes('good'), { timeoutMs: 3000 });
     await waitFor(async () => (await app.inspect.listDead('corrupt')).total === 4, { timeoutMs: 3000 });

@@ -2,6 +2,9 @@ import { delayQueueKeys } from '../redis/queue-keys';
 import type { RedisClient } from '../redis/script-loader';
 
 type Arg = string | number;
+/** Chunks of the waiting set unlinked per call, and a bound on the calls (10^8 tasks). */
+const CHUNK_PAGE = 1000;
+const MAX_CHUNK_PAGES = 1000;
 /** The cleaning scripts of `scripts/delay/`, as `defineScripts` adds them to the client. */
 interface CleaningScripts {
   dqDelayDrain(...args: Arg[]): Promise<number>;
@@ -46,7 +49,16 @@ export class DelayCleaningStore {
    */
   async obliterate(type: string): Promise<number> {
     const k = delayQueueKeys(this.prefix, type);
+    let deleted = 0;
+    // The waiting set's chunks, a page of its index at a time (the index empties as its chunks go).
+    for (let page = 0; page < MAX_CHUNK_PAGES; page++) {
+      const chunks = await this.client.zrange(k.waiting, 0, CHUNK_PAGE - 1);
+      if (chunks.length === 0) break;
+      deleted += await this.client.unlink(...chunks.map((tag) => k.waitingChunk(tag)));
+      await this.client.zrem(k.waiting, ...chunks);
+    }
     // NOTE: all keys of a type share its hash tag: one command, in one slot, on a cluster too.
-    return this.client.unlink(k.waiting, k.active, k.jobs, k.running, k.seq, k.dead, k.errors, k.done, k.paused, k.log, k.consumers);
+    const rest = [k.waiting, k.waitingCount, k.legacyWaiting, k.active, k.jobs, k.running, k.seq, k.dead, k.errors, k.done, k.paused, k.log, k.consumers];
+    return deleted + (await this.client.unlink(...rest));
   }
 }

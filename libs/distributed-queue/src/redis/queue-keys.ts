@@ -3,8 +3,17 @@
  * live in one Redis Cluster slot (each script touches one slot) and different types spread over shards.
  */
 export interface DelayQueueKeys {
-  /** ZSET `<seq tag><id>` -> due time (ms): delayed and ready tasks, FIFO at equal due times. */
+  /**
+   * ZSET chunk tag -> the chunk's earliest due time (ms): the index of the waiting set (delayed and ready
+   * tasks, FIFO at equal due times), kept in chunks of at most 128 tasks; see `scripts/includes/waiting-set.lua`.
+   */
   waiting: string;
+  /** ZSET `<seq tag><id>` -> due time (ms): one chunk of the waiting set (the tasks with seq in [c * 128, c * 128 + 127]). */
+  waitingChunk(chunkTag: string): string;
+  /** STRING: the number of waiting tasks. */
+  waitingCount: string;
+  /** ZSET `<seq tag><id>` -> due time: the waiting set as earlier versions kept it; takes move it into the chunks. */
+  legacyWaiting: string;
   /** ZSET id -> lease deadline (ms): reserved (running) tasks. */
   active: string;
   /** HASH id -> record: `<seq tag><payload json>` until a run fails or is lost, then `~<attempts>:<seq>:<due>:<flags>:<payload json>`. */
@@ -41,7 +50,10 @@ export interface DelayQueueKeys {
 export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
   const base = `${prefix}:{${prefix}:${type}}`;
   return {
-    waiting: `${base}:waiting`,
+    waiting: `${base}:wait`,
+    waitingChunk: (chunkTag) => `${base}:wait:${chunkTag}`,
+    waitingCount: `${base}:wait:n`,
+    legacyWaiting: `${base}:waiting`,
     active: `${base}:active`,
     jobs: `${base}:jobs`,
     seq: `${base}:seq`,

@@ -53,8 +53,9 @@ export class TaskInspectorService {
   ) {}
 
   /**
-   * How many tasks of a type are delayed, ready, running, dead and recently done: O(log n) in Redis. For an
-   * ordered type, the counts of its route queue (all its ordered types), with each partition's.
+   * How many tasks of a type are delayed, ready, running, dead and recently done: O(1) in Redis, plus one
+   * count per chunk of 128 waiting tasks that holds ready ones. For an ordered type, the counts of its route
+   * queue (all its ordered types), with each partition's.
    */
   async getCounts(type: string | TaskContract<unknown, boolean>): Promise<TaskCounts> {
     const name = checkedTypeOf(type);
@@ -79,8 +80,8 @@ export class TaskInspectorService {
 
   /**
    * One page of a delay-queue type's tasks in a state: waiting ones by due time (then submission), running
-   * ones by lease, dead ones oldest death first, done ones newest first. O(log n + offset + limit) in Redis;
-   * a page past the end is empty.
+   * ones by lease, dead ones oldest death first, done ones newest first. O(offset + limit) in Redis (delayed
+   * and ready: per chunk of 128 waiting tasks read, merged in order); a page past the end is empty.
    *
    * For an ordered type, the tasks of its route queue, which all its ordered types share: each TaskInfo
    * carries the task's own `type`, its `key` and `partition`. Partitions are paged in order (each: waiting

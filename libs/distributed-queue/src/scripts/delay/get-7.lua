@@ -6,12 +6,13 @@
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/record"
+--- @include "includes/waiting-set"
 
 local id = ARGV[1]
 local state, score = 'unknown', false
 local rec = redis.call('HGET', KEYS[3], id)
 local r = parseRecord(rec, 0)
-local s = r and redis.call('ZSCORE', KEYS[1], memberOf(r.seq, id))
+local s = r and wsScore(KEYS[1], memberOf(r.seq, id), r.seq)
 if s then
   state = 'ready'
   if tonumber(s) > nowMs() then state = 'delayed' end

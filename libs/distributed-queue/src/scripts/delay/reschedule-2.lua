@@ -8,13 +8,14 @@
 --- @include "includes/record"
 --- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
+--- @include "includes/waiting-set"
 
 local waiting, jobs, id = KEYS[1], KEYS[2], ARGV[1]
 local rec = redis.call('HGET', jobs, id)
 local r = parseRecord(rec)
 if r == nil then return -1 end
 local member = memberOf(r.seq, id)
-if not redis.call('ZSCORE', waiting, member) then return -1 end
+if not wsScore(waiting, member, r.seq) then return -1 end
 local now = nowMs()
 local due = tonumber(ARGV[3])
 if ARGV[2] == 'd' then due = now + due end
@@ -24,6 +25,6 @@ if string.byte(rec, 1) == 126 then
   r.due = due
   redis.call('HSET', jobs, id, encodeRecord(r))
 end
-redis.call('ZADD', waiting, due, member)
+wsAdd(waiting, due, member, r.seq)
 wakeIfEarlier(ARGV[4], before, due, now)
 return due

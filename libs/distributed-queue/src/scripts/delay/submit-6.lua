@@ -4,7 +4,7 @@
   the tasks submitted without an id ('#' .. hex).
   A repeated call (the same request key, e.g. re-sent by the client after a lost reply) writes nothing and
   returns the first call's reply: its generated ids are the same, so nothing is created twice.
-  KEYS[1] waiting  KEYS[2] jobs  KEYS[3] sequence counter  KEYS[4] request key (kept for ARGV[2] ms)
+  KEYS[1] waiting (see waiting-set.lua)  KEYS[2] jobs  KEYS[3] sequence counter  KEYS[4] request key (kept for ARGV[2] ms)
   KEYS[5] event stream  KEYS[6] its recorded flag (while it exists, submits are logged for the history)
   ARGV[1] events channel  ARGV[2] how long the request key is kept (ms)  ARGV[3] event stream length (0: none)
   ARGV[4..] per task 4 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms), value, payload json
@@ -13,7 +13,7 @@
 --- @include "includes/now-ms"
 --- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
---- @include "includes/seq-tag"
+--- @include "includes/waiting-set"
 --- @include "includes/event-log"
 
 local waiting, jobs = KEYS[1], KEYS[2]
@@ -38,7 +38,7 @@ end
 local before = headScore(waiting)
 seq = redis.call('INCRBY', KEYS[3], n) - n
 local first = seq
-local zargs, flags = {}, {}
+local wDues, wMembers, wSeqs, flags = {}, {}, {}, {}
 local minDue = nil
 local logged = tonumber(ARGV[3]) > 0 and redis.call('EXISTS', KEYS[6]) == 1
 local ids, dues, delays, bodies = {}, {}, {}, {}
@@ -51,8 +51,8 @@ for i = 4, #ARGV, 4 do
   if ARGV[i + 1] == 'd' then due = now + value end
   out[#out + 1] = id
   if redis.call('HSETNX', jobs, id, tag .. ARGV[i + 3]) == 1 then
-    zargs[#zargs + 1] = due
-    zargs[#zargs + 1] = tag .. id
+    local w = #wMembers + 1
+    wDues[w], wMembers[w], wSeqs[w] = due, tag .. id, seq
     if minDue == nil or due < minDue then minDue = due end
     flags[#flags + 1] = '1'
     if logged then
@@ -65,7 +65,7 @@ for i = 4, #ARGV, 4 do
 end
 redis.call('SET', KEYS[4], string.format('%.0f', first) .. ':' .. table.concat(flags), 'PX', tonumber(ARGV[2]))
 if minDue ~= nil then
-  redis.call('ZADD', waiting, unpack(zargs))
+  wsAddMany(waiting, wDues, wMembers, wSeqs)
   wakeIfEarlier(ARGV[1], before, minDue, now)
 end
 if #ids > 0 then

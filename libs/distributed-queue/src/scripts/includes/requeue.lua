@@ -1,6 +1,6 @@
 -- Puts a task back in waiting at `due`, in its submission place among tasks due at the same time.
---- @include "includes/seq-tag"
+--- @include "includes/waiting-set"
 
 local function requeue(waitingKey, r, id, due)
-  redis.call('ZADD', waitingKey, due, memberOf(r.seq, id))
+  wsAdd(waitingKey, due, memberOf(r.seq, id), r.seq)
 end

@@ -10,6 +10,7 @@
   KEYS[10] the type's event stream  KEYS[11] its followed flag (completions are logged only while it exists)
   KEYS[12] its recorded flag (a history writer runs: completions carry their start time and worker; when it
            holds 's', reservations are logged as `started` too)
+  KEYS[13] the waiting set as earlier versions kept it (one ZSET): moved into `waiting` a batch per take
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -35,6 +36,7 @@
 --- @include "includes/check-reservations"
 --- @include "includes/requeue"
 --- @include "includes/event-log"
+--- @include "includes/waiting-set"
 
 local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -99,6 +101,7 @@ end
 if count <= 0 then return { now, -1, refused } end
 -- NOTE: a paused type still takes acks: running tasks finish; the resume publishes a wake-up.
 if redis.call('EXISTS', KEYS[9]) == 1 then return { now, -1, refused } end
+if redis.call('EXISTS', KEYS[13]) == 1 then wsMigrate(KEYS[13], waiting, 1000) end
 
 -- 2. Recover reservations whose lease expired (their worker died or stalled). The attempt counts; past
 --    maxAttempts the task is buried instead of run again. The others go back to their place in waiting
@@ -146,15 +149,10 @@ end
 
 -- 3. Reserve due tasks: the record stays as it is; the reservation goes to `running`.
 local out = { now, -1, refused }
-local scored = redis.call('ZRANGEBYSCORE', waiting, '-inf', now, 'WITHSCORES', 'LIMIT', 0, count)
-local members, ids, dues = {}, {}, {}
-for i = 1, #scored, 2 do
-  members[#members + 1] = scored[i]
-  ids[#ids + 1] = idOfMember(scored[i])
-  dues[#dues + 1] = scored[i + 1]
-end
+local members, dues = wsTake(waiting, now, count)
+local ids = {}
+for i, member in ipairs(members) do ids[i] = idOfMember(member) end
 if #ids > 0 then
-  redis.call('ZREM', waiting, unpack(members))
   local recs = redis.call('HMGET', jobs, unpack(ids))
   local leases, zadd, held = {}, {}, {}
   local deadline = now + lease
