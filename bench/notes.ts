@@ -10,7 +10,10 @@ export const NOTES = `## Reading the figures
     4.46 / 4.07 / 3.69× (median 4.07×); a full run just before the last change below gave 5.68× and 4.35×.
     Three more after the stream reads moved to their own connection, two of them on a busier machine
     (BullMQ 20,400 then 13,900 and 14,500 tasks/s): off 5.28 / 6.83 / 4.52× (median 5.28×), on 4.30 /
-    4.68 / 3.65× (median 4.30×). Off is met, on is not. Earlier the same day: 2.90× off and 2.06× on (medians of 3). Node's CPU for the
+    4.68 / 3.65× (median 4.30×). Three more after the waiting set moved into chunks (see Memory), on a
+    machine busier still (Redis's own EVALSHA ceiling 390,000–610,000 calls/s against 650,000): off 5.23 /
+    5.48 / 4.69×, on 3.29 / 4.37 / 3.53×. Over these nine runs: off median 5.28×, on median 4.07×. Off is
+    met, on is not. Earlier the same day: 2.90× off and 2.06× on (medians of 3). Node's CPU for the
     whole workload (submit included) went from 2.7 s when the issue was filed to 0.5 s (off).
   - What was wrong: only one take was ever in flight. A take went out when the tasks of the previous one
     had finished, and with handlers that finish at once (this workload's) nothing sent the second take the
@@ -49,8 +52,9 @@ export const NOTES = `## Reading the figures
   a schema of its own) by a writer in the same process, default options. Three full runs on 2026-11-22:
   69 / 70 / 80 % of off, median 70 %; three on 2026-11-23 before this round's changes 55 / 59 / 71 %
   (median 59 %); three after them 78 / 57 / 82 % (median 78 %), and three more (two on a busier machine,
-  see the immediate figures) 89 / 55 / 63 % (median 63 %): over six runs a median of 70 %, at the edge
-  of the issue's target, not claimed. The history's own work did not change; why the ratio rose with the
+  see the immediate figures) 89 / 55 / 63 % (median 63 %), and three after the waiting set moved into
+  chunks 91 / 59 / 88 % (median 88 %): over these nine runs a median of 78 %, above the issue's 70 %.
+  Met, though a single run can fall to 55 %. The history's own work did not change; why the ratio rose with the
   worker's changes is not measured. Single runs vary by ±15 % and more.
   What it costs: PostgreSQL about 16 µs per row written, Node about
   6 µs per task (reading the stream, folding, the JSON record set), Redis the payloads logged at submit,
@@ -65,7 +69,8 @@ export const NOTES = `## Reading the figures
   Three full runs on 2026-11-22: p99 3 / 2 / 2 ms over all tasks and 2 / 1 / 1 ms for tasks due after
   submitting, 0 early (issue 14's target: 5 and 3 ms). It was 5 / 4 before the take left ioredis's
   auto-pipeline (one turn of the event loop less between a wake-up and the take). On 2026-11-23: 3 / 4 / 3
-  and 2 / 2 / 2 ms; after this round's changes 4 / 3 / 3 and 2 / 2 / 2 ms, then 2 / 4 / 4 and 2 / 2 / 2 ms.
+  and 2 / 2 / 2 ms; after this round's changes 4 / 3 / 3 and 2 / 2 / 2 ms, then 2 / 4 / 4 and 2 / 2 / 2 ms;
+  with the chunked waiting set 3 / 5 / 2 and 1 / 2 / 1 ms.
 - Service mode: the same delayed tasks run by the scheduler (\`apps/scheduler\`, its own process) and
   delivered over HTTP to two instances of a client application (each its own process), timed where the
   handler starts. The hop costs a take in the scheduler, one signed request per instance per batch of tasks
@@ -82,8 +87,8 @@ export const NOTES = `## Reading the figures
     runs gave 31.9 / 30.7 / 27.4× (median 30.7×). Three full runs on 2026-11-23: 31.9 / 30.5 / 26.6×
     (median 30.5×). After this round's changes (no AbortController for a handler that does not declare the
     signal, as the benchmark's), three full runs gave 37.1 / 26.6 / 31.5× (median 31.5×), three more
-    31.5 / 30.1 / 30.9× (median 30.9×), and three ordered-only runs 30.7 / 32.2 / 31.1×. Met, if not by
-    much.
+    31.5 / 30.1 / 30.9× (median 30.9×), three ordered-only runs 30.7 / 32.2 / 31.1×, and three full runs
+    with the chunked waiting set 34.0 / 31.1 / 31.7×. Met, if not by much.
   - What brought it there (each measured with the CPU column): acks wait up to 5 ms while their batch runs
     instead of one call per few tasks, and the last ones go out just ahead of the next take on the same
     connection (one round trip for both; a failed ack voids that take's reply); one abort listener per
@@ -93,7 +98,7 @@ export const NOTES = `## Reading the figures
     ordered submit's CPU: 8.4 → 5.3 µs). Workers' CPU went from about 0.75 to 0.5 s for the 20,000 tasks.
   BullMQ is only order-safe at concurrency 1. At concurrency 50 it saw no violations here because a key's
   tasks are 500 jobs apart in its queue; that is luck of the workload, not a guarantee.
-- Memory: 194 bytes per pending task (was 272–276): issue 14's target of 220 is met. A pending task is one
+- Memory: 191–194 bytes per pending task (was 272–276): issue 14's target of 220 is met. A pending task is one
   hash entry (its record: the payload behind a short sequence tag) and one member of the waiting set.
   Redis's own cost of the hash entry, with jemalloc's size classes: the entry 32 + its id 16 + the record
   (~107 bytes of tag and payload) 112 + its share of the bucket array ~10, about 170. The waiting set was
@@ -124,6 +129,7 @@ export const NOTES = `## Reading the figures
   0.3–0.4 ms for both). Met; before that round 3.6 / 4.1 / 3.3. Six later runs the same day, on a busier
   machine: 1.9 / 1.7 / 1.7 ms against 4.5 / 5.0 / 5.0, then 2.6 / 2.2 / 1.4 ms against 4.7 / 4.7 / 4.3: the
   target holds in quiet runs and not in loaded ones; nothing in this round's changes touches this path.
+  With the chunked waiting set: 1.6 / 1.6 / 2.3 ms against 5.1 / 3.6 / 5.0.
   - Garbage: ioredis's \`defineCommand\` puts each script on the client's script set, and every
     auto-pipeline it builds copies that whole set onto itself (two properties per script: ~19 KB with this
     library's 45 scripts). At low load every command builds its own pipeline. A sampling heap profile put
@@ -151,7 +157,8 @@ export const NOTES = `## Reading the figures
   because one Node process runs all three types and is the bound here (and the three masters share the
   same two cores): 64–98 % of the single server's rate over three runs, down from 100–118 %; 67 / 73 / 73 %
   on 2026-11-23, and 87 / 112 / 86 % then 100 / 106 / 102 % after this round's changes (the cluster at
-  69,000–101,100 tasks/s, the single server 70,700–114,600). Both rose
+  69,000–101,100 tasks/s, the single server 70,700–114,600), and 81 / 92 / 119 % with the chunked waiting
+  set. Both rose
   when the take left the auto-pipeline, the single server more: two alternating runs of the code before
   and after gave the cluster 62,900 → 76,300 and 49,400 → 54,900 tasks/s, the single server 60,100 →
   98,800 and 48,500 → 82,700 (why the cluster gained less is not measured; its three Redis processes share
