@@ -11,7 +11,7 @@ type Reply = unknown;
 /** The scripts of `scripts/`, as `defineScripts` adds them to the client. */
 interface ScriptCommands {
   dqDelaySubmit(...args: Arg[]): Promise<[number, ...(string | number)[]]>;
-  dqDelayTake(...args: Arg[]): Promise<[number, number, string[], ...Arg[]]>;
+  dqDelayTake(...args: Arg[]): Promise<[number, number, string[], string, ...Arg[]]>;
   dqDelayFail(...args: Arg[]): Promise<number>;
   dqDelayRelease(...args: Arg[]): Promise<number>;
   dqDelayExtend(...args: Arg[]): Promise<string[]>;
@@ -134,15 +134,17 @@ export class DelayQueueStore {
     const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused, k.log, k.followed, k.recorded, k.legacyWaiting];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId, this.streamMaxLen, HOLDER);
     for (const [id, token] of acks) args.push(id, token);
-    const [now, nextDueIn, refused, ...flat] = await this.scripts.dqDelayTake(...args);
+    const [now, nextDueIn, refused, stamp, ...flat] = await this.scripts.dqDelayTake(...args);
     const reserved: Reservation[] = [];
-    for (let i = 0; i < flat.length; i += 5) {
+    for (let i = 0; i < flat.length; i += 4) {
+      const due = String(flat[i + 2]);
       reserved.push({
         id: String(flat[i]),
         attempt: Number(flat[i + 1]),
-        token: String(flat[i + 2]),
-        dueAt: Number(flat[i + 3]),
-        payload: withoutSeqTag(String(flat[i + 4])),
+        // the reservation string the script stored (see take-13.lua): the token acks and renewals carry
+        token: `${stamp}:${flat[i + 1]}:${due}:${HOLDER}`,
+        dueAt: Number(due),
+        payload: withoutSeqTag(String(flat[i + 3])),
       });
     }
     return { now: Number(now), nextDueIn: Number(nextDueIn), refused, reserved };

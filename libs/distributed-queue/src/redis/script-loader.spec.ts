@@ -11,4 +11,8 @@ describe('loadScripts', () => {
     for (const script of scripts) expect(script.lua).not.toMatch(/@include/);
     expect(scripts.find((s) => s.command === 'dqDelayTake')?.lua).toContain('local function parseRecord');
   });
+  it('keeps every script ASCII: one byte per character, so its sha is the same however its text is read', () => {
+    const outside = scripts.filter((s) => /[^\x00-\x7f]/.test(s.lua)).map((s) => s.command);
+    expect(outside).toEqual([]);
+  });
 });

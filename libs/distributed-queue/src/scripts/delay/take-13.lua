@@ -22,8 +22,9 @@
   ARGV[9] who takes (host/pid): recorded in each reservation, for inspection
   ARGV[10..] pairs of id, token to acknowledge
   Returns: { now, ms until the next due task (-1: none or not asked, 0: look again now), refused ack ids,
-             then per reserved task: id, attempt, token, due, payload (a never-run task's whole record:
-             seq tag and payload) }
+             the reservations' stamp, then per reserved task: id, attempt, due, payload (a never-run task's
+             whole record: seq tag and payload) }. A reservation's token is "<stamp>:<attempt>:<due>:<ARGV[9]>"
+             (see lease.lua): the caller builds it, so the reply does not carry it per task.
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/record"
@@ -42,25 +43,27 @@ local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEY
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local keepDone, recoverLimit = tonumber(ARGV[4]), tonumber(ARGV[5])
 local log, logLen = KEYS[10], tonumber(ARGV[8])
-local now = nowMs()
+local now, stamp = nowMsAndStamp()
 
 -- 0. A repeat of a call that reserved tasks: hand back the same reservations, nothing else.
 local previous = count > 0 and redis.call('GET', KEYS[8])
 local rid = ARGV[7] .. '\n'
 if previous and string.sub(previous, 1, #rid) == rid then
-  local out = { now, 0, {} }
-  local held = cjson.decode(string.sub(previous, #rid + 1))
-  for i = 1, #held, 2 do
-    local id, token = held[i], held[i + 1]
-    local attempt, due = parseLease(token)
-    local _, payload = nil, nil
-    if redis.call('HGET', running, id) == token then _, payload = reservedPayload(redis.call('HGET', jobs, id), due) end
-    if payload then
-      out[#out + 1] = id
-      out[#out + 1] = attempt
-      out[#out + 1] = token
-      out[#out + 1] = due
-      out[#out + 1] = payload
+  -- "<rid>\n<stamp>\n<ids json>": the reservations that call made are those still holding its stamp
+  local first, ids = string.match(previous, '^(%d+)\n(.*)$', #rid + 1)
+  local out = { now, 0, {}, first or '' }
+  local mine = (first or '') .. ':'
+  for _, id in ipairs(first and cjson.decode(ids) or {}) do
+    local token = redis.call('HGET', running, id)
+    if token and string.sub(token, 1, #mine) == mine then
+      local attempt, due = parseLease(token)
+      local _, payload = reservedPayload(redis.call('HGET', jobs, id), due)
+      if payload then
+        out[#out + 1] = id
+        out[#out + 1] = attempt
+        out[#out + 1] = string.match(token, '^%d+:%d+:(%d+)')
+        out[#out + 1] = payload
+      end
     end
   end
   return out
@@ -148,14 +151,16 @@ if #expired > 0 then
 end
 
 -- 3. Reserve due tasks: the record stays as it is; the reservation goes to `running`.
-local out = { now, -1, refused }
+local out = { now, -1, refused, stamp }
 local members, dues = wsTake(waiting, now, count)
 local ids = {}
 for i, member in ipairs(members) do ids[i] = idOfMember(member) end
 if #ids > 0 then
   local recs = redis.call('HMGET', jobs, unpack(ids))
   local leases, zadd, held = {}, {}, {}
+  local nl, nz, nh, no = 0, 0, 0, #out
   local deadline = now + lease
+  local prefix, suffix = stamp .. ':', ':' .. ARGV[9]
   for i, id in ipairs(ids) do
     local attempts, payload = reservedPayload(recs[i], dues[i])
     if payload == nil then
@@ -165,32 +170,23 @@ if #ids > 0 then
       logEvent(log, logLen, 'dead', { 'ids', cjson.encode({ id }), 'a', '[0]', 'err', cjson.encode({ { name = 'CorruptTaskError', message = reason } }) })
     else
       local attempt = attempts + 1
-      local token = string.format('%.0f:%d:%s:%s', now * 1000 + i, attempt, dues[i], ARGV[9])
-      leases[#leases + 1] = id
-      leases[#leases + 1] = token
-      zadd[#zadd + 1] = deadline
-      zadd[#zadd + 1] = id
-      held[#held + 1] = id
-      held[#held + 1] = token
-      out[#out + 1] = id
-      out[#out + 1] = attempt
-      out[#out + 1] = token
-      out[#out + 1] = dues[i]
-      out[#out + 1] = payload
+      -- NOTE: hot path: concatenation, not string.format (a fifth of the cost); attempt 1 needs no conversion.
+      local token = prefix .. (attempt == 1 and '1' or attempt) .. ':' .. dues[i] .. suffix
+      leases[nl + 1], leases[nl + 2], nl = id, token, nl + 2
+      zadd[nz + 1], zadd[nz + 2], nz = deadline, id, nz + 2
+      nh = nh + 1
+      held[nh] = id
+      out[no + 1], out[no + 2], out[no + 3], out[no + 4], no = id, attempt, dues[i], payload, no + 4
     end
   end
-  if #zadd > 0 then
+  if nz > 0 then
     redis.call('HSET', running, unpack(leases))
     redis.call('ZADD', active, unpack(zadd))
-    redis.call('SET', KEYS[8], rid .. cjson.encode(held), 'PX', lease)
+    redis.call('SET', KEYS[8], rid .. stamp .. '\n' .. cjson.encode(held), 'PX', lease)
     if recordedValue() == 's' then
-      local startedIds, startedA, startedS = {}, {}, {}
-      for i = 1, #held, 2 do
-        local n = #startedIds + 1
-        startedIds[n] = held[i]
-        startedA[n], startedS[n] = leaseAttemptStartText(held[i + 1])
-      end
-      logEvent(log, logLen, 'started', { 'ids', cjson.encode(startedIds), 'a', jsonNumbers(startedA), 's', jsonNumbers(startedS), 'm', ARGV[9] })
+      local startedA, startedS = {}, {}
+      for i = 1, nh do startedA[i], startedS[i] = leaseAttemptStartText(leases[i * 2]) end
+      logEvent(log, logLen, 'started', { 'ids', cjson.encode(held), 'a', jsonNumbers(startedA), 's', jsonNumbers(startedS), 'm', ARGV[9] })
     end
   end
 end
