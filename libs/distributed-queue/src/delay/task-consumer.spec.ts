@@ -63,15 +63,20 @@ describe('TaskConsumer fetching', () => {
     expect(held.pending.map((t) => t.count)).toEqual([25]);
     held.answerOne(); // 25 of 1000: more are due
     await settleTurns();
-    expect(held.pending.map((t) => t.count)).toEqual([25, 25]);
+    // two takes, each for half of the 50 slots and the 50 it may now hold ahead (its handlers proved quick)
+    expect(held.pending.map((t) => t.count)).toEqual([50, 50]);
     let most = 0;
+    const counts: number[] = [];
     for (let i = 0; i < 20 && held.pending.length > 0; i++) {
       held.answerOne();
       await settleTurns();
       most = Math.max(most, held.pending.length);
-      expect(held.pending.reduce((sum, t) => sum + t.count, 0) + consumer!.busy).toBeLessThanOrEqual(50);
+      counts.push(...held.pending.map((t) => t.count));
+      // handlers this quick let it reserve up to its concurrency again, ahead of free slots
+      expect(held.pending.reduce((sum, t) => sum + t.count, 0) + consumer!.busy).toBeLessThanOrEqual(100);
     }
     expect(most).toBe(2);
+    expect(Math.max(...counts)).toBe(50);
     expect(held.done()).toBeGreaterThan(25 * 10);
   });
 
@@ -82,5 +87,104 @@ describe('TaskConsumer fetching', () => {
     // Only the acks may go out (after their short delay); no second take asks for tasks.
     expect(held.pending.filter((t) => t.count > 0)).toEqual([]);
     expect(held.done()).toBe(10);
+  });
+});
+
+describe('TaskConsumer reserving ahead of free slots', () => {
+  /** Concurrency 4; tasks `q*` finish at once, the others run until the test releases them. */
+  async function setUp() {
+    const takes: { count: number; resolve: (ids: string[]) => void }[] = [];
+    const calls = { fail: [] as [string, string][], release: [] as string[][], extend: [] as string[][], lost: [] as string[] };
+    const store = {
+      take: (_type: string, options: TakeOptions) =>
+        new Promise<TakeResult>((resolve) =>
+          takes.push({
+            count: options.count,
+            resolve: (ids) => resolve({ now: 0, nextDueIn: 0, refused: [], reserved: ids.map((id) => ({ id, attempt: 1, token: `k-${id}`, dueAt: 0, payload: '{}' })) }),
+          }),
+        ),
+      fail: (_type: string, id: string, _token: string, _delay: number, error: { name: string }) => {
+        calls.fail.push([id, error.name]);
+        return Promise.resolve('dropped');
+      },
+      extend: (_type: string, _lease: number, held: [string, string][]) => {
+        calls.extend.push(held.map(([id]) => id));
+        return Promise.resolve(calls.lost.splice(0));
+      },
+      release: (_type: string, held: [string, string][]) => {
+        calls.release.push(held.map(([id]) => id));
+        return Promise.resolve(held.length);
+      },
+      touchPresence: () => Promise.resolve(),
+      leavePresence: () => Promise.resolve(),
+    };
+    const started: string[] = [];
+    const blocked = new Map<string, () => void>();
+    const handler = {
+      handle: (task: { id: string }) => {
+        started.push(task.id);
+        if (task.id.startsWith('q')) return undefined;
+        return new Promise<void>((resolve) => blocked.set(task.id, resolve));
+      },
+    };
+    const options = mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, { concurrency: 4, pollIntervalMs: 60_000 });
+    const consumer = new TaskConsumer('t', handler, options, store as unknown as DelayQueueStore, 0, silent);
+    consumer.start();
+    await settleTurns();
+    const answer = async (ids: string[]) => {
+      const take = takes.shift();
+      if (!take) throw new Error('no take in flight');
+      take.resolve(ids.slice(0, take.count));
+      await settleTurns();
+      return take.count;
+    };
+    return { consumer, takes, calls, started, blocked, answer };
+  }
+
+  it('reserves ahead only once handlers prove quick, runs at most concurrency, and starts the rest as slots free', async () => {
+    const t = await setUp();
+    try {
+      // No handler has finished yet: a take asks for half the slots, no more.
+      expect(t.takes.map((x) => x.count)).toEqual([2]);
+      await t.answer(['q1', 'q2']);
+      // Both finished at once: now up to 4 more than the slots may be held, half per take.
+      expect(t.takes.map((x) => x.count)).toEqual([4, 4]);
+      await t.answer(['a', 'b', 'c', 'd']);
+      await t.answer(['e', 'f', 'g', 'h']);
+      expect(t.started).toEqual(['q1', 'q2', 'a', 'b', 'c', 'd']);
+      expect(t.consumer.busy).toBe(8);
+      expect(t.takes).toEqual([]); // full: nothing more asked for
+      t.blocked.get('a')!();
+      await settleTurns();
+      expect(t.started.slice(2)).toEqual(['a', 'b', 'c', 'd', 'e']); // the oldest waiting one took the slot
+      expect(t.started.length - 2 - [...t.blocked.keys()].length).toBe(0);
+    } finally {
+      for (const release of t.blocked.values()) release();
+      await t.consumer.stop(0);
+    }
+  });
+
+  it('renews the leases of waiting tasks, lets a lost one go, records a cancelled one, and hands the rest back at stop', async () => {
+    const t = await setUp();
+    await t.answer(['q1', 'q2']);
+    await t.answer(['a', 'b', 'c', 'd']);
+    await t.answer(['e', 'f', 'g', 'h']);
+    expect(t.started.slice(2)).toEqual(['a', 'b', 'c', 'd']);
+
+    t.calls.lost.push('f');
+    await t.consumer.renewLeases();
+    expect(t.calls.extend.at(-1)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']);
+    t.consumer.onEvent('c:g');
+    await settleTurns();
+    expect(t.calls.fail).toEqual([['g', 'TaskCancelledError']]);
+    expect(t.consumer.busy).toBe(6); // a-d running, e and h waiting
+
+    const stopping = t.consumer.stop(50);
+    await settleTurns();
+    expect(t.calls.release[0]).toEqual(['e', 'h']);
+    for (const release of t.blocked.values()) release();
+    await stopping;
+    // never started: the lost, the cancelled and the handed-back ones
+    expect(t.started).toEqual(['q1', 'q2', 'a', 'b', 'c', 'd']);
   });
 });

@@ -1,37 +1,21 @@
 import type { LoggerService } from '@nestjs/common';
-import { CorruptTaskError, LeaseLostError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
-import type { Task, TaskHandler } from '../interfaces';
+import { CorruptTaskError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
 import { callHandler, runController } from '../runtime/handler-call';
-import { setLongTimeout, type LongTimer } from '../runtime/long-timer';
 import { shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
+import { ReservedQueue } from './reserved-queue';
+import { newBatch, type RunningTask } from './running-task';
+import { IdleWaiters } from '../runtime/idle-waiters';
 import { WakeSignal } from '../runtime/wake-signal';
 import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
 import type { FailOutcome } from '../redis/script-outcome';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { TaskEventName } from '../interfaces/task-event.interface';
 import { splitTraceContext } from '../tracing/trace-carrier';
-
-interface RunningTask {
-  reservation: Reservation;
-  /** Absent when the handler cannot see its signal (`takesSignal`). */
-  controller?: AbortController;
-  batch: Batch;
-  settled: boolean;
-  /** The task as its handler got it (undefined when its payload could not be read). */
-  view?: Task;
-  /** When its handler started (epoch ms). */
-  startedAt: number;
-}
-
-/** Tasks reserved together start together: one timeout timer serves them all. */
-interface Batch {
-  tasks: Set<RunningTask>;
-  timer?: LongTimer;
-}
 
 /** The event a recorded failure makes. */
 const OUTCOME_EVENTS: Record<Exclude<FailOutcome, 'stale'>, TaskEventName> = { retried: 'retrying', dead: 'dead', dropped: 'cancelled' };
@@ -46,14 +30,17 @@ const RECOVER_LIMIT = 100;
 const HAND_BACK_MS = 2000;
 
 /**
- * Runs the tasks of one type in this process: at most `concurrency` reserved at a time (the batch asked
- * for is the number of free slots), acks batched into the next fetch, leases renewed while handlers run.
+ * Runs the tasks of one type in this process: at most `concurrency` at a time, acks batched into the next
+ * fetch, leases renewed while handlers run. While handlers are quick it reserves up to `concurrency` more
+ * (`PrefetchAllowance`), which start as slots free: fewer, larger takes.
  *
  * It fetches when it may have work: after a full batch, on a timer to the next due time, on a wake-up
  * message, and on its own safety poll. No single signal is relied on.
  */
 export class TaskConsumer {
   private readonly running = new Map<string, RunningTask>();
+  /** Reserved tasks waiting for a slot. */
+  private readonly queued: ReservedQueue;
   private readonly acks = new AckBuffer<[string, string]>();
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
@@ -78,7 +65,7 @@ export class TaskConsumer {
    */
   private acksDue = false;
   private timers: NodeJS.Timeout[] = [];
-  private idleWaiters: (() => void)[] = [];
+  private readonly idle = new IdleWaiters(() => this.busy === 0 && this.fetches === 0);
   /** Names this consumer's request keys in Redis. */
   private readonly consumerId = newRequestId();
   /**
@@ -99,7 +86,9 @@ export class TaskConsumer {
     private readonly keepDone: number,
     private readonly logger: LoggerService,
     private readonly events?: TaskEventBus,
-  ) {}
+  ) {
+    this.queued = new ReservedQueue(options.concurrency);
+  }
 
   /** Starts fetching, the safety poll and lease renewal (which records this consumer's presence at once). */
   start(): void {
@@ -131,6 +120,7 @@ export class TaskConsumer {
     // NOTE: live for two renewal periods and a second: a missed tick or a slow reply does not look like a stop.
     void this.store.touchPresence(this.type, this.consumerId, 2 * this.renewEveryMs + 1000).catch(() => undefined);
     const held = [...this.running.values()].filter((t) => !t.settled).map((t): [string, string] => [t.reservation.id, t.reservation.token]);
+    held.push(...this.queued.held());
     if (held.length === 0) return;
     try {
       const lost = await this.store.extend(this.type, this.options.visibilityTimeoutMs, held);
@@ -146,9 +136,9 @@ export class TaskConsumer {
     return Math.max(50, Math.floor(this.options.visibilityTimeoutMs / 3));
   }
 
-  /** Number of tasks this consumer holds (running or being settled). */
+  /** Number of tasks this consumer holds (running, waiting for a slot or being settled). */
   get busy(): number {
-    return this.running.size + this.settling;
+    return this.running.size + this.settling + this.queued.size;
   }
 
   /**
@@ -157,18 +147,19 @@ export class TaskConsumer {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
+    if (this.queued.size > 0) this.handBack(this.queued.shift(this.queued.size).map((r): [string, string] => [r.id, r.token]));
     this.wake.close();
     clearTimeout(this.errorTimer);
     clearTimeout(this.ackTimer);
     clearInterval(this.timers[0]);
-    await stopWithGrace(this.whenIdle(), timeoutMs, (reason) => {
+    await stopWithGrace(this.idle.whenIdle(), timeoutMs, (reason) => {
       const unfinished = [...this.running.values()].filter((t) => !t.settled);
       for (const task of unfinished) this.settle(task);
       for (const task of unfinished) task.controller?.abort(reason);
       const held = unfinished.map((t): [string, string] => [t.reservation.id, t.reservation.token]);
       if (held.length > 0) this.handBack(held);
     });
-    await this.waitIdle(HAND_BACK_MS);
+    await this.idle.waitIdle(HAND_BACK_MS);
     this.timers.forEach(clearInterval);
     await shutdownCall(this.store.leavePresence(this.type, this.consumerId), 'leaving').catch(() => undefined);
     try {
@@ -194,6 +185,7 @@ export class TaskConsumer {
     this.pumpQueued = true;
     setImmediate(() => {
       this.pumpQueued = false;
+      this.startQueued();
       void this.pump();
     });
   }
@@ -201,10 +193,11 @@ export class TaskConsumer {
   private async pump(): Promise<void> {
     if (this.fetches >= MAX_FETCHES || this.errorTimer) return;
     // NOTE: slots asked for by a take in flight are taken already: never reserve past concurrency.
-    const free = this.stopping ? 0 : this.options.concurrency - this.busy - this.requested;
+    const capacity = this.capacity;
+    const free = this.stopping ? 0 : capacity - this.busy - this.requested;
     // NOTE: each take asks for at most half the slots, so that two takes alternate: Redis runs one while
     // this process starts the tasks of the other.
-    const half = Math.ceil(this.options.concurrency / MAX_FETCHES);
+    const half = Math.ceil(capacity / MAX_FETCHES);
     let want = (this.mayHaveWork || this.backlog) && free > 0 ? Math.min(free, half) : 0;
     if (this.fetches > 0 && want < half) want = 0;
     if (want === 0 && (this.acks.size === 0 || this.fetches > 0)) return;
@@ -247,7 +240,7 @@ export class TaskConsumer {
       this.requested -= want;
     }
     if (result) this.accept(result, want);
-    if (this.acks.size > 0 || (this.mayHaveWork && this.options.concurrency > this.busy + this.requested)) this.schedulePump();
+    if (this.acks.size > 0 || (this.mayHaveWork && this.capacity > this.busy + this.requested)) this.schedulePump();
     this.notifyIdle();
   }
 
@@ -263,6 +256,11 @@ export class TaskConsumer {
     } else {
       this.runBatch(result.reserved);
     }
+  }
+
+  /** Tasks this consumer may hold: its slots, and those it may reserve ahead while handlers are quick. */
+  private get capacity(): number {
+    return this.options.concurrency + this.queued.extra;
   }
 
   private takeOptions(count: number) {
@@ -281,16 +279,21 @@ export class TaskConsumer {
   }
 
   private runBatch(reservations: Reservation[]): void {
-    if (reservations.length === 0) return;
-    const batch: Batch = { tasks: new Set() };
+    this.queued.push(reservations);
+    this.startQueued();
+  }
+
+  /** Starts the reserved tasks there are free slots for. */
+  private startQueued(): void {
+    const free = this.options.concurrency - this.running.size - this.settling;
+    if (free <= 0 || this.queued.size === 0) return;
+    const reservations = this.queued.shift(free);
     const { timeoutMs } = this.options;
-    batch.timer = setLongTimeout(() => {
-      for (const task of [...batch.tasks]) this.finish(task, new TaskTimeoutError(timeoutMs));
-    }, timeoutMs);
+    const batch = newBatch(timeoutMs, (task) => this.finish(task, new TaskTimeoutError(timeoutMs)));
     for (const reservation of reservations) this.run(reservation, batch);
   }
 
-  private run(reservation: Reservation, batch: Batch): void {
+  private run(reservation: Reservation, batch: RunningTask['batch']): void {
     const task: RunningTask = { reservation, controller: runController(this.handler), batch, settled: false, startedAt: Date.now() };
     batch.tasks.add(task);
     this.running.set(reservation.id, task);
@@ -304,7 +307,10 @@ export class TaskConsumer {
     }
     const { id, attempt, dueAt } = reservation;
     task.view = traceContext ? { id, type: this.type, payload, attempt, dueAt, traceContext } : { id, type: this.type, payload, attempt, dueAt };
-    callHandler(this.handler, task.view, task.controller, (error, result) => this.finish(task, error, result));
+    callHandler(this.handler, task.view, task.controller, (error, result) => {
+      this.queued.recordDuration(Date.now() - task.startedAt);
+      this.finish(task, error, result);
+    });
   }
 
   /** Reports a lifecycle event of a task this consumer ran (skipped when nobody listens). */
@@ -327,6 +333,8 @@ export class TaskConsumer {
   }
 
   private abortRunning(id: string, reason: Error): void {
+    const waiting = this.queued.remove(id);
+    if (waiting) return this.abortQueued(waiting, reason);
     const task = this.running.get(id);
     if (!task || task.settled) return;
     if (reason instanceof LeaseLostError) {
@@ -336,6 +344,17 @@ export class TaskConsumer {
       this.afterSlotFreed();
       return;
     }
+    this.finish(task, reason);
+  }
+
+  /** A reserved task that never started: a lost one is let go; a cancelled one is recorded (not retried). */
+  private abortQueued(reservation: Reservation, reason: Error): void {
+    if (reason instanceof LeaseLostError) {
+      this.logger.warn?.(`[${this.type}] ${reason.message}`);
+      return this.afterSlotFreed();
+    }
+    const task: RunningTask = { reservation, batch: { tasks: new Set() }, settled: false, startedAt: Date.now() };
+    this.running.set(reservation.id, task);
     this.finish(task, reason);
   }
 
@@ -379,20 +398,8 @@ export class TaskConsumer {
     this.notifyIdle();
   }
 
+  /** Resolves the idle waiters when nothing runs, waits, settles or fetches. */
   private notifyIdle(): void {
-    if (this.busy > 0 || this.fetches > 0) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
-  }
-
-  /** Resolves when nothing runs, settles or fetches. */
-  private whenIdle(): Promise<void> {
-    if (this.busy === 0 && this.fetches === 0) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
-  }
-
-  private waitIdle(timeoutMs: number): Promise<unknown> {
-    return Promise.race([this.whenIdle(), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+    this.idle.check();
   }
 }

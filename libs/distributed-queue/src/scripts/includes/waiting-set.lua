@@ -90,9 +90,9 @@ end
 -- next chunk's head, then the index is read again. Tasks submitted in due order (most workloads) come from
 -- one chunk in one step; interleaved due times take a step per few tasks.
 local function wsTake(ws, now, count)
-  local members, dues = {}, {}
+  local members, dues, n = {}, {}, 0
   local steps = 0
-  while #members < count and steps < count + 4 do
+  while n < count and steps < count + 4 do
     steps = steps + 1
     local head = redis.call('ZRANGE', ws, 0, 1, 'WITHSCORES')
     if head[1] == nil or tonumber(head[2]) > now then break end
@@ -103,19 +103,18 @@ local function wsTake(ws, now, count)
       if splitSeqTag(chunk) > splitSeqTag(head[3]) then upper = '(' .. head[4] end
     end
     local key = wsChunkKey(ws, chunk)
-    local got = redis.call('ZRANGEBYSCORE', key, '-inf', upper, 'WITHSCORES', 'LIMIT', 0, count - #members)
+    local got = redis.call('ZRANGEBYSCORE', key, '-inf', upper, 'WITHSCORES', 'LIMIT', 0, count - n)
     if #got > 0 then
       local removed = {}
       for i = 1, #got, 2 do
-        removed[#removed + 1] = got[i]
-        members[#members + 1] = got[i]
-        dues[#dues + 1] = got[i + 1]
+        n = n + 1
+        removed[(i + 1) / 2], members[n], dues[n] = got[i], got[i], got[i + 1]
       end
       redis.call('ZREM', key, unpack(removed))
     end
     wsRefresh(ws, chunk)
   end
-  if #members > 0 then redis.call('INCRBY', ws .. ':n', -#members) end
+  if n > 0 then redis.call('INCRBY', ws .. ':n', -n) end
   return members, dues
 end
 

@@ -1,0 +1,28 @@
+import { PrefetchAllowance, PREFETCH_WAIT_MS } from './prefetch';
+
+describe('PrefetchAllowance', () => {
+  it('allows nothing ahead until a handler has finished', () => {
+    expect(new PrefetchAllowance(50).extra).toBe(0);
+  });
+
+  it('allows concurrency ahead while handlers take under the wait bound, less as they slow, none when slow', () => {
+    const quick = new PrefetchAllowance(50);
+    quick.record(0);
+    expect(quick.extra).toBe(50);
+    const slower = new PrefetchAllowance(50);
+    slower.record(PREFETCH_WAIT_MS * 5);
+    expect(slower.extra).toBe(10); // each waits about PREFETCH_WAIT_MS for its slot
+    const slow = new PrefetchAllowance(50);
+    slow.record(PREFETCH_WAIT_MS * 100);
+    expect(slow.extra).toBe(0);
+  });
+
+  it('follows a running mean: one slow handler among quick ones does not stop it', () => {
+    const allowance = new PrefetchAllowance(10);
+    for (let i = 0; i < 20; i++) allowance.record(0);
+    allowance.record(10);
+    expect(allowance.extra).toBe(10); // mean 1 ms
+    for (let i = 0; i < 30; i++) allowance.record(100);
+    expect(allowance.extra).toBe(0);
+  });
+});

@@ -1,0 +1,30 @@
+/** How long a task reserved ahead of a free slot is expected to wait for one, at most (ms). */
+export const PREFETCH_WAIT_MS = 2;
+/** Weight of the newest handler duration in the running mean. */
+const WEIGHT = 0.1;
+
+/**
+ * How many tasks a consumer may reserve beyond its `concurrency`, to start as slots free: fewer, larger
+ * takes when handlers are quick (each take costs a round trip, a socket write and a reply to parse, which
+ * with handlers that take microseconds is most of a task's cost). Bounded so that a task reserved ahead
+ * waits about `PREFETCH_WAIT_MS` for its slot: `concurrency` extra while handlers take under that time,
+ * fewer as they get slower, none past `PREFETCH_WAIT_MS * concurrency` ms. Nothing extra until a handler
+ * has finished (durations unknown).
+ */
+export class PrefetchAllowance {
+  private meanMs: number | undefined;
+
+  constructor(private readonly concurrency: number) {}
+
+  /** Records a handler's duration (ms). */
+  record(durationMs: number): void {
+    this.meanMs = this.meanMs === undefined ? durationMs : this.meanMs + WEIGHT * (durationMs - this.meanMs);
+  }
+
+  /** Tasks that may be reserved beyond `concurrency` now. */
+  get extra(): number {
+    if (this.meanMs === undefined) return 0;
+    if (this.meanMs <= PREFETCH_WAIT_MS) return this.concurrency;
+    return Math.floor((this.concurrency * PREFETCH_WAIT_MS) / this.meanMs);
+  }
+}
