@@ -2,8 +2,9 @@
 export const NOTES = `## Reading the figures
 
 - Immediate: this library spends about 8 times less CPU than BullMQ in Node and 4–5 times less in Redis
-  (events off; 1.8 Redis commands per task against 37: a worker acks the tasks it finished and reserves the next ones in one
-  script call, for at most its free slots, with two such calls in flight). The fetch keeps its reply for a
+  (events off; 1.6 Redis commands per task against 37: a worker acks the tasks it finished and reserves the next ones in one
+  script call, for its free slots and, while its handlers are quick, as many again, with two such calls
+  in flight). The fetch keeps its reply for a
   repeat (one key per worker lane), so a command re-sent after a reconnect reserves nothing twice.
   - Issue 14 asks for 5× BullMQ with events and metrics on (off reported too), Node's CPU per task halved.
     Three full runs on 2026-11-23 after this round's changes: off 5.57 / 4.31 / 5.61× (median 5.57×), on
@@ -12,8 +13,9 @@ export const NOTES = `## Reading the figures
     (BullMQ 20,400 then 13,900 and 14,500 tasks/s): off 5.28 / 6.83 / 4.52× (median 5.28×), on 4.30 /
     4.68 / 3.65× (median 4.30×). Three more after the waiting set moved into chunks (see Memory), on a
     machine busier still (Redis's own EVALSHA ceiling 390,000–610,000 calls/s against 650,000): off 5.23 /
-    5.48 / 4.69×, on 3.29 / 4.37 / 3.53×. Over these nine runs: off median 5.28×, on median 4.07×. Off is
-    met, on is not. Earlier the same day: 2.90× off and 2.06× on (medians of 3). Node's CPU for the
+    5.48 / 4.69×, on 3.29 / 4.37 / 3.53×. Three more after the worker began reserving ahead of free slots
+    (below): off 5.99 / 5.99 / 4.32×, on 4.85 / 4.60 / 3.62× (medians 5.99× and 4.60×), 1.6 Redis
+    commands per task. Off is met, on is not. Earlier the same day: 2.90× off and 2.06× on (medians of 3). Node's CPU for the
     whole workload (submit included) went from 2.7 s when the issue was filed to 0.5 s (off).
   - What was wrong: only one take was ever in flight. A take went out when the tasks of the previous one
     had finished, and with handlers that finish at once (this workload's) nothing sent the second take the
@@ -28,6 +30,19 @@ export const NOTES = `## Reading the figures
     third in data-structure commands, as a reservation is written to a sorted set and a hash and removed
     from both, the rest Lua and argument conversion) and the worker 8–9 µs, on two cores shared with the
     kernel's loopback work: about 110,000–125,000 tasks/s at best here, which the best runs reach.
+  - Reserving ahead: a take costs the worker a socket write, a reply to parse and a turn of the event loop
+    whatever its size, and with handlers that take microseconds that is most of a task's cost:
+    \`bench:profile\` at concurrency 200 (takes of 100) ran 58–89k tasks/s (median 84k) against 50–62k at 50
+    (takes of 25), in alternating runs. So a worker whose handlers are quick now reserves up to \`concurrency\` more
+    tasks than it has slots, started as slots free (\`PrefetchAllowance\`: the allowance shrinks as the
+    mean handler time passes 2 ms, so that a task reserved ahead waits about 2 ms; none until a handler
+    has finished). At concurrency 50 the takes are of 50: five alternating \`bench:profile\` rounds with
+    events and metrics on gave 73.3k against 57.2k tasks/s (median; faster in 5 of 5), worker CPU 10–11
+    against 13–15 µs per task. Concurrency still bounds the handlers running at once.
+  - The take script itself: the reservation token is now concatenated from one stamp per call (Redis's
+    time in microseconds) instead of \`string.format\` per task, and the reply carries that stamp once
+    instead of a token per task: 12.8 → 10.3 µs of Redis per task for the take alone (12 alternating
+    rounds of 5,000 tasks, completions not logged; 14.0 → 11.1 logged).
   - With this fix, 3 takes in flight (of 17 each) are slower than 2 of 25: 58–61k against 65–77k tasks/s.
     Tried without gain earlier: a synchronous success path in the consumer (no promise per task).
 - Events and metrics: "on" is what an application watching its queues runs: the event streams (one XADD
@@ -36,7 +51,10 @@ export const NOTES = `## Reading the figures
   Prometheus metrics (plain per-type numbers read by prom-client at scrape time); "off" sets
   \`events: { stream: false }\` and no metrics. The two alternate, twice each after a warm-up, and the better
   run of each is shown: a single pair moves by ±10 % with the order it ran in. Other workloads run with the
-  defaults (streams on). On 2026-11-23, after this round: on at 80 / 94 / 66 % of off, then 81 / 69 / 81 %.
+  defaults (streams on). On 2026-11-23, after this round: on at 80 / 94 / 66 % of off, then 81 / 69 / 81 %;
+  with the worker reserving ahead 81 / 77 / 84 %. In a profile of that code, the fleet listener's decoding
+  (JSON of each entry's ids and attempts, an event object per task) is the largest part of the difference:
+  about 0.5 µs per task in \`JSON.parse\` alone.
   - Where it goes (single immediate-only runs, one part on at a time): metrics alone 99 % of off, the local
     listener alone 86 %, the fleet listener alone 72 %. The fleet listener is the cost: it has the scripts
     log every completion (0.6 → 0.3 µs of Lua per task after this round's change: attempts logged as the
@@ -54,7 +72,8 @@ export const NOTES = `## Reading the figures
   (median 59 %); three after them 78 / 57 / 82 % (median 78 %), and three more (two on a busier machine,
   see the immediate figures) 89 / 55 / 63 % (median 63 %), and three after the waiting set moved into
   chunks 91 / 59 / 88 % (median 88 %): over these nine runs a median of 78 %, above the issue's 70 %.
-  Met, though a single run can fall to 55 %. The history's own work did not change; why the ratio rose with the
+  With the worker reserving ahead: 90 / 54 / 119 % (median 90 %). Met, though a single run can fall to
+  55 %. The history's own work did not change; why the ratio rose with the
   worker's changes is not measured. Single runs vary by ±15 % and more.
   What it costs: PostgreSQL about 16 µs per row written, Node about
   6 µs per task (reading the stream, folding, the JSON record set), Redis the payloads logged at submit,
@@ -70,7 +89,8 @@ export const NOTES = `## Reading the figures
   submitting, 0 early (issue 14's target: 5 and 3 ms). It was 5 / 4 before the take left ioredis's
   auto-pipeline (one turn of the event loop less between a wake-up and the take). On 2026-11-23: 3 / 4 / 3
   and 2 / 2 / 2 ms; after this round's changes 4 / 3 / 3 and 2 / 2 / 2 ms, then 2 / 4 / 4 and 2 / 2 / 2 ms;
-  with the chunked waiting set 3 / 5 / 2 and 1 / 2 / 1 ms.
+  with the chunked waiting set 3 / 5 / 2 and 1 / 2 / 1 ms; with the worker reserving ahead 2 / 3 / 3 and
+  1 / 2 / 1 ms (a task is reserved ahead only when more are due than slots are free).
 - Service mode: the same delayed tasks run by the scheduler (\`apps/scheduler\`, its own process) and
   delivered over HTTP to two instances of a client application (each its own process), timed where the
   handler starts. The hop costs a take in the scheduler, one signed request per instance per batch of tasks
@@ -88,7 +108,8 @@ export const NOTES = `## Reading the figures
     (median 30.5×). After this round's changes (no AbortController for a handler that does not declare the
     signal, as the benchmark's), three full runs gave 37.1 / 26.6 / 31.5× (median 31.5×), three more
     31.5 / 30.1 / 30.9× (median 30.9×), three ordered-only runs 30.7 / 32.2 / 31.1×, and three full runs
-    with the chunked waiting set 34.0 / 31.1 / 31.7×. Met, if not by much.
+    with the chunked waiting set 34.0 / 31.1 / 31.7×, and three with the delay worker reserving ahead
+    (the ordered engine unchanged) 32.9 / 33.7 / 35.7×. Met, if not by much.
   - What brought it there (each measured with the CPU column): acks wait up to 5 ms while their batch runs
     instead of one call per few tasks, and the last ones go out just ahead of the next take on the same
     connection (one round trip for both; a failed ack voids that take's reply); one abort listener per
@@ -129,7 +150,8 @@ export const NOTES = `## Reading the figures
   0.3–0.4 ms for both). Met; before that round 3.6 / 4.1 / 3.3. Six later runs the same day, on a busier
   machine: 1.9 / 1.7 / 1.7 ms against 4.5 / 5.0 / 5.0, then 2.6 / 2.2 / 1.4 ms against 4.7 / 4.7 / 4.3: the
   target holds in quiet runs and not in loaded ones; nothing in this round's changes touches this path.
-  With the chunked waiting set: 1.6 / 1.6 / 2.3 ms against 5.1 / 3.6 / 5.0.
+  With the chunked waiting set: 1.6 / 1.6 / 2.3 ms against 5.1 / 3.6 / 5.0; then 1.9 / 2.9 / 1.6 ms
+  against 3.6 / 4.2 / 3.9.
   - Garbage: ioredis's \`defineCommand\` puts each script on the client's script set, and every
     auto-pipeline it builds copies that whole set onto itself (two properties per script: ~19 KB with this
     library's 45 scripts). At low load every command builds its own pipeline. A sampling heap profile put
@@ -157,8 +179,8 @@ export const NOTES = `## Reading the figures
   because one Node process runs all three types and is the bound here (and the three masters share the
   same two cores): 64–98 % of the single server's rate over three runs, down from 100–118 %; 67 / 73 / 73 %
   on 2026-11-23, and 87 / 112 / 86 % then 100 / 106 / 102 % after this round's changes (the cluster at
-  69,000–101,100 tasks/s, the single server 70,700–114,600), and 81 / 92 / 119 % with the chunked waiting
-  set. Both rose
+  69,000–101,100 tasks/s, the single server 70,700–114,600), 81 / 92 / 119 % with the chunked waiting
+  set, and 82 / 91 / 78 % with the worker reserving ahead. Both rose
   when the take left the auto-pipeline, the single server more: two alternating runs of the code before
   and after gave the cluster 62,900 → 76,300 and 49,400 → 54,900 tasks/s, the single server 60,100 →
   98,800 and 48,500 → 82,700 (why the cluster gained less is not measured; its three Redis processes share
