@@ -1,6 +1,7 @@
 import { DEFAULT_WORKER_OPTIONS, mergeWorkerOptions } from '../options/resolve-options';
 import type { DelayQueueStore, TakeOptions, TakeResult } from './delay-queue.store';
 import { TaskConsumer } from './task-consumer';
+import { PREFETCH_STALL_MS } from '../runtime/prefetch';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined, debug: () => undefined };
 
@@ -186,5 +187,28 @@ describe('TaskConsumer reserving ahead of free slots', () => {
     await stopping;
     // never started: the lost, the cancelled and the handed-back ones
     expect(t.started).toEqual(['q1', 'q2', 'a', 'b', 'c', 'd']);
+  });
+
+  it('hands the tasks reserved ahead back when no slot frees (handlers hang), and reserves none ahead until one finishes', async () => {
+    const t = await setUp();
+    try {
+      await t.answer(['q1', 'q2']);
+      await t.answer(['a', 'b', 'c', 'd']);
+      await t.answer(['e', 'f', 'g', 'h']);
+      expect(t.consumer.busy).toBe(8);
+      await new Promise((resolve) => setTimeout(resolve, PREFETCH_STALL_MS + 60));
+      await settleTurns();
+      expect(t.calls.release).toEqual([['e', 'f', 'g', 'h']]);
+      expect(t.consumer.busy).toBe(4);
+      expect(t.takes).toEqual([]); // all four slots are taken and nothing may be held ahead
+      t.blocked.get('a')!();
+      await settleTurns();
+      // a handler finished (slowly): one slot is free again, and one task is asked for
+      expect(t.takes.map((x) => x.count)).toEqual([1]);
+      expect(t.started).toEqual(['q1', 'q2', 'a', 'b', 'c', 'd']);
+    } finally {
+      for (const release of t.blocked.values()) release();
+      await t.consumer.stop(0);
+    }
   });
 });

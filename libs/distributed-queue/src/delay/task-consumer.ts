@@ -87,7 +87,10 @@ export class TaskConsumer {
     private readonly logger: LoggerService,
     private readonly events?: TaskEventBus,
   ) {
-    this.queued = new ReservedQueue(options.concurrency);
+    this.queued = new ReservedQueue(options.concurrency, (stalled, ms) => {
+      this.logger.debug?.(`[${this.type}] no slot freed for ${ms} ms: ${stalled.length} task(s) reserved ahead handed back`);
+      this.handBack(stalled);
+    });
   }
 
   /** Starts fetching, the safety poll and lease renewal (which records this consumer's presence at once). */
@@ -147,10 +150,11 @@ export class TaskConsumer {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
-    if (this.queued.size > 0) this.handBack(this.queued.shift(this.queued.size).map((r): [string, string] => [r.id, r.token]));
+    if (this.queued.size > 0) this.handBack(this.queued.drain());
     this.wake.close();
     clearTimeout(this.errorTimer);
     clearTimeout(this.ackTimer);
+    this.queued.close();
     clearInterval(this.timers[0]);
     await stopWithGrace(this.idle.whenIdle(), timeoutMs, (reason) => {
       const unfinished = [...this.running.values()].filter((t) => !t.settled);

@@ -1,5 +1,10 @@
 /** How long a task reserved ahead of a free slot is expected to wait for one, at most (ms). */
 export const PREFETCH_WAIT_MS = 2;
+/**
+ * Tasks reserved ahead that saw no slot free for this long are handed back (their handlers hang: other
+ * workers should have them), and nothing is reserved ahead until a handler finishes again.
+ */
+export const PREFETCH_STALL_MS = 100;
 /** Weight of the newest handler duration in the running mean. */
 const WEIGHT = 0.1;
 
@@ -19,6 +24,11 @@ export class PrefetchAllowance {
   /** Records a handler's duration (ms). */
   record(durationMs: number): void {
     this.meanMs = this.meanMs === undefined ? durationMs : this.meanMs + WEIGHT * (durationMs - this.meanMs);
+  }
+
+  /** Handlers stopped finishing: nothing extra until one finishes again. */
+  reset(): void {
+    this.meanMs = undefined;
   }
 
   /** Tasks that may be reserved beyond `concurrency` now. */
