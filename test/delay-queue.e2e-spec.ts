@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { Task } from 'nestjs-distributed-queue';
+import { DelayQueueStore } from 'nestjs-distributed-queue/delay/delay-queue.store';
 import { keysOf, useQueueApps, percentiles, workerClass } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
@@ -73,7 +74,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue on %s'
     expect(seen).toEqual(['x:1']);
   });
 
-  it('never reserves more tasks than free slots', async () => {
+  it('reserves no more tasks than free slots while handlers are slow (30 ms at concurrency 3)', async () => {
     const keyPrefix = uniquePrefix('slots');
     const keys = keysOf(keyPrefix, 'slots');
     let running = 0;
@@ -96,6 +97,32 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue on %s'
     expect(maxRunning).toBe(3);
     expect(maxActive).toBeGreaterThan(0);
     expect(maxActive).toBeLessThanOrEqual(3);
+  });
+
+  it('reserves up to concurrency more ahead while handlers are quick, never running more than concurrency', async () => {
+    const keyPrefix = uniquePrefix('ahead');
+    const n = 400;
+    let running = 0;
+    let maxRunning = 0;
+    const runs = new Map<string, number>();
+    const W = workerClass('ahead', { concurrency: 4 }, async (task: Task) => {
+      maxRunning = Math.max(maxRunning, ++running);
+      runs.set(task.id, (runs.get(task.id) ?? 0) + 1);
+      await Promise.resolve();
+      running--;
+    });
+    const app = await start({ connection: target.connection, keyPrefix }, [W]);
+    const take = jest.spyOn(app.app.get(DelayQueueStore), 'take');
+    const producer = await start({ connection: target.connection, keyPrefix, workers: false, types: { ahead: {} } });
+    await producer.submit.submitMany('ahead', Array.from({ length: n }, (_, i) => ({ payload: i })));
+    await waitFor(() => runs.size === n, { timeoutMs: 10_000 });
+    await sleep(100);
+    const asked = take.mock.calls.map(([, options]) => options.count);
+    // half the slots per take (two in flight) before any handler finished; half of slots and as many
+    // again after: 4 at concurrency 4, never more
+    expect(Math.max(...asked)).toBe(4);
+    expect(maxRunning).toBeLessThanOrEqual(4);
+    expect([...runs.values()].every((count) => count === 1)).toBe(true);
   });
 
   it('reports states: delayed, ready, running, done, unknown', async () => {
