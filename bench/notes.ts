@@ -38,7 +38,8 @@ export const NOTES = `## Reading the figures
     mean handler time passes 2 ms, so that a task reserved ahead waits about 2 ms; none until a handler
     has finished). At concurrency 50 the takes are of 50: five alternating \`bench:profile\` rounds with
     events and metrics on gave 73.3k against 57.2k tasks/s (median; faster in 5 of 5), worker CPU 10–11
-    against 13–15 µs per task. Concurrency still bounds the handlers running at once.
+    against 13–15 µs per task. Concurrency still bounds the handlers running at once, and tasks reserved
+    ahead go back to Redis for other workers when no slot frees for 100 ms (hanging handlers).
   - The take script itself: the reservation token is now concatenated from one stamp per call (Redis's
     time in microseconds) instead of \`string.format\` per task, and the reply carries that stamp once
     instead of a token per task: 12.8 → 10.3 µs of Redis per task for the take alone (12 alternating

@@ -22,8 +22,8 @@ export interface TaskWorkerOptions {
    * Handlers of this type running at once in one application instance (for an ordered type: over all the
    * partitions this instance owns). A delay-queue worker whose handlers are quick (under 2 ms on average)
    * also reserves up to as many tasks again ahead of free slots, fewer as handlers slow down, so that a task
-   * reserved ahead waits about 2 ms for its slot: fewer, larger round trips to Redis. @default 1 (ordered
-   * types: 32)
+   * reserved ahead waits about 2 ms for its slot: fewer, larger round trips to Redis. When no slot frees
+   * for 100 ms, those are handed back for other workers. @default 1 (ordered types: 32)
    */
   concurrency?: number;
   /** A run longer than this fails with `TaskTimeoutError` (its signal aborts). @default 60000 */
