@@ -9,12 +9,13 @@ import { decodeStreamEntry, type StreamEntry } from './stream-entry';
  */
 export function eventsOfEntry(entry: StreamEntry, type?: string): TaskEvent[] {
   const out: TaskEvent[] = [];
-  for (const decoded of decodeStreamEntry(entry, { type })) {
-    const name = decoded.event as TaskEventName;
-    if (!TASK_EVENT_NAMES.includes(name)) continue;
-    const { id, at, key, error: e } = decoded;
-    const attempt = decoded.attempt ?? 0;
-    const task = { id, type: decoded.type, payload: undefined, attempt, dueAt: 0, ...(key !== undefined ? { key } : {}) };
+  const decoded = decodeStreamEntry(entry, { type });
+  // NOTE: every event of an entry has the entry's name
+  if (decoded.length === 0 || !TASK_EVENT_NAMES.includes(decoded[0].event as TaskEventName)) return out;
+  for (const { event, id, at, key, error: e, attempt: a, type: taskType } of decoded) {
+    const name = event as TaskEventName;
+    const attempt = a ?? 0;
+    const task: TaskEvent['task'] = key === undefined ? { id, type: taskType, payload: undefined, attempt, dueAt: 0 } : { id, type: taskType, payload: undefined, attempt, dueAt: 0, key };
     const error = e ? { ...e, attempts: attempt, failedAt: at } : undefined;
     if (name === 'retrying' || name === 'dead') out.push({ event: 'failed', scope: 'fleet', task, error, at });
     out.push({ event: name, scope: 'fleet', task, error, at });
