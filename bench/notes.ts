@@ -33,12 +33,13 @@ export const NOTES = `## Reading the figures
   - Reserving ahead: a take costs the worker a socket write, a reply to parse and a turn of the event loop
     whatever its size, and with handlers that take microseconds that is most of a task's cost:
     \`bench:profile\` at concurrency 200 (takes of 100) ran 58–89k tasks/s (median 84k) against 50–62k at 50
-    (takes of 25), in alternating runs. So a worker whose handlers are quick now reserves up to \`concurrency\` more
-    tasks than it has slots, started as slots free (\`PrefetchAllowance\`: the allowance shrinks as the
-    mean handler time passes 2 ms, so that a task reserved ahead waits about 2 ms; none until a handler
-    has finished). At concurrency 50 the takes are of 50: five alternating \`bench:profile\` rounds with
-    events and metrics on gave 73.3k against 57.2k tasks/s (median; faster in 5 of 5), worker CPU 10–11
-    against 13–15 µs per task. Concurrency still bounds the handlers running at once, and tasks reserved
+    (takes of 25), in alternating runs. So a worker whose handlers are quick now reserves more tasks than it has
+    slots, started as slots free (\`PrefetchAllowance\`: the allowance shrinks as handlers slow, so that a
+    task reserved ahead waits about 2 ms; none until a handler has finished). Allowing \`concurrency\`
+    more (takes of 50): five alternating \`bench:profile\` rounds with events and metrics on gave 73.3k
+    against 57.2k tasks/s (median; faster in 5 of 5), worker CPU 10–11 against 13–15 µs per task.
+    Allowing three times \`concurrency\` (takes of 100): 95.8k against 74.5k (5 of 5), Redis 7.5 against
+    8.9 µs per task. A take of 100 holds Redis about 0.75 ms. Concurrency still bounds the handlers running at once, and tasks reserved
     ahead go back to Redis for other workers when no slot frees for 100 ms (hanging handlers).
   - The take script itself: the reservation token is now concatenated from one stamp per call (Redis's
     time in microseconds) instead of \`string.format\` per task, and the reply carries that stamp once
@@ -66,7 +67,8 @@ export const NOTES = `## Reading the figures
     queued behind it on the commands connection. Six alternating rounds in one process, with the fleet
     listener: median 85,500 → 92,600 tasks/s (5 of 6 rounds faster).
   - Tried without a clear gain: reading the followed stream 50 or 100 entries at a time instead of 500, or
-    every 20 ms instead of 200.
+    every 20 ms instead of 200; splitting an entry's list of ids instead of \`JSON.parse\` (five
+    alternating rounds: 72.8k against 75.2k tasks/s, within the noise).
 - History on: the same workload with the task history copied into PostgreSQL (the machine's PostgreSQL 15,
   a schema of its own) by a writer in the same process, default options. Three full runs on 2026-11-22:
   69 / 70 / 80 % of off, median 70 %; three on 2026-11-23 before this round's changes 55 / 59 / 71 %

@@ -20,9 +20,9 @@ export interface TaskWorkerOptions {
   ordered?: boolean;
   /**
    * Handlers of this type running at once in one application instance (for an ordered type: over all the
-   * partitions this instance owns). A delay-queue worker whose handlers are quick (under 2 ms on average)
-   * also reserves up to as many tasks again ahead of free slots, fewer as handlers slow down, so that a task
-   * reserved ahead waits about 2 ms for its slot: fewer, larger round trips to Redis. When no slot frees
+   * partitions this instance owns). A delay-queue worker whose handlers are quick also reserves tasks ahead
+   * of free slots, so that one reserved ahead waits about 2 ms for its slot: up to three times
+   * `concurrency`, fewer as handlers slow down. Fewer, larger round trips to Redis. When no slot frees
    * for 100 ms, those are handed back for other workers. @default 1 (ordered types: 32)
    */
   concurrency?: number;
