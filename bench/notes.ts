@@ -15,7 +15,8 @@ export const NOTES = `## Reading the figures
     machine busier still (Redis's own EVALSHA ceiling 390,000–610,000 calls/s against 650,000): off 5.23 /
     5.48 / 4.69×, on 3.29 / 4.37 / 3.53×. Three more after the worker began reserving ahead of free slots
     (below): off 5.99 / 5.99 / 4.32×, on 4.85 / 4.60 / 3.62× (medians 5.99× and 4.60×), 1.6 Redis
-    commands per task. Off is met, on is not. Earlier the same day: 2.90× off and 2.06× on (medians of 3). Node's CPU for the
+    commands per task. Three with the final code (takes of 100): off 6.38 / 6.29 / 6.58×, on 5.15 / 5.52 /
+    5.51× (medians 6.38× and 5.51×), 1.3 commands per task. Both met. Earlier the same day: 2.90× off and 2.06× on (medians of 3). Node's CPU for the
     whole workload (submit included) went from 2.7 s when the issue was filed to 0.5 s (off).
   - What was wrong: only one take was ever in flight. A take went out when the tasks of the previous one
     had finished, and with handlers that finish at once (this workload's) nothing sent the second take the
@@ -54,7 +55,7 @@ export const NOTES = `## Reading the figures
   \`events: { stream: false }\` and no metrics. The two alternate, twice each after a warm-up, and the better
   run of each is shown: a single pair moves by ±10 % with the order it ran in. Other workloads run with the
   defaults (streams on). On 2026-11-23, after this round: on at 80 / 94 / 66 % of off, then 81 / 69 / 81 %;
-  with the worker reserving ahead 81 / 77 / 84 %. In a profile of that code, the fleet listener's decoding
+  with the worker reserving ahead 81 / 77 / 84 %; with the final code 81 / 88 / 84 %. In a profile of that code, the fleet listener's decoding
   (JSON of each entry's ids and attempts, an event object per task) is the largest part of the difference:
   about 0.5 µs per task in \`JSON.parse\` alone.
   - Where it goes (single immediate-only runs, one part on at a time): metrics alone 99 % of off, the local
@@ -75,8 +76,8 @@ export const NOTES = `## Reading the figures
   (median 59 %); three after them 78 / 57 / 82 % (median 78 %), and three more (two on a busier machine,
   see the immediate figures) 89 / 55 / 63 % (median 63 %), and three after the waiting set moved into
   chunks 91 / 59 / 88 % (median 88 %): over these nine runs a median of 78 %, above the issue's 70 %.
-  With the worker reserving ahead: 90 / 54 / 119 % (median 90 %). Met, though a single run can fall to
-  55 %. The history's own work did not change; why the ratio rose with the
+  With the worker reserving ahead: 90 / 54 / 119 % (median 90 %); with the final code 117 / 100 / 91 %
+  (median 100 %). Met, though a single run can fall to 55 %. The history's own work did not change; why the ratio rose with the
   worker's changes is not measured. Single runs vary by ±15 % and more.
   What it costs: PostgreSQL about 16 µs per row written, Node about
   6 µs per task (reading the stream, folding, the JSON record set), Redis the payloads logged at submit,
@@ -93,7 +94,8 @@ export const NOTES = `## Reading the figures
   auto-pipeline (one turn of the event loop less between a wake-up and the take). On 2026-11-23: 3 / 4 / 3
   and 2 / 2 / 2 ms; after this round's changes 4 / 3 / 3 and 2 / 2 / 2 ms, then 2 / 4 / 4 and 2 / 2 / 2 ms;
   with the chunked waiting set 3 / 5 / 2 and 1 / 2 / 1 ms; with the worker reserving ahead 2 / 3 / 3 and
-  1 / 2 / 1 ms (a task is reserved ahead only when more are due than slots are free).
+  1 / 2 / 1 ms (a task is reserved ahead only when more are due than slots are free); with the final code
+  4 / 2 / 2 and 2 / 1 / 1 ms.
 - Service mode: the same delayed tasks run by the scheduler (\`apps/scheduler\`, its own process) and
   delivered over HTTP to two instances of a client application (each its own process), timed where the
   handler starts. The hop costs a take in the scheduler, one signed request per instance per batch of tasks
@@ -112,7 +114,8 @@ export const NOTES = `## Reading the figures
     signal, as the benchmark's), three full runs gave 37.1 / 26.6 / 31.5× (median 31.5×), three more
     31.5 / 30.1 / 30.9× (median 30.9×), three ordered-only runs 30.7 / 32.2 / 31.1×, and three full runs
     with the chunked waiting set 34.0 / 31.1 / 31.7×, and three with the delay worker reserving ahead
-    (the ordered engine unchanged) 32.9 / 33.7 / 35.7×. Met, if not by much.
+    (the ordered engine unchanged) 32.9 / 33.7 / 35.7×, and with the final code 26.6 / 33.3 / 36.4×
+    (median 33.3×). Met, if not by much.
   - What brought it there (each measured with the CPU column): acks wait up to 5 ms while their batch runs
     instead of one call per few tasks, and the last ones go out just ahead of the next take on the same
     connection (one round trip for both; a failed ack voids that take's reply); one abort listener per
@@ -154,7 +157,10 @@ export const NOTES = `## Reading the figures
   machine: 1.9 / 1.7 / 1.7 ms against 4.5 / 5.0 / 5.0, then 2.6 / 2.2 / 1.4 ms against 4.7 / 4.7 / 4.3: the
   target holds in quiet runs and not in loaded ones; nothing in this round's changes touches this path.
   With the chunked waiting set: 1.6 / 1.6 / 2.3 ms against 5.1 / 3.6 / 5.0; then 1.9 / 2.9 / 1.6 ms
-  against 3.6 / 4.2 / 3.9.
+  against 3.6 / 4.2 / 3.9; with the final code 1.6 / 3.4 / 2.1 ms against 2.9 / 4.3 / 4.8. The median of
+  the final three is 2.1 ms, of the day's nine runs of this round's code 1.9 ms: at the edge of the
+  target, not claimed (the path is a submit, a wake-up and a take; the tail is Redis or Node waiting for
+  one of the two cores, see below).
   - Garbage: ioredis's \`defineCommand\` puts each script on the client's script set, and every
     auto-pipeline it builds copies that whole set onto itself (two properties per script: ~19 KB with this
     library's 45 scripts). At low load every command builds its own pipeline. A sampling heap profile put
@@ -183,7 +189,8 @@ export const NOTES = `## Reading the figures
   same two cores): 64–98 % of the single server's rate over three runs, down from 100–118 %; 67 / 73 / 73 %
   on 2026-11-23, and 87 / 112 / 86 % then 100 / 106 / 102 % after this round's changes (the cluster at
   69,000–101,100 tasks/s, the single server 70,700–114,600), 81 / 92 / 119 % with the chunked waiting
-  set, and 82 / 91 / 78 % with the worker reserving ahead. Both rose
+  set, 82 / 91 / 78 % with the worker reserving ahead, and 94 / 104 / 100 % with the final code (the
+  cluster at 121,100–138,300 tasks/s). Both rose
   when the take left the auto-pipeline, the single server more: two alternating runs of the code before
   and after gave the cluster 62,900 → 76,300 and 49,400 → 54,900 tasks/s, the single server 60,100 →
   98,800 and 48,500 → 82,700 (why the cluster gained less is not measured; its three Redis processes share
