@@ -68,7 +68,7 @@ export class ReservedQueue {
     return held;
   }
 
-  close(): void {
+  private close(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
   }

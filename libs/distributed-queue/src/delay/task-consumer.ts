@@ -118,7 +118,7 @@ export class TaskConsumer {
     }
   }
 
-  /** Records this consumer as live (every tick), renews the leases of running tasks; aborts those lost. */
+  /** Records this consumer as live (every tick), renews the leases of the tasks it holds; aborts those lost. */
   async renewLeases(): Promise<void> {
     // NOTE: live for two renewal periods and a second: a missed tick or a slow reply does not look like a stop.
     void this.store.touchPresence(this.type, this.consumerId, 2 * this.renewEveryMs + 1000).catch(() => undefined);
@@ -150,11 +150,11 @@ export class TaskConsumer {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
-    if (this.queued.size > 0) this.handBack(this.queued.drain());
+    const waiting = this.queued.drain();
+    if (waiting.length > 0) this.handBack(waiting);
     this.wake.close();
     clearTimeout(this.errorTimer);
     clearTimeout(this.ackTimer);
-    this.queued.close();
     clearInterval(this.timers[0]);
     await stopWithGrace(this.idle.whenIdle(), timeoutMs, (reason) => {
       const unfinished = [...this.running.values()].filter((t) => !t.settled);
