@@ -7,18 +7,17 @@ import { backoffDelay } from '../runtime/backoff';
 import { callHandler, runController } from '../runtime/handler-call';
 import { shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
-import { ReservedQueue } from './reserved-queue';
-import { newBatch, type RunningTask } from './running-task';
+import { ReservedQueue, type Held } from './reserved-queue';
+import { newBatch, type Batch, type RunningTask } from './running-task';
 import { IdleWaiters } from '../runtime/idle-waiters';
 import { WakeSignal } from '../runtime/wake-signal';
 import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
-import type { FailOutcome } from '../redis/script-outcome';
 import type { TaskEventBus } from '../events/task-event-bus';
-import type { TaskEventName } from '../interfaces/task-event.interface';
+import { ConsumerEvents } from './consumer-events';
 import { splitTraceContext } from '../tracing/trace-carrier';
 
-/** The event a recorded failure makes. */
-const OUTCOME_EVENTS: Record<Exclude<FailOutcome, 'stale'>, TaskEventName> = { retried: 'retrying', dead: 'dead', dropped: 'cancelled' };
+/** The id and token of a running task's reservation. */
+const heldOf = (t: RunningTask): Held => [t.reservation.id, t.reservation.token];
 
 /** How long to wait before talking to Redis again after an error. */
 const ERROR_BACKOFF_MS = 250;
@@ -31,8 +30,8 @@ const HAND_BACK_MS = 2000;
 
 /**
  * Runs the tasks of one type in this process: at most `concurrency` at a time, acks batched into the next
- * fetch, leases renewed while handlers run. While handlers are quick it reserves up to `concurrency` more
- * (`PrefetchAllowance`), which start as slots free: fewer, larger takes.
+ * fetch, leases renewed while handlers run. While handlers are quick it reserves more than its slots
+ * (`ReservedQueue`, `PrefetchAllowance`), which start as slots free: fewer, larger takes.
  *
  * It fetches when it may have work: after a full batch, on a timer to the next due time, on a wake-up
  * message, and on its own safety poll. No single signal is relied on.
@@ -41,7 +40,8 @@ export class TaskConsumer {
   private readonly running = new Map<string, RunningTask>();
   /** Reserved tasks waiting for a slot. */
   private readonly queued: ReservedQueue;
-  private readonly acks = new AckBuffer<[string, string]>();
+  private readonly events: ConsumerEvents;
+  private readonly acks = new AckBuffer<Held>();
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
   private mayHaveWork = true;
@@ -65,6 +65,7 @@ export class TaskConsumer {
    */
   private acksDue = false;
   private timers: NodeJS.Timeout[] = [];
+  /** Callers waiting until nothing runs, waits, settles or fetches. */
   private readonly idle = new IdleWaiters(() => this.busy === 0 && this.fetches === 0);
   /** Names this consumer's request keys in Redis. */
   private readonly consumerId = newRequestId();
@@ -85,8 +86,9 @@ export class TaskConsumer {
     private readonly store: DelayQueueStore,
     private readonly keepDone: number,
     private readonly logger: LoggerService,
-    private readonly events?: TaskEventBus,
+    bus?: TaskEventBus,
   ) {
+    this.events = new ConsumerEvents(type, bus);
     this.queued = new ReservedQueue(options.concurrency, (stalled, ms) => {
       this.logger.debug?.(`[${this.type}] no slot freed for ${ms} ms: ${stalled.length} task(s) reserved ahead handed back`);
       this.handBack(stalled);
@@ -122,8 +124,7 @@ export class TaskConsumer {
   async renewLeases(): Promise<void> {
     // NOTE: live for two renewal periods and a second: a missed tick or a slow reply does not look like a stop.
     void this.store.touchPresence(this.type, this.consumerId, 2 * this.renewEveryMs + 1000).catch(() => undefined);
-    const held = [...this.running.values()].filter((t) => !t.settled).map((t): [string, string] => [t.reservation.id, t.reservation.token]);
-    held.push(...this.queued.held());
+    const held = [...this.unfinished().map(heldOf), ...this.queued.held()];
     if (held.length === 0) return;
     try {
       const lost = await this.store.extend(this.type, this.options.visibilityTimeoutMs, held);
@@ -137,6 +138,11 @@ export class TaskConsumer {
   /** How often leases are renewed: a third of the visibility timeout. */
   get renewEveryMs(): number {
     return Math.max(50, Math.floor(this.options.visibilityTimeoutMs / 3));
+  }
+
+  /** Running tasks whose outcome is not settled yet. */
+  private unfinished(): RunningTask[] {
+    return [...this.running.values()].filter((t) => !t.settled);
   }
 
   /** Number of tasks this consumer holds (running, waiting for a slot or being settled). */
@@ -157,11 +163,10 @@ export class TaskConsumer {
     clearTimeout(this.ackTimer);
     clearInterval(this.timers[0]);
     await stopWithGrace(this.idle.whenIdle(), timeoutMs, (reason) => {
-      const unfinished = [...this.running.values()].filter((t) => !t.settled);
+      const unfinished = this.unfinished();
       for (const task of unfinished) this.settle(task);
       for (const task of unfinished) task.controller?.abort(reason);
-      const held = unfinished.map((t): [string, string] => [t.reservation.id, t.reservation.token]);
-      if (held.length > 0) this.handBack(held);
+      if (unfinished.length > 0) this.handBack(unfinished.map(heldOf));
     });
     await this.idle.waitIdle(HAND_BACK_MS);
     this.timers.forEach(clearInterval);
@@ -173,14 +178,14 @@ export class TaskConsumer {
     }
   }
 
-  private handBack(held: [string, string][]): void {
+  private handBack(held: Held[]): void {
     this.settling++;
     this.store
       .release(this.type, held)
       .catch((error: Error) => this.logger.warn?.(`[${this.type}] shutdown hand-back failed (leases will expire): ${error.message}`))
       .finally(() => {
         this.settling--;
-        this.notifyIdle();
+        this.idle.check();
       });
   }
 
@@ -196,7 +201,7 @@ export class TaskConsumer {
 
   private async pump(): Promise<void> {
     if (this.fetches >= MAX_FETCHES || this.errorTimer) return;
-    // NOTE: slots asked for by a take in flight are taken already: never reserve past concurrency.
+    // NOTE: slots asked for by a take in flight are taken already: never reserve past capacity.
     const capacity = this.capacity;
     const free = this.stopping ? 0 : capacity - this.busy - this.requested;
     // NOTE: each take asks for at most half the slots, so that two takes alternate: Redis runs one while
@@ -245,7 +250,7 @@ export class TaskConsumer {
     }
     if (result) this.accept(result, want);
     if (this.acks.size > 0 || (this.mayHaveWork && this.capacity > this.busy + this.requested)) this.schedulePump();
-    this.notifyIdle();
+    this.idle.check();
   }
 
   private accept(result: TakeResult, want: number): void {
@@ -256,7 +261,7 @@ export class TaskConsumer {
     if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
     else if (want > 0 && result.nextDueIn > 0 && !this.stopping) this.wake.wakeIn(result.nextDueIn);
     if (this.stopping && result.reserved.length > 0) {
-      this.handBack(result.reserved.map((r): [string, string] => [r.id, r.token]));
+      this.handBack(result.reserved.map((r): Held => [r.id, r.token]));
     } else {
       this.runBatch(result.reserved);
     }
@@ -297,10 +302,16 @@ export class TaskConsumer {
     for (const reservation of reservations) this.run(reservation, batch);
   }
 
-  private run(reservation: Reservation, batch: RunningTask['batch']): void {
-    const task: RunningTask = { reservation, controller: runController(this.handler), batch, settled: false, startedAt: Date.now() };
+  /** A reserved task from now on held as running (its handler about to start, or its outcome recorded). */
+  private track(reservation: Reservation, batch: Batch, controller?: AbortController): RunningTask {
+    const task: RunningTask = { reservation, controller, batch, settled: false, startedAt: Date.now() };
     batch.tasks.add(task);
     this.running.set(reservation.id, task);
+    return task;
+  }
+
+  private run(reservation: Reservation, batch: Batch): void {
+    const task = this.track(reservation, batch, runController(this.handler));
     const { json, traceContext } = splitTraceContext(reservation.payload);
     let payload: unknown;
     try {
@@ -317,15 +328,6 @@ export class TaskConsumer {
     });
   }
 
-  /** Reports a lifecycle event of a task this consumer ran (skipped when nobody listens). */
-  private emit(task: RunningTask, event: TaskEventName, error?: Error, result?: unknown): void {
-    if (!this.events?.wants('local', this.type, event)) return;
-    const { id, attempt, dueAt } = task.reservation;
-    const view = task.view ?? { id, type: this.type, payload: undefined, attempt, dueAt };
-    const at = Date.now();
-    this.events.emit({ event, scope: 'local', task: view, error, result, durationMs: at - task.startedAt, startedAt: task.startedAt, at });
-  }
-
   /** Marks a task settled: its handler's outcome no longer matters. Returns false when it was already. */
   private settle(task: RunningTask): boolean {
     if (task.settled) return false;
@@ -336,10 +338,11 @@ export class TaskConsumer {
     return true;
   }
 
+  /** Ends a task this consumer holds: a lost one is let go; otherwise the failure is recorded. */
   private abortRunning(id: string, reason: Error): void {
     const waiting = this.queued.remove(id);
-    if (waiting) return this.abortQueued(waiting, reason);
-    const task = this.running.get(id);
+    // NOTE: a task waiting for a slot never starts: it settles as a running one does
+    const task = waiting ? this.track(waiting, { tasks: new Set() }) : this.running.get(id);
     if (!task || task.settled) return;
     if (reason instanceof LeaseLostError) {
       this.settle(task);
@@ -351,17 +354,6 @@ export class TaskConsumer {
     this.finish(task, reason);
   }
 
-  /** A reserved task that never started: a lost one is let go; a cancelled one is recorded (not retried). */
-  private abortQueued(reservation: Reservation, reason: Error): void {
-    if (reason instanceof LeaseLostError) {
-      this.logger.warn?.(`[${this.type}] ${reason.message}`);
-      return this.afterSlotFreed();
-    }
-    const task: RunningTask = { reservation, batch: { tasks: new Set() }, settled: false, startedAt: Date.now() };
-    this.running.set(reservation.id, task);
-    this.finish(task, reason);
-  }
-
   /**
    * A task's outcome: a success is acked with the next fetch; a failure is recorded at once.
    * NOTE: synchronous for a success (the hot path allocates no promise); failures go to `recordFailure`.
@@ -370,7 +362,7 @@ export class TaskConsumer {
     if (!this.settle(task)) return;
     if (!error) {
       this.acks.push([task.reservation.id, task.reservation.token]);
-      this.emit(task, 'completed', undefined, result);
+      this.events.emit(task, 'completed', undefined, result);
       this.afterSlotFreed();
       return;
     }
@@ -379,14 +371,14 @@ export class TaskConsumer {
 
   private async recordFailure(task: RunningTask, error: Error): Promise<void> {
     const { id, token, attempt } = task.reservation;
-    this.emit(task, 'failed', error);
+    this.events.emit(task, 'failed', error);
     if (task.controller && !task.controller.signal.aborted) task.controller.abort(error);
     const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || attempt >= this.options.maxAttempts;
     const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;
     try {
       const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message });
-      if (outcome !== 'stale') this.emit(task, OUTCOME_EVENTS[outcome], error);
+      this.events.outcome(task, outcome, error);
       const level = outcome === 'dead' ? 'error' : 'warn';
       this.logger[level]?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);
     } catch (failError) {
@@ -399,11 +391,6 @@ export class TaskConsumer {
 
   private afterSlotFreed(): void {
     this.schedulePump();
-    this.notifyIdle();
-  }
-
-  /** Resolves the idle waiters when nothing runs, waits, settles or fetches. */
-  private notifyIdle(): void {
     this.idle.check();
   }
 }

@@ -61,7 +61,7 @@ if previous and string.sub(previous, 1, #rid) == rid then
       if payload then
         out[#out + 1] = id
         out[#out + 1] = attempt
-        out[#out + 1] = string.match(token, '^%d+:%d+:(%d+)')
+        out[#out + 1] = due
         out[#out + 1] = payload
       end
     end
