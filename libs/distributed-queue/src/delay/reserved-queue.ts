@@ -73,14 +73,16 @@ export class ReservedQueue {
     this.timer = undefined;
   }
 
-  private watch(): void {
+  /** Checks after `ms` whether a slot freed within the last `PREFETCH_STALL_MS`; if so, again when it will not have. */
+  private watch(ms = PREFETCH_STALL_MS): void {
     if (this.timer || this.items.length === 0) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       if (this.items.length === 0) return;
-      if (Date.now() - this.lastShiftAt < PREFETCH_STALL_MS) return this.watch();
+      const idle = Date.now() - this.lastShiftAt;
+      if (idle < PREFETCH_STALL_MS) return this.watch(PREFETCH_STALL_MS - idle);
       this.allowance.reset();
       this.onStall(this.drain(), PREFETCH_STALL_MS);
-    }, PREFETCH_STALL_MS);
+    }, ms);
   }
 }
