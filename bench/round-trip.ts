@@ -11,11 +11,13 @@ import type { System } from './systems';
  * path; this measures that state, and reports the warm-up beside it.
  */
 const WARM_UP = 1000;
+/** The first round trips, left out of the warm-up's figures too: connections and first calls. */
+const FIRST = 50;
 
 /**
  * 7. Round trip at low load: one immediate task at a time, from submit to its handler's start, timed in
  * this process (producer and worker both run here, for both systems). The first `WARM_UP` are reported
- * apart (after the first 50: connections and first calls).
+ * apart (after the first `FIRST`).
  */
 export async function roundTrip(ctx: Context, each: (fn: (system: System) => Promise<Row>) => Promise<Row[]>): Promise<Row[]> {
   const n = ctx.quick ? 500 : 2000;
@@ -33,13 +35,13 @@ export async function roundTrip(ctx: Context, each: (fn: (system: System) => Pro
       times.push(performance.now() - t0);
     }
     const p = percentiles(times.slice(warmUp));
-    const cold = percentiles(times.slice(50, warmUp));
+    const cold = percentiles(times.slice(FIRST, warmUp));
     return {
       workload: `7. round trip, ${n} tasks one at a time`,
       system: system.name,
       figures: {
         'submit→start p50/p99/max ms': `${p.p50}/${p.p99}/${p.max}`,
-        [`warm-up (${warmUp - 50}) p50/p99/max ms`]: `${cold.p50}/${cold.p99}/${cold.max}`,
+        [`warm-up (${warmUp - FIRST}) p50/p99/max ms`]: `${cold.p50}/${cold.p99}/${cold.max}`,
       },
       key: { name: 'p99 round trip', value: p.p99, lowerIsBetter: true },
     };

@@ -44,8 +44,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue under 
     expect(all).toEqual([...ids].sort());
     for (const id of inFlight) expect(doneByB.find((r) => r.id === id)?.attempt).toBe(2);
     // A finished task is acked up to ACK_DELAY_MS later (with the next take): its state follows its handler.
-    const states = async () => Promise.all(ids.map((id) => producer.inspect.getState('crash', id)));
-    await waitFor(async () => (await states()).every((state) => state === 'done'), { timeoutMs: 5000, message: 'every task recorded done' });
+    const allDone = async () => (await Promise.all(ids.map((id) => producer.inspect.getState('crash', id)))).every((state) => state === 'done');
+    await waitFor(allDone, { timeoutMs: 5000, message: 'every task recorded done' });
   });
 
   it('on SIGTERM finishes in-flight tasks within the shutdown timeout', async () => {

@@ -2,6 +2,7 @@ import { DEFAULT_WORKER_OPTIONS, mergeWorkerOptions } from '../options/resolve-o
 import type { DelayQueueStore, TakeOptions, TakeResult } from './delay-queue.store';
 import { TaskConsumer } from './task-consumer';
 import { PREFETCH_STALL_MS } from '../runtime/prefetch';
+import { waitFor } from '../../../../test/support/wait';
 
 const silent = { log: () => undefined, error: () => undefined, warn: () => undefined, debug: () => undefined };
 
@@ -215,7 +216,7 @@ describe('TaskConsumer reserving ahead of free slots', () => {
     try {
       expect(t.consumer.busy).toBe(16);
       // Timers fire late on a loaded machine: wait for the hand-back (bounded), then check it was not early.
-      for (let i = 0; i < 500 && t.calls.release.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      await waitFor(() => t.calls.release.length > 0, { timeoutMs: 5000, intervalMs: 10, message: 'tasks reserved ahead handed back' });
       expect(Date.now() - before).toBeGreaterThanOrEqual(PREFETCH_STALL_MS);
       await settleTurns();
       expect(t.calls.release).toEqual([[...A.slice(4), ...B]]);
