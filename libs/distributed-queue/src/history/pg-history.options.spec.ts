@@ -21,6 +21,18 @@ describe('history options', () => {
     expect(() => historyTableNames('t', 'a.b')).toThrow(expect.objectContaining({ option: 'history.schema' }));
   });
 
+  it.each([['pg_class'], ['Hist'], ['pg_x']])('rejects the table %j (catalog names, upper case)', (table) => {
+    expect(() => historyTableNames(table)).toThrow(expect.objectContaining({ option: 'history.table' }));
+  });
+
+  it.each([['pg_catalog'], ['pg_toast'], ['information_schema'], ['Ops'], ['s'.repeat(64)]])('rejects the schema %j', (schema) => {
+    expect(() => historyTableNames('t', schema)).toThrow(expect.objectContaining({ option: 'history.schema' }));
+  });
+
+  it('takes the longest names the rule allows', () => {
+    expect(historyTableNames('t'.repeat(53), 's'.repeat(63)).positions).toBe(`"${'s'.repeat(63)}"."${'t'.repeat(53)}_positions"`);
+  });
+
   it('adds bounded timeouts unless the config sets them', () => {
     expect(historyPoolConfig({ connection: 'postgres://x/y' })).toMatchObject({
       connectionString: 'postgres://x/y',

@@ -2,9 +2,17 @@
 export interface HistoryOptions {
   /** A PostgreSQL connection string (`postgres://user@host:5432/db`) or node-postgres `PoolConfig` options. */
   connection: string | Record<string, unknown>;
-  /** The history table. @default 'dq_task_history' */
+  /**
+   * The history table (`<table>_positions` and `<table>_schema` beside it): lower-case letters, digits and `_`,
+   * not starting with a digit nor with `pg_`, at most 53 characters; checked at start-up (InvalidOptionsError).
+   * @default 'dq_task_history'
+   */
   table?: string;
-  /** The schema of the table. @default the connection's search path (usually 'public') */
+  /**
+   * The schema of the tables (created when missing): the same rule as `table` (nor `information_schema`), at
+   * most 63 characters.
+   * @default the connection's search path (usually 'public')
+   */
   schema?: string;
   /** Finished tasks' rows are deleted after this many days (a job that runs hourly, in batches). @default 30 */
   retentionDays?: number;
