@@ -8,6 +8,7 @@ import type { RedisClient } from '../redis/script-loader';
 import { SHUTDOWN_CALL_MS, shutdownCall } from '../runtime/graceful-stop';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
 import { StreamCopyState } from './history-coalescer';
+import { TypeTimeouts } from './history-ttr';
 
 /** How long a writer's lease on a stream lasts; renewed at every pass. */
 const LEASE_MS = 15_000;
@@ -48,6 +49,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   private pass: Promise<boolean> = Promise.resolve(false);
   private stopped = false;
   private failing = false;
+  private readonly timeouts: TypeTimeouts;
 
   constructor(
     private readonly explorer: DistributedQueueExplorer,
@@ -55,7 +57,9 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(HISTORY_STORE) private readonly store: HistoryStore | null,
-  ) {}
+  ) {
+    this.timeouts = new TypeTimeouts(explorer, options);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.store || !this.options.history) return;
@@ -150,6 +154,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
       this.logger.error(`history: skipped an event of stream entry ${event.entryId} of ${stream.key}, which cannot be applied: it ${problem}`);
     }
     if (plan.patches.length > 0 || plan.position !== stream.recorded) {
+      this.timeouts.fill(plan.patches);
       await this.store!.applyPatches(stream.key, plan.patches, plan.position);
       stream.recorded = plan.position;
       await this.events.trimBefore(stream.key, plan.position);
