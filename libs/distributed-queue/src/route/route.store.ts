@@ -70,6 +70,14 @@ export function decodeRouteItem(raw: string): RouteItem | null {
   }
 }
 
+/**
+ * What the history needs of an ordered task's last attempt, sent with its ack: its start (epoch ms) for a
+ * first attempt that succeeded (the common case: a number keeps the argument small), else
+ * `[start, attempt]`, or `[start, attempt, error name, error message]` when an earlier attempt failed
+ * (the script then logs that retry before the completion).
+ */
+export type AttemptRecord = number | [number, number] | [number, number, string, string];
+
 /** The route queue's Redis access for one qId: the only code that sends route commands. */
 export class RouteStore {
   readonly keys: RouteKeys;
@@ -119,10 +127,10 @@ export class RouteStore {
   }
 
   /**
-   * Acks seqs and buries failed ones; false when fenced (not the owner any more). `starts` (seq -> start ms
-   * of the last attempt) goes into the history's entries.
+   * Acks seqs and buries failed ones; false when fenced (not the owner any more). `starts` (seq -> what the
+   * history needs of the last attempt, see AttemptRecord) goes into the history's entries.
    */
-  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, number> = new Map()): Promise<boolean> {
+  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, AttemptRecord> = new Map()): Promise<boolean> {
     const k = this.keys.partition(partition);
     // NOTE: only the history reads the starts (through the stream): nothing to send with the streams off.
     const startsJson = starts.size > 0 && this.streamMaxLen > 0 ? JSON.stringify(Object.fromEntries(starts)) : '';
