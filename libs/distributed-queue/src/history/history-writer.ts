@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'crypto';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { EventStreams, type EventStreamRef } from '../events/event-streams';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
@@ -63,7 +63,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.store || !this.options.history) return;
-    this.streams = (await this.events.ofTypes(this.explorer.knownTypes())).map((ref) => ({ ...ref, state: new StreamCopyState() }));
+    this.streams = (await this.events.ofTypes(this.historyTypes())).map((ref) => ({ ...ref, state: new StreamCopyState() }));
     this.lowerFlags = await this.events.keepFlagsRaised(this.streams, this.options.history.recordStarts ? 'starts' : 'outcomes');
     this.retentionTimer = setInterval(() => void this.retention(), HOUR_MS);
     this.retentionTimer.unref();
@@ -89,6 +89,17 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   async onApplicationShutdown(): Promise<void> {
     // NOTE: ending the pool waits for its connections' queries: with PostgreSQL silent, not past SHUTDOWN_CALL_MS.
     await shutdownCall(this.store?.close(), 'closing the history store').catch((error: Error) => this.logger.warn(error.message));
+  }
+
+  /**
+   * The types whose streams are copied: the known ones, and first the route queue's delay queue when an
+   * ordered type is known (delayed ordered tasks' submits are logged there; copied first in a pass, so that
+   * a row usually starts from its submit before its partition's events come).
+   */
+  private historyTypes(): string[] {
+    const known = this.explorer.knownTypes();
+    const route = this.options.route;
+    return route && known.some((type) => this.explorer.isOrdered(type)) ? [routeDelayType(route.qId), ...known] : known;
   }
 
   /** Entries of each stream not yet copied (about: copied entries are trimmed a node at a time). */
