@@ -7,6 +7,7 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { SHUTDOWN_CALL_MS, shutdownCall } from '../runtime/graceful-stop';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
+import { HistoryFlushTimeoutError } from '../errors';
 import { StreamCopyState } from './history-coalescer';
 import { TypeTimeouts } from './history-ttr';
 
@@ -14,6 +15,8 @@ import { TypeTimeouts } from './history-ttr';
 const LEASE_MS = 15_000;
 /** A stream this full (of `events.streamMaxLen`) with events not yet copied is warned about. */
 const BACKLOG_WARN = 0.8;
+/** How often the streams' backlog is checked (on its own timer: a pass may wait for PostgreSQL). */
+const BACKLOG_CHECK_MS = 1000;
 /** After a failed pass (PostgreSQL or Redis unreachable), wait this long. */
 const RETRY_MS = 1000;
 const HOUR_MS = 3_600_000;
@@ -26,7 +29,19 @@ interface Copied extends EventStreamRef {
 }
 
 interface LeaseScripts {
-  dqHistoryLease(key: string, me: string, ms: number): Promise<number>;
+  dqHistoryLease(key: string, flushKey: string, me: string, ms: number): Promise<number>;
+}
+
+/** flush()'s time limit unless given. */
+export const FLUSH_TIMEOUT_MS = 30_000;
+/** How often a flush looks again whether its streams were copied. */
+const FLUSH_POLL_MS = 50;
+
+/** -1, 0 or 1 as stream entry id `a` comes before, is, or comes after `b`. */
+function compareEntryIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(BigInt);
+  const [bm, bs] = b.split('-').map(BigInt);
+  return am !== bm ? (am < bm ? -1 : 1) : as === bs ? 0 : as < bs ? -1 : 1;
 }
 
 /**
@@ -44,6 +59,8 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   private readonly me = randomBytes(8).toString('hex');
   private streams: Copied[] = [];
   private retentionTimer?: NodeJS.Timeout;
+  private backlogTimer?: NodeJS.Timeout;
+  private checkingBacklog = false;
   private lowerFlags?: () => void;
   /** The pass running or the last one: passes run one after another (a flush waits for the running one). */
   private pass: Promise<boolean> = Promise.resolve(false);
@@ -68,6 +85,8 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     this.retentionTimer = setInterval(() => void this.retention(), HOUR_MS);
     this.retentionTimer.unref();
     void this.retention();
+    this.backlogTimer = setInterval(() => void this.checkBacklogs(), BACKLOG_CHECK_MS);
+    this.backlogTimer.unref();
     this.schedule(0);
   }
 
@@ -75,10 +94,11 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     this.stopped = true;
     this.lowerFlags?.();
     clearInterval(this.retentionTimer);
+    clearInterval(this.backlogTimer);
     // NOTE: what is held back is written now; if that fails, the next writer reads it again from Redis.
     if (this.streams.some((s) => s.state.holding > 0)) this.pass = this.pass.then(() => this.copyAll(true));
     // NOTE: bounded by the shutdown grace (at least SHUTDOWN_CALL_MS): a PostgreSQL that stopped answering
-    // holds a query for its own timeout (60 s by default). What this copy did not write stays in the
+    // holds a query for history.queryTimeoutMs (10 s by default). What this copy did not write stays in the
     // streams; the next writer copies it once this one's lease expires (batches apply idempotently).
     const graceMs = Math.max(SHUTDOWN_CALL_MS, this.options.shutdownTimeoutMs);
     await shutdownCall(this.pass, 'history: last copy', graceMs).catch((error: Error) =>
@@ -107,9 +127,43 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     return Promise.all(this.streams.map(async (s) => ({ stream: s.key, entries: await this.events.length(s.key) })));
   }
 
-  /** Copies what is waiting now, held-back tasks included; resolves when every stream was read once. */
-  async flush(): Promise<void> {
-    await this.nextPass(true);
+  /**
+   * Copies what is waiting in the streams now, held-back tasks included, whichever instance holds each
+   * stream's lease: this one copies the streams it holds; for the others it asks the holder (a flush request
+   * beside the stream, seen at the holder's next pass) and waits for PostgreSQL's position of the stream to
+   * reach the entry that was last when called (a holder that died is replaced once its lease expires).
+   * Resolves once all of it is in PostgreSQL.
+   * @throws HistoryFlushTimeoutError when that takes longer than `timeoutMs`
+   */
+  async flush(timeoutMs = FLUSH_TIMEOUT_MS): Promise<void> {
+    const left = new Set<Copied>();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new HistoryFlushTimeoutError([...left].map((s) => s.key), timeoutMs)), timeoutMs);
+      timer.unref();
+    });
+    const copied = (async () => {
+      const targets = new Map<Copied, string>();
+      const lasts = await Promise.all(this.streams.map((s) => this.events.lastId(s.key)));
+      this.streams.forEach((s, i) => {
+        targets.set(s, lasts[i]);
+        if (lasts[i] !== '0-0') left.add(s);
+      });
+      while (left.size > 0) {
+        await this.nextPass(true);
+        const positions = await Promise.all([...left].map(async (s) => [s, (await this.store!.position(s.key)) ?? '0-0'] as const));
+        for (const [s, position] of positions) if (compareEntryIds(position, targets.get(s)!) >= 0) left.delete(s);
+        if (left.size === 0) return;
+        await Promise.all([...left].map((s) => this.redis.set(`${s.key}:flush`, '1', 'PX', LEASE_MS, 'NX')));
+        await new Promise((resolve) => setTimeout(resolve, FLUSH_POLL_MS));
+      }
+    })();
+    try {
+      await Promise.race([copied, expired]);
+    } finally {
+      clearTimeout(timer);
+      copied.catch(() => undefined);
+    }
   }
 
   /** Runs a pass after the one in progress (two passes at once would copy the same entries twice). */
@@ -140,7 +194,6 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
       if (!this.failing) this.logger.warn(`history: copying failed, events wait in Redis (${(error as Error).message})`);
       this.failing = true;
       for (const stream of this.streams) this.forget(stream);
-      await Promise.all(this.streams.map((s) => this.checkBacklog(s).catch(() => undefined)));
     }
     return more;
   }
@@ -148,10 +201,13 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   /** Copies one batch of one stream if this instance holds its lease; true when the batch was full. */
   private async copy(stream: Copied, force: boolean): Promise<boolean> {
     const scripts = this.redis as unknown as LeaseScripts;
-    if ((await scripts.dqHistoryLease(`${stream.key}:writer`, this.me, LEASE_MS)) !== 1) {
+    const lease = await scripts.dqHistoryLease(`${stream.key}:writer`, `${stream.key}:flush`, this.me, LEASE_MS);
+    if (lease === 0) {
       this.forget(stream);
       return false;
     }
+    // NOTE: another instance's flush() waits for this stream: copy everything this pass, held tasks included.
+    if (lease === 2) force = true;
     const { batchSize, coalesceMs } = this.options.history!;
     const { state } = stream;
     if (state.cursor === undefined) {
@@ -170,7 +226,6 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
       stream.recorded = plan.position;
       await this.events.trimBefore(stream.key, plan.position);
     }
-    if (entries.length >= batchSize) await this.checkBacklog(stream);
     return entries.length >= batchSize;
   }
 
@@ -178,6 +233,20 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   private forget(stream: Copied): void {
     stream.state.reset();
     stream.recorded = undefined;
+  }
+
+  /**
+   * Warns about the streams near `events.streamMaxLen` (once per crossing): on its own timer, every
+   * BACKLOG_CHECK_MS, so that a pass waiting for a PostgreSQL that stopped answering does not delay it.
+   */
+  private async checkBacklogs(): Promise<void> {
+    if (this.checkingBacklog || this.stopped) return;
+    this.checkingBacklog = true;
+    try {
+      await Promise.all(this.streams.map((s) => this.checkBacklog(s).catch(() => undefined)));
+    } finally {
+      this.checkingBacklog = false;
+    }
   }
 
   private async checkBacklog(stream: Copied): Promise<void> {

@@ -37,7 +37,7 @@ describe('history options', () => {
     expect(historyPoolConfig({ connection: 'postgres://x/y' })).toMatchObject({
       connectionString: 'postgres://x/y',
       connectionTimeoutMillis: 5000,
-      query_timeout: 60000,
+      query_timeout: 10000,
       max: 4,
     });
     expect(historyPoolConfig({ connection: { host: 'h', connectionTimeoutMillis: 100 }, poolSize: 2 })).toMatchObject({
@@ -45,6 +45,9 @@ describe('history options', () => {
       connectionTimeoutMillis: 100,
       max: 2,
     });
+    expect(historyPoolConfig({ connection: { query_timeout: 500 } })).toMatchObject({ query_timeout: 500 });
+    expect(historyPoolConfig({ connection: { query_timeout: 500 }, queryTimeoutMs: 1500 })).toMatchObject({ query_timeout: 1500 });
+    expect(() => historyPoolConfig({ connection: 'x', queryTimeoutMs: 0 })).toThrow(expect.objectContaining({ option: 'history.queryTimeoutMs' }));
     expect(() => historyPoolConfig({ connection: '' })).toThrow(InvalidOptionsError);
     expect(() => historyPoolConfig({ connection: 'x', poolSize: 0 })).toThrow(expect.objectContaining({ option: 'history.poolSize' }));
   });

@@ -5,9 +5,14 @@ import { InvalidOptionsError } from '../errors';
 export interface PgHistoryOptions {
   /**
    * The PostgreSQL server: a connection string (`postgres://user@host:5432/db`) or a pg `PoolConfig`.
-   * Unless the config sets them, the connect timeout is 5 s and a query is abandoned after 60 s.
+   * Unless the config sets them, the connect timeout is 5 s and a query is abandoned after `queryTimeoutMs`.
    */
   connection: string | PoolConfig;
+  /**
+   * A query without an answer fails after this many ms (pg's `query_timeout`, which this overrides).
+   * @default the connection's `query_timeout`, else 10000
+   */
+  queryTimeoutMs?: number;
   /**
    * The history table; `<table>_positions` and `<table>_schema` are created beside it. See checkHistoryName:
    * lower-case letters, digits, `_`; not `pg_…`; at most 53 characters.
@@ -50,7 +55,7 @@ export const MAX_HISTORY_SCHEMA = 63;
 export const DEFAULT_HISTORY_TABLE = 'dq_task_history';
 export const DEFAULT_POOL_SIZE = 4;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-export const DEFAULT_QUERY_TIMEOUT_MS = 60_000;
+export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
 
 /**
  * The one rule for `history.table` and `history.schema` (the option check at start-up and the store both
@@ -91,9 +96,12 @@ export function historyTableNames(table: unknown = DEFAULT_HISTORY_TABLE, schema
 
 /** The pg pool config: the connection with our defaults (timeouts, pool size, application name). */
 export function historyPoolConfig(options: PgHistoryOptions): PoolConfig {
-  const { connection, poolSize = DEFAULT_POOL_SIZE } = options;
+  const { connection, poolSize = DEFAULT_POOL_SIZE, queryTimeoutMs } = options;
   if (!Number.isInteger(poolSize) || poolSize < 1) {
     throw new InvalidOptionsError('history.poolSize', `${String(poolSize)} is not a positive integer`);
+  }
+  if (queryTimeoutMs !== undefined && (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 1)) {
+    throw new InvalidOptionsError('history.queryTimeoutMs', `${String(queryTimeoutMs)} is not a positive integer`);
   }
   let base: PoolConfig;
   if (typeof connection === 'string' && connection) base = { connectionString: connection };
@@ -106,5 +114,6 @@ export function historyPoolConfig(options: PgHistoryOptions): PoolConfig {
     max: DEFAULT_POOL_SIZE,
     ...base,
     ...(options.poolSize === undefined ? {} : { max: poolSize }),
+    ...(queryTimeoutMs === undefined ? {} : { query_timeout: queryTimeoutMs }),
   };
 }

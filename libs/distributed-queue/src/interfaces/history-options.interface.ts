@@ -29,6 +29,14 @@ export interface HistoryOptions {
    */
   coalesceMs?: number;
   /**
+   * Every history query (the writer's, the retention's, `getHistory`, `searchHistory`) fails after this many
+   * ms without an answer (node-postgres's `query_timeout`): a PostgreSQL that stopped answering (no reset, no
+   * reply) never holds a query longer. Connecting is bounded apart (5 s unless the connection sets
+   * `connectionTimeoutMillis`).
+   * @default 10000 (or the connection's own `query_timeout`)
+   */
+  queryTimeoutMs?: number;
+  /**
    * Also record each attempt's start as it happens, so that rows show `running` (otherwise a row goes from
    * waiting to its outcome, which carries the attempt's start and worker). It logs one more stream entry per
    * fetch: in the bench it costs about a tenth of the throughput. Give every instance the same value.

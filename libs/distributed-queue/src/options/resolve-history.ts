@@ -5,9 +5,9 @@ import { checkHistoryName } from '../history/pg-history.options';
 import { checkInt, checkKeys } from './checks';
 
 /** History options with defaults applied. */
-export type ResolvedHistoryOptions = Required<Omit<HistoryOptions, 'schema'>> & Pick<HistoryOptions, 'schema'>;
+export type ResolvedHistoryOptions = Required<Omit<HistoryOptions, 'schema' | 'queryTimeoutMs'>> & Pick<HistoryOptions, 'schema' | 'queryTimeoutMs'>;
 
-const KEYS = ['connection', 'table', 'schema', 'retentionDays', 'batchSize', 'flushIntervalMs', 'coalesceMs', 'recordStarts'];
+const KEYS = ['connection', 'table', 'schema', 'retentionDays', 'batchSize', 'flushIntervalMs', 'coalesceMs', 'recordStarts', 'queryTimeoutMs'];
 
 /** Validates and completes the `history` option (absent: null). */
 export function resolveHistoryOptions(history: HistoryOptions | undefined, streams: boolean): ResolvedHistoryOptions | null {
@@ -22,6 +22,7 @@ export function resolveHistoryOptions(history: HistoryOptions | undefined, strea
   checkInt(history.batchSize, 'history.batchSize', 1, 10_000);
   checkInt(history.flushIntervalMs, 'history.flushIntervalMs', 10, MAX_TIMER_MS);
   checkInt(history.coalesceMs, 'history.coalesceMs', 0, 3_600_000);
+  checkInt(history.queryTimeoutMs, 'history.queryTimeoutMs', 100, 3_600_000);
   if (history.recordStarts !== undefined && typeof history.recordStarts !== 'boolean') {
     throw new InvalidOptionsError('history.recordStarts', 'must be a boolean');
   }
@@ -35,5 +36,6 @@ export function resolveHistoryOptions(history: HistoryOptions | undefined, strea
     flushIntervalMs: history.flushIntervalMs ?? 1000,
     coalesceMs: history.coalesceMs ?? 5000,
     recordStarts: history.recordStarts ?? false,
+    queryTimeoutMs: history.queryTimeoutMs,
   };
 }
