@@ -6,6 +6,7 @@ import { EventStreams, type EventStreamRef } from '../events/event-streams';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { SHUTDOWN_CALL_MS, shutdownCall } from '../runtime/graceful-stop';
+import { withTimeout } from '../runtime/with-timeout';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
 import { HistoryFlushTimeoutError } from '../errors';
 import { StreamCopyState } from './history-coalescer';
@@ -136,34 +137,51 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
    * @throws HistoryFlushTimeoutError when that takes longer than `timeoutMs`
    */
   async flush(timeoutMs = FLUSH_TIMEOUT_MS): Promise<void> {
-    const left = new Set<Copied>();
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new HistoryFlushTimeoutError([...left].map((s) => s.key), timeoutMs)), timeoutMs);
-      timer.unref();
-    });
-    const copied = (async () => {
-      const targets = new Map<Copied, string>();
-      const lasts = await Promise.all(this.streams.map((s) => this.events.lastId(s.key)));
-      this.streams.forEach((s, i) => {
-        targets.set(s, lasts[i]);
-        if (lasts[i] !== '0-0') left.add(s);
-      });
-      while (left.size > 0) {
-        await this.nextPass(true);
-        const positions = await Promise.all([...left].map(async (s) => [s, (await this.store!.position(s.key)) ?? '0-0'] as const));
-        for (const [s, position] of positions) if (compareEntryIds(position, targets.get(s)!) >= 0) left.delete(s);
-        if (left.size === 0) return;
-        await Promise.all([...left].map((s) => this.redis.set(`${s.key}:flush`, '1', 'PX', LEASE_MS, 'NX')));
-        await new Promise((resolve) => setTimeout(resolve, FLUSH_POLL_MS));
+    const deadline = performance.now() + timeoutMs;
+    let targets: Map<Copied, string> | undefined;
+    let lastError: unknown;
+    for (;;) {
+      const left = targets ? [...targets.keys()] : this.streams;
+      if (performance.now() >= deadline) throw this.flushTimeout(left, timeoutMs, lastError);
+      try {
+        // NOTE: each step bounded by what is left of the time limit (a PostgreSQL that stopped answering
+        // holds a query for queryTimeoutMs; the step goes on in the background, its outcome ignored).
+        targets = await withTimeout(this.flushStep(targets), Math.max(1, deadline - performance.now()), 'history flush');
+        if (targets.size === 0) return;
+      } catch (error) {
+        lastError = error;
       }
-    })();
-    try {
-      await Promise.race([copied, expired]);
-    } finally {
-      clearTimeout(timer);
-      copied.catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(FLUSH_POLL_MS, deadline - performance.now()))));
     }
+  }
+
+  /**
+   * One round of a flush: the streams' targets (their last entries, read on the first round), a pass that
+   * copies the streams this instance holds (everything, held tasks included), then the streams whose
+   * position in PostgreSQL is still before their target, whose holders are asked to copy at their next pass.
+   */
+  private async flushStep(known: Map<Copied, string> | undefined): Promise<Map<Copied, string>> {
+    let targets = known;
+    if (!targets) {
+      const lasts = await Promise.all(this.streams.map((s) => this.events.lastId(s.key)));
+      targets = new Map(this.streams.flatMap((s, i): [Copied, string][] => (lasts[i] === '0-0' ? [] : [[s, lasts[i]]])));
+      if (targets.size === 0) return targets;
+    }
+    await this.nextPass(true);
+    const left = new Map<Copied, string>();
+    await Promise.all(
+      [...targets].map(async ([s, target]) => {
+        if (compareEntryIds((await this.store!.position(s.key)) ?? '0-0', target) < 0) left.set(s, target);
+      }),
+    );
+    await Promise.all([...left.keys()].map((s) => this.redis.set(`${s.key}:flush`, '1', 'PX', LEASE_MS, 'NX')));
+    return left;
+  }
+
+  private flushTimeout(left: Copied[], timeoutMs: number, cause: unknown): HistoryFlushTimeoutError {
+    const error = new HistoryFlushTimeoutError(left.map((s) => s.key), timeoutMs);
+    if (cause !== undefined) Object.assign(error, { cause });
+    return error;
   }
 
   /** Runs a pass after the one in progress (two passes at once would copy the same entries twice). */
