@@ -1,6 +1,6 @@
 import * as net from 'net';
 import { HistorySchemaError, InvalidArgumentError, InvalidOptionsError } from 'nestjs-distributed-queue';
-import { PgHistoryStore, type TaskHistoryRecord } from 'nestjs-distributed-queue/history';
+import { PgHistoryStore, type HistoryEvent, type TaskHistoryRecord } from 'nestjs-distributed-queue/history';
 import { HistoryTableNames, historyTableNames } from 'nestjs-distributed-queue/history/pg-history.options';
 import { HISTORY_MIGRATIONS, migrateHistorySchema } from 'nestjs-distributed-queue/history/pg-history.schema';
 import { Pool } from 'pg';
@@ -131,6 +131,27 @@ describe('PgHistoryStore: apply', () => {
       status: 'waiting', attempts: 3, machine: 'm2', createdAt: events[5].at, startedAt: events[5].at, delayMs: null,
     });
     expect(await store.getHistory('mail', 'nope')).toBeNull();
+  });
+
+  it("a submit copied after its task's later events (another stream: a delayed ordered task) fills the row in, keeping its later state", async () => {
+    const store = await openStore();
+    const at = 1_700_000_000_000;
+    const submitted: HistoryEvent = { event: 'submitted', type: 'ord', id: 'd', at, entryId: `${at}-0`, dueAt: at + 1500, delayMs: 1500, body: '{"n":1}', key: 'k' };
+    const completed: HistoryEvent = {
+      event: 'completed', type: 'ord', id: 'd', at: at + 1700, entryId: `${at + 1700}-0`, attempt: 1, startedAt: at + 1600, machine: 'm1', key: 'k', partition: 2,
+    };
+    // The partition's stream copied first (another writer, or the delay queue's stream behind).
+    await store.apply('partition-2', [completed], completed.entryId);
+    await store.apply('delay', [submitted], submitted.entryId);
+    const expected = {
+      status: 'done', attempts: 1, createdAt: at, dueAt: at + 1500, delayMs: 1500, payload: { n: 1 }, key: 'k', partition: 2,
+      machine: 'm1', startedAt: at + 1600, finishedAt: at + 1700, updatedAt: at + 1700,
+    };
+    expect(await store.getHistory('ord', 'd')).toMatchObject(expected);
+    // Applied again, in either order, nothing changes.
+    await store.apply('delay', [submitted], submitted.entryId);
+    await store.apply('partition-2', [completed], completed.entryId);
+    expect(await store.getHistory('ord', 'd')).toMatchObject(expected);
   });
 
   it('a reused id restarts the row', async () => {

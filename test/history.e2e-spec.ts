@@ -209,6 +209,39 @@ describe('task history options', () => {
     await expect(startQueueApp({ connection: single.connection, history: { connection: PG, recordStarts: 'yes' as never } })).rejects.toThrow(/history\.recordStarts/);
   });
 
+  it('table and schema: one rule (a-z, 0-9, _; not pg_*; table <= 53, schema <= 63 characters), checked at start-up', async () => {
+    const refused = async (history: Record<string, unknown>, option: string) => {
+      const started = startQueueApp({ connection: single.connection, keyPrefix: uniquePrefix('hist-name'), types: { t: {} }, workers: false, history: { connection: PG, ...history } });
+      await expect(started).rejects.toBeInstanceOf(InvalidOptionsError);
+      await expect(started).rejects.toMatchObject({ option });
+    };
+    // PostgreSQL's catalog: a table pg_class would be read from pg_catalog; a schema pg_* cannot be created.
+    await refused({ table: 'pg_class' }, 'history.table');
+    await refused({ schema: 'pg_catalog' }, 'history.schema');
+    await refused({ schema: 'pg_temp_1' }, 'history.schema');
+    await refused({ schema: 'information_schema' }, 'history.schema');
+    // Upper case: the store quotes names, so "Hist" and hist would be two tables; refused by the option check too.
+    await refused({ table: 'Hist' }, 'history.table');
+    await refused({ schema: 'Ops' }, 'history.schema');
+    // The longest suffix added is _positions (10): a table of 54 characters would make a name PostgreSQL truncates.
+    await refused({ table: 'x'.repeat(54) }, 'history.table');
+    await refused({ schema: 's'.repeat(64) }, 'history.schema');
+    const schema = `dq_hist_${randomBytes(4).toString('hex')}`;
+    const app = await startQueueApp({
+      connection: single.connection, keyPrefix: uniquePrefix('hist-name'), types: { t: {} }, workers: false,
+      history: { connection: PG, table: 't'.repeat(53), schema },
+    });
+    try {
+      expect(await app.app.get(TaskHistoryService).getHistory('t', 'none')).toBeNull();
+    } finally {
+      await app.close();
+      const client = new Client({ connectionString: PG });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    }
+  });
+
   it('without the option: history calls reject with HistoryNotConfiguredError, nothing is recorded', async () => {
     const app = await startQueueApp({ connection: single.connection, keyPrefix: uniquePrefix('hist-off'), types: { t: {} }, workers: false });
     try {

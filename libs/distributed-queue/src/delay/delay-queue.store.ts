@@ -177,7 +177,7 @@ export class DelayQueueStore {
   /** Returns the new due time, or null when the task is not waiting. */
   async reschedule(type: string, id: string, due: Due): Promise<number | null> {
     const k = this.keys(type);
-    const result = Number(await this.scripts.dqDelayReschedule(k.waiting, k.jobs, id, ...dueArgs(due), k.events));
+    const result = Number(await this.scripts.dqDelayReschedule(k.waiting, k.jobs, k.log, k.recorded, id, ...dueArgs(due), k.events, this.streamMaxLen));
     return result < 0 ? null : result;
   }
 

@@ -16,3 +16,18 @@ export class HistorySchemaError extends DistributedQueueError {
     );
   }
 }
+
+/**
+ * `TaskHistoryService.flush()` could not get what waited in Redis into PostgreSQL within its time limit:
+ * PostgreSQL does not answer, or the instance holding a stream's lease does not copy it. Nothing is lost:
+ * the events stay in Redis until a writer copies them.
+ */
+export class HistoryFlushTimeoutError extends DistributedQueueError {
+  constructor(
+    readonly streams: string[],
+    readonly timeoutMs: number,
+  ) {
+    const named = streams.slice(0, 3).join(', ') + (streams.length > 3 ? `, and ${streams.length - 3} more` : '');
+    super(`History flush: not everything waiting was copied into PostgreSQL within ${timeoutMs} ms (streams ${named})`);
+  }
+}

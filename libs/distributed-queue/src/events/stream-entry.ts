@@ -14,7 +14,7 @@ const list = (text: string | undefined): unknown[] => {
   }
 };
 
-const EVENTS = new Set<HistoryEvent['event']>(['submitted', 'started', 'completed', 'retrying', 'dead', 'cancelled', 'recovered']);
+const EVENTS = new Set<HistoryEvent['event']>(['submitted', 'rescheduled', 'started', 'completed', 'retrying', 'dead', 'cancelled', 'recovered']);
 
 /**
  * Decodes one entry of an event stream (see scripts/includes/event-log.lua and the scripts that log): one

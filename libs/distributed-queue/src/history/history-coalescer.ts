@@ -1,4 +1,5 @@
-import { decodeStreamEntry, type StreamEntry } from '../events/stream-entry';
+import type { StreamEntry } from '../events/stream-entry';
+import { historyEventsOf } from './history-decode';
 import type { HistoryEvent } from './history-event';
 import { historyEventProblem, isFinished, patchKey, stepPatch, type TaskPatch } from './history-fold';
 
@@ -63,7 +64,7 @@ export class StreamCopyState {
     const touched = new Set<Held>();
     let before = this.cursor ?? '0-0';
     for (const entry of entries) {
-      for (const event of decodeStreamEntry(entry, from)) {
+      for (const event of historyEventsOf(entry, from)) {
         const problem = historyEventProblem(event);
         if (problem) {
           skipped.push({ event, problem });

@@ -4,8 +4,11 @@
  * carries them.
  */
 export interface HistoryEvent {
-  /** What happened. `submitted` starts (or restarts, for a reused id) the task's row. */
-  event: 'submitted' | 'started' | 'completed' | 'retrying' | 'dead' | 'cancelled' | 'recovered';
+  /**
+   * What happened. `submitted` starts (or restarts, for a reused id) the task's row; `rescheduled` (history
+   * only: no fleet event) moves a waiting task's due time and delay.
+   */
+  event: 'submitted' | 'rescheduled' | 'started' | 'completed' | 'retrying' | 'dead' | 'cancelled' | 'recovered';
   /** The task type (the seed's `topic`). */
   type: string;
   id: string;
@@ -15,9 +18,9 @@ export interface HistoryEvent {
   entryId: string;
   /** started, completed, retrying, dead: the attempt (the seed's `reentry`). */
   attempt?: number;
-  /** submitted: when it is due (epoch ms). */
+  /** submitted, rescheduled: when it is due (epoch ms). */
   dueAt?: number;
-  /** submitted: the delay asked for (due − submit time, ms; the seed's `delay`). */
+  /** submitted, rescheduled: the delay asked for (due − the submit's or reschedule's time, ms; the seed's `delay`). */
   delayMs?: number;
   /** submitted: the payload as stored (JSON text; the seed's `body`). */
   body?: string;

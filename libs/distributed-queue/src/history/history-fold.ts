@@ -34,6 +34,7 @@ export interface TaskPatch {
 
 const STATUS: Record<HistoryEvent['event'], HistoryStatus> = {
   submitted: 'waiting',
+  rescheduled: 'waiting',
   started: 'running',
   retrying: 'retrying',
   completed: 'done',

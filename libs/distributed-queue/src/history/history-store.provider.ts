@@ -17,7 +17,9 @@ export const historyStoreProvider: Provider = {
     const history = options.history;
     if (!history) return null;
     try {
-      return await PgHistoryStore.open({ connection: history.connection, table: history.table, schema: history.schema });
+      return await PgHistoryStore.open({
+        connection: history.connection, table: history.table, schema: history.schema, queryTimeoutMs: history.queryTimeoutMs,
+      });
     } catch (error) {
       // NOTE: Nest cannot close an application whose start failed: close our connections ourselves.
       await Promise.all([subscriber.onApplicationShutdown(), closeRedisClient(redis)]);

@@ -1,18 +1,23 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'crypto';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { EventStreams, type EventStreamRef } from '../events/event-streams';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { SHUTDOWN_CALL_MS, shutdownCall } from '../runtime/graceful-stop';
+import { withTimeout } from '../runtime/with-timeout';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
+import { HistoryFlushTimeoutError } from '../errors';
 import { StreamCopyState } from './history-coalescer';
+import { TypeTimeouts } from './history-ttr';
 
 /** How long a writer's lease on a stream lasts; renewed at every pass. */
 const LEASE_MS = 15_000;
 /** A stream this full (of `events.streamMaxLen`) with events not yet copied is warned about. */
 const BACKLOG_WARN = 0.8;
+/** How often the streams' backlog is checked (on its own timer: a pass may wait for PostgreSQL). */
+const BACKLOG_CHECK_MS = 1000;
 /** After a failed pass (PostgreSQL or Redis unreachable), wait this long. */
 const RETRY_MS = 1000;
 const HOUR_MS = 3_600_000;
@@ -25,7 +30,19 @@ interface Copied extends EventStreamRef {
 }
 
 interface LeaseScripts {
-  dqHistoryLease(key: string, me: string, ms: number): Promise<number>;
+  dqHistoryLease(key: string, flushKey: string, me: string, ms: number): Promise<number>;
+}
+
+/** flush()'s time limit unless given. */
+export const FLUSH_TIMEOUT_MS = 30_000;
+/** How often a flush looks again whether its streams were copied. */
+const FLUSH_POLL_MS = 50;
+
+/** -1, 0 or 1 as stream entry id `a` comes before, is, or comes after `b`. */
+function compareEntryIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(BigInt);
+  const [bm, bs] = b.split('-').map(BigInt);
+  return am !== bm ? (am < bm ? -1 : 1) : as === bs ? 0 : as < bs ? -1 : 1;
 }
 
 /**
@@ -43,11 +60,14 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   private readonly me = randomBytes(8).toString('hex');
   private streams: Copied[] = [];
   private retentionTimer?: NodeJS.Timeout;
+  private backlogTimer?: NodeJS.Timeout;
+  private checkingBacklog = false;
   private lowerFlags?: () => void;
   /** The pass running or the last one: passes run one after another (a flush waits for the running one). */
   private pass: Promise<boolean> = Promise.resolve(false);
   private stopped = false;
   private failing = false;
+  private readonly timeouts: TypeTimeouts;
 
   constructor(
     private readonly explorer: DistributedQueueExplorer,
@@ -55,15 +75,19 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(HISTORY_STORE) private readonly store: HistoryStore | null,
-  ) {}
+  ) {
+    this.timeouts = new TypeTimeouts(explorer, options);
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.store || !this.options.history) return;
-    this.streams = (await this.events.ofTypes(this.explorer.knownTypes())).map((ref) => ({ ...ref, state: new StreamCopyState() }));
+    this.streams = (await this.events.ofTypes(this.historyTypes())).map((ref) => ({ ...ref, state: new StreamCopyState() }));
     this.lowerFlags = await this.events.keepFlagsRaised(this.streams, this.options.history.recordStarts ? 'starts' : 'outcomes');
     this.retentionTimer = setInterval(() => void this.retention(), HOUR_MS);
     this.retentionTimer.unref();
     void this.retention();
+    this.backlogTimer = setInterval(() => void this.checkBacklogs(), BACKLOG_CHECK_MS);
+    this.backlogTimer.unref();
     this.schedule(0);
   }
 
@@ -71,10 +95,11 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     this.stopped = true;
     this.lowerFlags?.();
     clearInterval(this.retentionTimer);
+    clearInterval(this.backlogTimer);
     // NOTE: what is held back is written now; if that fails, the next writer reads it again from Redis.
     if (this.streams.some((s) => s.state.holding > 0)) this.pass = this.pass.then(() => this.copyAll(true));
     // NOTE: bounded by the shutdown grace (at least SHUTDOWN_CALL_MS): a PostgreSQL that stopped answering
-    // holds a query for its own timeout (60 s by default). What this copy did not write stays in the
+    // holds a query for history.queryTimeoutMs (10 s by default). What this copy did not write stays in the
     // streams; the next writer copies it once this one's lease expires (batches apply idempotently).
     const graceMs = Math.max(SHUTDOWN_CALL_MS, this.options.shutdownTimeoutMs);
     await shutdownCall(this.pass, 'history: last copy', graceMs).catch((error: Error) =>
@@ -87,14 +112,76 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     await shutdownCall(this.store?.close(), 'closing the history store').catch((error: Error) => this.logger.warn(error.message));
   }
 
+  /**
+   * The types whose streams are copied: the known ones, and first the route queue's delay queue when an
+   * ordered type is known (delayed ordered tasks' submits are logged there; copied first in a pass, so that
+   * a row usually starts from its submit before its partition's events come).
+   */
+  private historyTypes(): string[] {
+    const known = this.explorer.knownTypes();
+    const route = this.options.route;
+    return route && known.some((type) => this.explorer.isOrdered(type)) ? [routeDelayType(route.qId), ...known] : known;
+  }
+
   /** Entries of each stream not yet copied (about: copied entries are trimmed a node at a time). */
   async backlog(): Promise<{ stream: string; entries: number }[]> {
     return Promise.all(this.streams.map(async (s) => ({ stream: s.key, entries: await this.events.length(s.key) })));
   }
 
-  /** Copies what is waiting now, held-back tasks included; resolves when every stream was read once. */
-  async flush(): Promise<void> {
+  /**
+   * Copies what is waiting in the streams now, held-back tasks included, whichever instance holds each
+   * stream's lease: this one copies the streams it holds; for the others it asks the holder (a flush request
+   * beside the stream, seen at the holder's next pass) and waits for PostgreSQL's position of the stream to
+   * reach the entry that was last when called (a holder that died is replaced once its lease expires).
+   * Resolves once all of it is in PostgreSQL.
+   * @throws HistoryFlushTimeoutError when that takes longer than `timeoutMs`
+   */
+  async flush(timeoutMs = FLUSH_TIMEOUT_MS): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    let targets: Map<Copied, string> | undefined;
+    let lastError: unknown;
+    for (;;) {
+      const left = targets ? [...targets.keys()] : this.streams;
+      if (performance.now() >= deadline) throw this.flushTimeout(left, timeoutMs, lastError);
+      try {
+        // NOTE: each step bounded by what is left of the time limit (a PostgreSQL that stopped answering
+        // holds a query for queryTimeoutMs; the step goes on in the background, its outcome ignored).
+        targets = await withTimeout(this.flushStep(targets), Math.max(1, deadline - performance.now()), 'history flush');
+        if (targets.size === 0) return;
+      } catch (error) {
+        lastError = error;
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(FLUSH_POLL_MS, deadline - performance.now()))));
+    }
+  }
+
+  /**
+   * One round of a flush: the streams' targets (their last entries, read on the first round), a pass that
+   * copies the streams this instance holds (everything, held tasks included), then the streams whose
+   * position in PostgreSQL is still before their target, whose holders are asked to copy at their next pass.
+   */
+  private async flushStep(known: Map<Copied, string> | undefined): Promise<Map<Copied, string>> {
+    let targets = known;
+    if (!targets) {
+      const lasts = await Promise.all(this.streams.map((s) => this.events.lastId(s.key)));
+      targets = new Map(this.streams.flatMap((s, i): [Copied, string][] => (lasts[i] === '0-0' ? [] : [[s, lasts[i]]])));
+      if (targets.size === 0) return targets;
+    }
     await this.nextPass(true);
+    const left = new Map<Copied, string>();
+    await Promise.all(
+      [...targets].map(async ([s, target]) => {
+        if (compareEntryIds((await this.store!.position(s.key)) ?? '0-0', target) < 0) left.set(s, target);
+      }),
+    );
+    await Promise.all([...left.keys()].map((s) => this.redis.set(`${s.key}:flush`, '1', 'PX', LEASE_MS, 'NX')));
+    return left;
+  }
+
+  private flushTimeout(left: Copied[], timeoutMs: number, cause: unknown): HistoryFlushTimeoutError {
+    const error = new HistoryFlushTimeoutError(left.map((s) => s.key), timeoutMs);
+    if (cause !== undefined) Object.assign(error, { cause });
+    return error;
   }
 
   /** Runs a pass after the one in progress (two passes at once would copy the same entries twice). */
@@ -125,7 +212,6 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
       if (!this.failing) this.logger.warn(`history: copying failed, events wait in Redis (${(error as Error).message})`);
       this.failing = true;
       for (const stream of this.streams) this.forget(stream);
-      await Promise.all(this.streams.map((s) => this.checkBacklog(s).catch(() => undefined)));
     }
     return more;
   }
@@ -133,10 +219,13 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   /** Copies one batch of one stream if this instance holds its lease; true when the batch was full. */
   private async copy(stream: Copied, force: boolean): Promise<boolean> {
     const scripts = this.redis as unknown as LeaseScripts;
-    if ((await scripts.dqHistoryLease(`${stream.key}:writer`, this.me, LEASE_MS)) !== 1) {
+    const lease = await scripts.dqHistoryLease(`${stream.key}:writer`, `${stream.key}:flush`, this.me, LEASE_MS);
+    if (lease === 0) {
       this.forget(stream);
       return false;
     }
+    // NOTE: another instance's flush() waits for this stream: copy everything this pass, held tasks included.
+    if (lease === 2) force = true;
     const { batchSize, coalesceMs } = this.options.history!;
     const { state } = stream;
     if (state.cursor === undefined) {
@@ -150,11 +239,11 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
       this.logger.error(`history: skipped an event of stream entry ${event.entryId} of ${stream.key}, which cannot be applied: it ${problem}`);
     }
     if (plan.patches.length > 0 || plan.position !== stream.recorded) {
+      this.timeouts.fill(plan.patches);
       await this.store!.applyPatches(stream.key, plan.patches, plan.position);
       stream.recorded = plan.position;
       await this.events.trimBefore(stream.key, plan.position);
     }
-    if (entries.length >= batchSize) await this.checkBacklog(stream);
     return entries.length >= batchSize;
   }
 
@@ -162,6 +251,20 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   private forget(stream: Copied): void {
     stream.state.reset();
     stream.recorded = undefined;
+  }
+
+  /**
+   * Warns about the streams near `events.streamMaxLen` (once per crossing): on its own timer, every
+   * BACKLOG_CHECK_MS, so that a pass waiting for a PostgreSQL that stopped answering does not delay it.
+   */
+  private async checkBacklogs(): Promise<void> {
+    if (this.checkingBacklog || this.stopped) return;
+    this.checkingBacklog = true;
+    try {
+      await Promise.all(this.streams.map((s) => this.checkBacklog(s).catch(() => undefined)));
+    } finally {
+      this.checkingBacklog = false;
+    }
   }
 
   private async checkBacklog(stream: Copied): Promise<void> {

@@ -21,11 +21,23 @@ describe('history options', () => {
     expect(() => historyTableNames('t', 'a.b')).toThrow(expect.objectContaining({ option: 'history.schema' }));
   });
 
+  it.each([['pg_class'], ['Hist'], ['pg_x']])('rejects the table %j (catalog names, upper case)', (table) => {
+    expect(() => historyTableNames(table)).toThrow(expect.objectContaining({ option: 'history.table' }));
+  });
+
+  it.each([['pg_catalog'], ['pg_toast'], ['information_schema'], ['Ops'], ['s'.repeat(64)]])('rejects the schema %j', (schema) => {
+    expect(() => historyTableNames('t', schema)).toThrow(expect.objectContaining({ option: 'history.schema' }));
+  });
+
+  it('takes the longest names the rule allows', () => {
+    expect(historyTableNames('t'.repeat(53), 's'.repeat(63)).positions).toBe(`"${'s'.repeat(63)}"."${'t'.repeat(53)}_positions"`);
+  });
+
   it('adds bounded timeouts unless the config sets them', () => {
     expect(historyPoolConfig({ connection: 'postgres://x/y' })).toMatchObject({
       connectionString: 'postgres://x/y',
       connectionTimeoutMillis: 5000,
-      query_timeout: 60000,
+      query_timeout: 10000,
       max: 4,
     });
     expect(historyPoolConfig({ connection: { host: 'h', connectionTimeoutMillis: 100 }, poolSize: 2 })).toMatchObject({
@@ -33,6 +45,9 @@ describe('history options', () => {
       connectionTimeoutMillis: 100,
       max: 2,
     });
+    expect(historyPoolConfig({ connection: { query_timeout: 500 } })).toMatchObject({ query_timeout: 500 });
+    expect(historyPoolConfig({ connection: { query_timeout: 500 }, queryTimeoutMs: 1500 })).toMatchObject({ query_timeout: 1500 });
+    expect(() => historyPoolConfig({ connection: 'x', queryTimeoutMs: 0 })).toThrow(expect.objectContaining({ option: 'history.queryTimeoutMs' }));
     expect(() => historyPoolConfig({ connection: '' })).toThrow(InvalidOptionsError);
     expect(() => historyPoolConfig({ connection: 'x', poolSize: 0 })).toThrow(expect.objectContaining({ option: 'history.poolSize' }));
   });

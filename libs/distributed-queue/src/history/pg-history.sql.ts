@@ -41,11 +41,18 @@ const KEPT_TIMES = ['due_time', 'execution_time'];
 /**
  * One statement upserting every patch (one JSON array of records: cheaper than node-postgres's escaping
  * of 18 arrays; read as json, not jsonb, which PostgreSQL parses faster for a record set read once). A row changes only when the patch's last
- * entry comes after the row's: re-applying a batch, or an older one, changes nothing.
+ * entry comes after the row's: re-applying a batch, or an older one, changes nothing. One exception: a
+ * `submitted` patch for a row built without its submit (`submitted` false) fills in what only the submit
+ * knows (create time, and the columns the row lacks: payload, delay, due time...) and keeps the row's later
+ * state: a delayed ordered task's submit is logged on the delay queue's stream, which may be copied after
+ * the task's partition's stream (another writer, or a writer catching up).
  */
 export function upsertSql(n: HistoryTableNames): string {
   const columns = PARAMS.map(([, column, type]) => `${column} ${type}`).join(', ');
-  const keep = (c: string): string => `${c} = CASE WHEN EXCLUDED.submitted THEN EXCLUDED.${c} ELSE coalesce(EXCLUDED.${c}, h.${c}) END`;
+  const newer = entryAfter('EXCLUDED.last_entry', 'h.last_entry');
+  const keep = (c: string): string =>
+    `${c} = CASE WHEN NOT (${newer}) THEN coalesce(h.${c}, EXCLUDED.${c}) WHEN EXCLUDED.submitted THEN EXCLUDED.${c} ELSE coalesce(EXCLUDED.${c}, h.${c}) END`;
+  const latest = (c: string): string => `${c} = CASE WHEN ${newer} THEN EXCLUDED.${c} ELSE h.${c} END`;
   return `INSERT INTO ${n.history} AS h (topic, id, submitted, status, ${KEPT.join(', ')}, create_time, ${KEPT_TIMES.join(', ')},
       finished_time, updated_time, last_entry)
     SELECT p.topic, p.id, p.submitted, p.status, p.reentry, p.delay_ms, p.ttr_ms, p.body, p.ordering_key, p.partition,
@@ -56,11 +63,8 @@ export function upsertSql(n: HistoryTableNames): string {
       submitted = EXCLUDED.submitted OR h.submitted,
       create_time = CASE WHEN EXCLUDED.submitted THEN EXCLUDED.create_time ELSE h.create_time END,
       ${[...KEPT, ...KEPT_TIMES].map(keep).join(',\n      ')},
-      status = EXCLUDED.status,
-      finished_time = EXCLUDED.finished_time,
-      updated_time = EXCLUDED.updated_time,
-      last_entry = EXCLUDED.last_entry
-    WHERE ${entryAfter('EXCLUDED.last_entry', 'h.last_entry')}`;
+      ${['status', 'finished_time', 'updated_time', 'last_entry'].map(latest).join(',\n      ')}
+    WHERE ${newer} OR (EXCLUDED.submitted AND NOT h.submitted)`;
 }
 
 const str = JSON.stringify;

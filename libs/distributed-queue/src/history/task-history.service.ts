@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
-import { HistoryNotConfiguredError } from '../errors';
+import { HistoryNotConfiguredError, InvalidArgumentError } from '../errors';
 import { checkId } from '../services/task-input';
 import type { TaskHistoryRecord } from './history-event';
 import type { HistoryPage, HistorySearch } from './history-search';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
-import { HistoryWriter } from './history-writer';
+import { FLUSH_TIMEOUT_MS, HistoryWriter } from './history-writer';
 
 /**
  * The task history in PostgreSQL (module option `history`): a task's row by id, and searches by type,
@@ -40,10 +40,21 @@ export class TaskHistoryService {
     return this.required().search({ ...query, type });
   }
 
-  /** Copies the events waiting in Redis now (e.g. before reading what just happened). */
-  async flush(): Promise<void> {
+  /**
+   * Copies the events waiting in Redis now into PostgreSQL (e.g. before reading what just happened), tasks
+   * held back for `coalesceMs` included, from any instance: the streams another instance's writer holds, that
+   * writer copies at its next pass. Resolves once all of it is in PostgreSQL.
+   * @param options.timeoutMs the time limit, 1 ms to 1 hour (default 30000)
+   * @throws HistoryFlushTimeoutError when it is not all in PostgreSQL in time (PostgreSQL or the writer
+   *   holding a stream does not answer); InvalidArgumentError naming `timeoutMs`
+   */
+  async flush(options: { timeoutMs?: number } = {}): Promise<void> {
     this.required();
-    await this.writer.flush();
+    const timeoutMs = options?.timeoutMs ?? FLUSH_TIMEOUT_MS;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 3_600_000) {
+      throw new InvalidArgumentError('timeoutMs', `${String(timeoutMs)} is not an integer from 1 to 3600000 (ms)`);
+    }
+    await this.writer.flush(timeoutMs);
   }
 
   private required(): HistoryStore {

@@ -2,9 +2,17 @@
 export interface HistoryOptions {
   /** A PostgreSQL connection string (`postgres://user@host:5432/db`) or node-postgres `PoolConfig` options. */
   connection: string | Record<string, unknown>;
-  /** The history table. @default 'dq_task_history' */
+  /**
+   * The history table (`<table>_positions` and `<table>_schema` beside it): lower-case letters, digits and `_`,
+   * not starting with a digit nor with `pg_`, at most 53 characters; checked at start-up (InvalidOptionsError).
+   * @default 'dq_task_history'
+   */
   table?: string;
-  /** The schema of the table. @default the connection's search path (usually 'public') */
+  /**
+   * The schema of the tables (created when missing): the same rule as `table` (nor `information_schema`), at
+   * most 63 characters.
+   * @default the connection's search path (usually 'public')
+   */
   schema?: string;
   /** Finished tasks' rows are deleted after this many days (a job that runs hourly, in batches). @default 30 */
   retentionDays?: number;
@@ -20,6 +28,14 @@ export interface HistoryOptions {
    * @default 5000
    */
   coalesceMs?: number;
+  /**
+   * Every history query (the writer's, the retention's, `getHistory`, `searchHistory`) fails after this many
+   * ms without an answer (node-postgres's `query_timeout`): a PostgreSQL that stopped answering (no reset, no
+   * reply) never holds a query longer. Connecting is bounded apart (5 s unless the connection sets
+   * `connectionTimeoutMillis`).
+   * @default 10000 (or the connection's own `query_timeout`)
+   */
+  queryTimeoutMs?: number;
   /**
    * Also record each attempt's start as it happens, so that rows show `running` (otherwise a row goes from
    * waiting to its outcome, which carries the attempt's start and worker). It logs one more stream entry per

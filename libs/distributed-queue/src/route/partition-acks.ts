@@ -1,5 +1,5 @@
 import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
-import type { RouteStore } from './route.store';
+import type { AttemptRecord, RouteStore } from './route.store';
 
 /** A task that finished: acked (no error) or to bury (its error json). */
 export interface Settled {
@@ -7,6 +7,17 @@ export interface Settled {
   error?: string;
   /** When its last attempt started (epoch ms), for the history. */
   startedAt?: number;
+  /** Its last attempt's number (1 when absent), for the history. */
+  attempt?: number;
+  /** The error of the attempt before the last, when that one failed (a retry), for the history. */
+  retried?: { name: string; message: string };
+}
+
+/** What the history gets of a finished task's last attempt (see AttemptRecord). */
+function attemptRecord(s: Settled & { startedAt: number }): AttemptRecord {
+  const attempt = s.attempt ?? 1;
+  if (s.retried) return [s.startedAt, attempt, s.retried.name, s.retried.message];
+  return attempt === 1 ? s.startedAt : [s.startedAt, attempt];
 }
 
 /**
@@ -64,7 +75,7 @@ export class PartitionAcks {
     const items = this.finished.drain();
     const acks = items.filter((s) => s.error === undefined).map((s) => s.seq);
     const dead = items.flatMap((s): [number, string][] => (s.error === undefined ? [] : [[s.seq, s.error]]));
-    const starts = new Map(items.flatMap((s): [number, number][] => (s.startedAt === undefined ? [] : [[s.seq, s.startedAt]])));
+    const starts = new Map(items.flatMap((s): [number, AttemptRecord][] => (s.startedAt === undefined ? [] : [[s.seq, attemptRecord({ ...s, startedAt: s.startedAt })]])));
     let sent = false;
     this.flushing = this.store
       .ack(this.partition, this.me, this.epoch, acks, dead, starts)

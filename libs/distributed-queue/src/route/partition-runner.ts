@@ -75,8 +75,11 @@ export class PartitionRunner {
   /** Running attempts: how each settles, and its abort controller (none when its handler cannot see it). */
   private readonly running = new Map<Settle, AbortController | undefined>();
   private readonly acks: PartitionAcks;
-  /** When each running item's current attempt started (epoch ms), until it is finished. */
-  private readonly starts = new Map<number, number>();
+  /**
+   * Each running item's current attempt (its start, epoch ms, and number) and the error of the one before
+   * when it failed, until the item is finished: the history's row gets them with the ack.
+   */
+  private readonly starts = new Map<number, { at: number; attempt: number; failed?: Error }>();
   readonly done: Promise<void>;
 
   constructor(
@@ -301,9 +304,12 @@ export class PartitionRunner {
         outcome = await this.runItem(item, replays);
       }
       if (outcome === 'aborted') return;
-      const startedAt = this.starts.get(item.seq);
+      const run = this.starts.get(item.seq);
       this.starts.delete(item.seq);
-      this.acks.add(outcome === 'done' ? { seq: item.seq, startedAt } : { seq: item.seq, error: outcome, startedAt });
+      const startedAt = run?.at;
+      if (outcome !== 'done') this.acks.add({ seq: item.seq, error: outcome, startedAt });
+      else if (!run?.failed) this.acks.add({ seq: item.seq, startedAt, attempt: run?.attempt });
+      else this.acks.add({ seq: item.seq, startedAt, attempt: run.attempt, retried: { name: run.failed.name, message: run.failed.message } });
     }
   }
 
@@ -332,6 +338,8 @@ export class PartitionRunner {
       const final = attempt >= maxAttempts;
       if (final || !this.halted) this.emit(item, final ? 'dead' : 'retrying', attempt + replays, { error: failure });
       if (final) return errorJson(failure, attempt);
+      const run = this.starts.get(item.seq);
+      if (run) run.failed = failure;
       // NOTE: a revoked runner does not retry: the task is handed back with the rest of its chain.
       const until = performance.now() + backoffDelay(backoff, attempt);
       while (!this.halted && performance.now() < until) await this.wake.sleep(until - performance.now());
@@ -349,7 +357,7 @@ export class PartitionRunner {
     return new Promise((resolve) => {
       const controller = runController(worker.handler);
       const startedAt = Date.now();
-      this.starts.set(item.seq, startedAt);
+      this.starts.set(item.seq, { at: startedAt, attempt, failed: attempt > 1 ? this.starts.get(item.seq)?.failed : undefined });
       const settle: Settle = (error, result) => {
         if (!this.running.delete(settle)) return;
         timer.clear();

@@ -35,9 +35,12 @@ export class RouteProducer {
 
   constructor(private readonly store: RouteStore) {}
 
-  /** Pushes one task; `PartitionFullError` when the partition is full under the Exception strategy. */
-  async push(key: string, id: string, item: string): Promise<OrderedSubmitResult> {
-    const [result] = await this.pushMany([{ key, id, item }]);
+  /**
+   * Pushes one task; `PartitionFullError` when the partition is full under the Exception strategy.
+   * `entering`: a delayed ordered task entering its partition (see RouteStore.push).
+   */
+  async push(key: string, id: string, item: string, entering = false): Promise<OrderedSubmitResult> {
+    const [result] = await this.pushMany([{ key, id, item }], entering);
     if (result.outcome === 'rejected') throw new PartitionFullError(result.partition, this.store.options.maxPartitionSize);
     return result;
   }
@@ -46,7 +49,7 @@ export class RouteProducer {
    * Pushes many tasks with one script call per partition (order kept within each key). Under the
    * Exception strategy the tasks after a full point come back 'rejected'.
    */
-  async pushMany(entries: RouteEntry[]): Promise<OrderedSubmitResult[]> {
+  async pushMany(entries: RouteEntry[], entering = false): Promise<OrderedSubmitResult[]> {
     const results: OrderedSubmitResult[] = new Array(entries.length);
     let todo = entries.map((_, i) => i);
     for (let attempt = 0; attempt < STALE_RETRIES && todo.length > 0; attempt++) {
@@ -63,7 +66,7 @@ export class RouteProducer {
       await Promise.all(
         [...groups].map(async ([partition, indexes]) => {
           // NOTE: one request id per call: ioredis re-sending the call after a reconnect appends nothing twice.
-          const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item), newRequestId());
+          const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item), newRequestId(), entering);
           if (replies === 'stale-count') {
             stale.push(...indexes);
             return;

@@ -70,6 +70,14 @@ export function decodeRouteItem(raw: string): RouteItem | null {
   }
 }
 
+/**
+ * What the history needs of an ordered task's last attempt, sent with its ack: its start (epoch ms) for a
+ * first attempt that succeeded (the common case: a number keeps the argument small), else
+ * `[start, attempt]`, or `[start, attempt, error name, error message]` when an earlier attempt failed
+ * (the script then logs that retry before the completion).
+ */
+export type AttemptRecord = number | [number, number] | [number, number, string, string];
+
 /** The route queue's Redis access for one qId: the only code that sends route commands. */
 export class RouteStore {
   readonly keys: RouteKeys;
@@ -92,15 +100,16 @@ export class RouteStore {
 
   /**
    * Appends encoded items to a partition (`n`: the partition count the producer used). `requestId` names
-   * the call: a repeat (a re-send) returns the first reply and appends nothing.
+   * the call: a repeat (a re-send) returns the first reply and appends nothing. `entering`: delayed ordered
+   * tasks entering their partition (their submit was logged for the history when they were delayed).
    */
-  async push(partition: number, n: number, items: string[], requestId = newRequestId()): Promise<PushResult[] | 'stale-count'> {
+  async push(partition: number, n: number, items: string[], requestId = newRequestId(), entering = false): Promise<PushResult[] | 'stale-count'> {
     const k = this.keys.partition(partition);
     const { maxPartitionSize, rejectStrategy } = this.options;
     const request = k.request(requestId);
     const flat = await this.s.dqRoutePush(
       k.list, k.own, request, k.log, k.recorded,
-      n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, REQUEST_TTL_MS, this.streamMaxLen, ...items,
+      n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, REQUEST_TTL_MS, this.streamMaxLen, entering ? '1' : '0', ...items,
     );
     if (Number(flat[0]) === ScriptOutcome.StaleCount) return 'stale-count';
     // NOTE: under Exception the reply ends at the first full point: the tasks after it were not written.
@@ -119,10 +128,10 @@ export class RouteStore {
   }
 
   /**
-   * Acks seqs and buries failed ones; false when fenced (not the owner any more). `starts` (seq -> start ms
-   * of the last attempt) goes into the history's entries.
+   * Acks seqs and buries failed ones; false when fenced (not the owner any more). `starts` (seq -> what the
+   * history needs of the last attempt, see AttemptRecord) goes into the history's entries.
    */
-  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, number> = new Map()): Promise<boolean> {
+  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, AttemptRecord> = new Map()): Promise<boolean> {
     const k = this.keys.partition(partition);
     // NOTE: only the history reads the starts (through the stream): nothing to send with the streams off.
     const startsJson = starts.size > 0 && this.streamMaxLen > 0 ? JSON.stringify(Object.fromEntries(starts)) : '';

@@ -146,7 +146,7 @@ export class TaskSubmitService {
   /** @internal Moves a due delayed ordered task into its partition. */
   async enqueueDueOrdered(id: string, { key, item }: { key: string; item: string }): Promise<void> {
     if (!this.producer) throw new RouteNotConfiguredError('A delayed ordered task');
-    const result = await this.producer.push(key, id, item);
+    const result = await this.producer.push(key, id, item, true);
     if (result.outcome === 'discarded') throw new Error(`partition ${result.partition} is full: delayed ordered task ${id} discarded`);
   }
 

@@ -4,7 +4,9 @@
   KEYS[5] its followed flag (completions are logged only while it exists)
   KEYS[6] its recorded flag (a history writer runs: entries carry each attempt's start and the machine)
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] dead letters kept  ARGV[4] event stream length (0: none written)
-  ARGV[5] JSON object seq -> start ms of the finished items' last attempt ('' when not sent)
+  ARGV[5] JSON object seq -> the finished items' last attempt ('' when not sent): its start ms for a first
+          attempt, else [start ms, attempt] or [start ms, attempt, error name, error message] when the attempt
+          before it failed (with the history on, that retry is logged as `retrying` before the completion)
   ARGV[6] number of acked seqs A
   ARGV[7 .. 6+A] acked seqs, then pairs of seq, error json for buried items
   Returns: OUTCOME.OK (1) done, NOT_OURS (2) fenced (not the owner any more: nothing changed)
@@ -19,8 +21,22 @@
 local recorded = tonumber(ARGV[4]) > 0 and ARGV[5] ~= '' and redis.call('EXISTS', KEYS[6]) == 1
 local starts = recorded and cjson.decode(ARGV[5]) or nil
 
+-- The last attempt of an item as ARGV[5] gives it: start ms (0 unknown), attempt (nil unknown), the error of
+-- the attempt before it (nil when there was none).
+local function attemptOf(seq)
+  local v = starts and starts[seq]
+  if type(v) == 'table' then
+    local err = nil
+    if v[3] ~= nil then err = { name = tostring(v[3]), message = tostring(v[4] or '') } end
+    return tonumber(v[1]) or 0, tonumber(v[2]), err
+  end
+  if v == nil then return 0, nil, nil end
+  return tonumber(v) or 0, 1, nil
+end
+
 -- Appends an event of the items (raw route items, their seqs) to the stream: ids, types, keys and errors;
--- with the history on, each attempt's start and this machine.
+-- with the history on, each attempt's start and this machine, and for a completion after a failed attempt
+-- a `retrying` entry of that attempt first.
 local function logItems(event, items, seqs, errs)
   local ids, types, keys, attempts = {}, {}, {}, {}
   for i, item in ipairs(items) do
@@ -29,6 +45,23 @@ local function logItems(event, items, seqs, errs)
     ids[i], types[i], keys[i], attempts[i] = tostring(task.id or '?'), tostring(task.type or '?'), tostring(task.key or ''), 0
     if errs then attempts[i] = errs[i].attempts or 0 end
   end
+  local s = {}
+  if starts then
+    local rIds, rTypes, rKeys, rAttempts, rErrs = {}, {}, {}, {}, {}
+    for i, seq in ipairs(seqs) do
+      local start, attempt, err = attemptOf(seq)
+      s[i] = start
+      if not errs and attempt then attempts[i] = attempt end
+      if not errs and err and attempt then
+        local n = #rIds + 1
+        rIds[n], rTypes[n], rKeys[n], rAttempts[n], rErrs[n] = ids[i], types[i], keys[i], attempt - 1, err
+      end
+    end
+    if #rIds > 0 then
+      logEvent(KEYS[4], tonumber(ARGV[4]), 'retrying', { 'ids', cjson.encode(rIds), 't', cjson.encode(rTypes), 'k', cjson.encode(rKeys),
+        'a', cjson.encode(rAttempts), 'err', cjson.encode(rErrs) })
+    end
+  end
   local fields = { 'ids', cjson.encode(ids), 't', cjson.encode(types), 'k', cjson.encode(keys), 'a', cjson.encode(attempts) }
   if errs then
     local out = {}
@@ -36,8 +69,6 @@ local function logItems(event, items, seqs, errs)
     fields[#fields + 1], fields[#fields + 2] = 'err', cjson.encode(out)
   end
   if starts then
-    local s = {}
-    for i, seq in ipairs(seqs) do s[i] = tonumber(starts[seq]) or 0 end
     fields[#fields + 1], fields[#fields + 2] = 's', cjson.encode(s)
     fields[#fields + 1], fields[#fields + 2] = 'm', ARGV[1]
   end

@@ -8,7 +8,9 @@
   ARGV[1] partition count the producer used  ARGV[2] max length  ARGV[3] strategy (Discard|DiscardOldest|Exception)
   ARGV[4] events channel  ARGV[5] partition number  ARGV[6] lua log (0/1)  ARGV[7] request ttl ms
   ARGV[8] event stream length (0: none)
-  ARGV[9..] task json
+  ARGV[9] '1' when the tasks are delayed ordered tasks entering now (their submit was logged on the delay
+          queue's stream: not logged again), else '0'
+  ARGV[10..] task json
   Returns: { OUTCOME.STALE_COUNT, n } when the producer's partition count is not the partition's (nothing
            written); else per task a pair: outcome (QUEUED, DISCARDED, DROPPED_OLDEST, or PARTITION_FULL
            under Exception: nothing past the first full point is written) and the dropped task's json for
@@ -39,9 +41,9 @@ local wasEmpty = redis.call('LLEN', list) == 0
 local now = nowMs()
 local at = fmt(now)
 local out, queued = {}, 0
-local logged = tonumber(ARGV[8]) > 0 and redis.call('EXISTS', KEYS[5]) == 1
+local logged = ARGV[9] ~= '1' and tonumber(ARGV[8]) > 0 and redis.call('EXISTS', KEYS[5]) == 1
 local ids, types, keys, bodies, dues = {}, {}, {}, {}, {}
-for i = 9, #ARGV do
+for i = 10, #ARGV do
   local len = redis.call('LLEN', list)
   local accept = true
   if len >= max then
@@ -84,5 +86,5 @@ end
 -- NOTE: the common reply (every task queued) is kept as its count, to keep the request key small.
 local keep = queued * 2 == #out and tostring(queued) or cjson.encode(out)
 redis.call('SET', request, keep, 'PX', ARGV[7])
-routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 8)
+routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 9)
 return out

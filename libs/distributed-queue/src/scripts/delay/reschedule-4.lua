@@ -1,7 +1,10 @@
 --[[
   Moves a waiting (delayed or ready) task to a new due time; it keeps its submission order.
-  KEYS[1] waiting  KEYS[2] jobs
+  KEYS[1] waiting  KEYS[2] jobs  KEYS[3] event stream  KEYS[4] its recorded flag (while it exists, a history
+  writer runs: the reschedule is logged with its due time and delay, so the task's row does not keep its
+  submit's)
   ARGV[1] id  ARGV[2] mode ('d' delay ms, 'a' absolute ms)  ARGV[3] value  ARGV[4] events channel
+  ARGV[5] event stream length (0: none)
   Returns: the new due time, or -1 when the task is not waiting
 ]]
 --- @include "includes/now-ms"
@@ -9,6 +12,7 @@
 --- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
 --- @include "includes/waiting-set"
+--- @include "includes/event-log"
 
 local waiting, jobs, id = KEYS[1], KEYS[2], ARGV[1]
 local rec = redis.call('HGET', jobs, id)
@@ -27,4 +31,8 @@ if string.byte(rec, 1) == 126 then
 end
 wsAdd(waiting, due, member, r.seq)
 wakeIfEarlier(ARGV[4], before, due, now)
+local logLen = tonumber(ARGV[5])
+if logLen > 0 and redis.call('EXISTS', KEYS[4]) == 1 then
+  logEvent(KEYS[3], logLen, 'rescheduled', { 'ids', cjson.encode({ id }), 'due', cjson.encode({ due }), 'd', cjson.encode({ due - now }) })
+end
 return due
