@@ -35,6 +35,16 @@ export class RouteProducer {
 
   constructor(private readonly store: RouteStore) {}
 
+  /**
+   * The partitions `keys` map to under the partition count Redis holds (a delayed task's answer: it enters
+   * that partition when due, unless the count grows meanwhile); the configured count while the queue is not
+   * initialised yet (its first machine writes that count).
+   */
+  async partitionsOf(keys: string[]): Promise<number[]> {
+    const n = (this.partitions ??= (await this.store.partitionCount()) || undefined) ?? this.store.options.partitions;
+    return keys.map((key) => partitionOf(key, n));
+  }
+
   /** Pushes one task; `PartitionFullError` when the partition is full under the Exception strategy. */
   async push(key: string, id: string, item: string): Promise<OrderedSubmitResult> {
     const [result] = await this.pushMany([{ key, id, item }]);
