@@ -6,23 +6,55 @@ import type { RunningTask } from './running-task';
 /** The event a recorded failure makes. */
 const OUTCOME_EVENTS: Record<Exclude<FailOutcome, 'stale'>, TaskEventName> = { retried: 'retrying', dead: 'dead', dropped: 'cancelled' };
 
-/** Reports the lifecycle events of the tasks one delay-queue consumer runs (skipped when nobody listens). */
+/** A task that succeeded, waiting for its ack to reach Redis before its `completed` event. */
+export interface Completion {
+  task: RunningTask;
+  result: unknown;
+  /** When its handler finished (epoch ms): the event's duration ends there. */
+  finishedAt: number;
+}
+
+/**
+ * Reports the lifecycle events of the tasks one delay-queue consumer runs (skipped when nobody listens),
+ * each once Redis has the state change it announces: completions after the reply of the call that carried
+ * their acks, failures after the reply of their fail script.
+ */
 export class ConsumerEvents {
   constructor(
     private readonly type: string,
     private readonly bus?: TaskEventBus,
   ) {}
 
-  emit(task: RunningTask, event: TaskEventName, error?: Error, result?: unknown): void {
+  /** Whether anything in this process listens to `event` of this type. */
+  wants(event: TaskEventName): boolean {
+    return this.bus?.wants('local', this.type, event) ?? false;
+  }
+
+  /** Emits `event` now; the handler's duration ends at `finishedAt` (default: now). */
+  emit(task: RunningTask, event: TaskEventName, error?: Error, result?: unknown, finishedAt?: number): void {
     if (!this.bus?.wants('local', this.type, event)) return;
     const { id, attempt, dueAt } = task.reservation;
     const view = task.view ?? { id, type: this.type, payload: undefined, attempt, dueAt };
     const at = Date.now();
-    this.bus.emit({ event, scope: 'local', task: view, error, result, durationMs: at - task.startedAt, startedAt: task.startedAt, at });
+    const durationMs = (finishedAt ?? at) - task.startedAt;
+    this.bus.emit({ event, scope: 'local', task: view, error, result, durationMs, startedAt: task.startedAt, at });
   }
 
-  /** The event of a recorded failure's outcome (none when the reservation was stale). */
-  outcome(task: RunningTask, outcome: FailOutcome, error: Error): void {
-    if (outcome !== 'stale') this.emit(task, OUTCOME_EVENTS[outcome], error);
+  /** The completions whose acks Redis has: all but those it `refused` (their reservation had expired). */
+  completed(completions: Completion[], refused: string[]): void {
+    const skip = refused.length > 0 ? new Set(refused) : undefined;
+    for (const { task, result, finishedAt } of completions) {
+      if (!skip?.has(task.reservation.id)) this.emit(task, 'completed', undefined, result, finishedAt);
+    }
+  }
+
+  /**
+   * A failed attempt Redis recorded: `failed`, then the event of its outcome. None when the reservation was
+   * stale (Redis had taken the task back: it recorded no failure of this attempt).
+   */
+  outcome(task: RunningTask, outcome: FailOutcome, error: Error, finishedAt: number): void {
+    if (outcome === 'stale') return;
+    this.emit(task, 'failed', error, undefined, finishedAt);
+    this.emit(task, OUTCOME_EVENTS[outcome], error, undefined, finishedAt);
   }
 }

@@ -10,10 +10,10 @@ import { WakeSignal } from '../runtime/wake-signal';
 import { withTimeout } from '../runtime/with-timeout';
 import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store';
 import { PartitionAcks } from './partition-acks';
+import { RunnerEvents } from './runner-events';
 import { tryOpenGate } from './route-topology';
 import type { Slots } from './slots';
 import type { TaskEventBus } from '../events/task-event-bus';
-import type { TaskEventName } from '../interfaces/task-event.interface';
 import type { Task } from '../interfaces';
 
 /** An ordered worker: its handler and options. */
@@ -77,6 +77,7 @@ export class PartitionRunner {
   private readonly acks: PartitionAcks;
   /** When each running item's current attempt started (epoch ms), until it is finished. */
   private readonly starts = new Map<number, number>();
+  private readonly events: RunnerEvents;
   readonly done: Promise<void>;
 
   constructor(
@@ -84,7 +85,8 @@ export class PartitionRunner {
     readonly epoch: number,
     private readonly ctx: RunnerContext,
   ) {
-    this.acks = new PartitionAcks(ctx.store, partition, ctx.me, epoch, () => this.lost());
+    this.acks = new PartitionAcks(ctx.store, partition, ctx.me, epoch, () => this.lost(), ctx.events);
+    this.events = new RunnerEvents(ctx.events, (item, attempt) => this.view(item, attempt));
     this.done = this.loop().finally(() => {
       this.ended = true;
       this.acks.close();
@@ -274,7 +276,7 @@ export class PartitionRunner {
         continue;
       }
       // NOTE: a replayed batch is one a previous owner took and did not finish (it died or was cut off).
-      if (replays > 0) this.emit(item, 'recovered', replays, {});
+      if (replays > 0) this.events.now(item, 'recovered', replays, {});
       const chain = chains.get(item.key);
       if (chain) chain.push(item);
       else chains.set(item.key, [item]);
@@ -303,7 +305,8 @@ export class PartitionRunner {
       if (outcome === 'aborted') return;
       const startedAt = this.starts.get(item.seq);
       this.starts.delete(item.seq);
-      this.acks.add(outcome === 'done' ? { seq: item.seq, startedAt } : { seq: item.seq, error: outcome, startedAt });
+      const event = this.events.take(item.seq);
+      this.acks.add(outcome === 'done' ? { seq: item.seq, startedAt, event } : { seq: item.seq, error: outcome, startedAt, event });
     }
   }
 
@@ -330,7 +333,8 @@ export class PartitionRunner {
       if (this.stopping) return 'aborted';
       this.ctx.logger.warn?.(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt} failed: ${failure.message}`);
       const final = attempt >= maxAttempts;
-      if (final || !this.halted) this.emit(item, final ? 'dead' : 'retrying', attempt + replays, { error: failure });
+      if (final) this.events.later(item, 'dead', attempt + replays, { error: failure });
+      else if (!this.halted) this.events.now(item, 'retrying', attempt + replays, { error: failure });
       if (final) return errorJson(failure, attempt);
       // NOTE: a revoked runner does not retry: the task is handed back with the rest of its chain.
       const until = performance.now() + backoffDelay(backoff, attempt);
@@ -354,7 +358,8 @@ export class PartitionRunner {
         if (!this.running.delete(settle)) return;
         timer.clear();
         slots.release();
-        if (!(error instanceof LeaseLostError)) this.emit(item, error ? 'failed' : 'completed', attempt, { error: error ?? undefined, result, startedAt });
+        if (error && !(error instanceof LeaseLostError)) this.events.now(item, 'failed', attempt, { error, startedAt });
+        else if (!error) this.events.later(item, 'completed', attempt, { result, startedAt });
         resolve(error);
       };
       const timer = this.ctx.timeouts.get(item.type)!.add(() => this.abortRun(settle, new TaskTimeoutError(timeoutMs)));
@@ -379,14 +384,5 @@ export class PartitionRunner {
     const fence = { partition: this.partition, epoch: this.epoch };
     const { id, type, key, payload, at: dueAt, traceContext } = item;
     return traceContext ? { id, type, key, payload, attempt, dueAt, fence, traceContext } : { id, type, key, payload, attempt, dueAt, fence };
-  }
-
-  /** Reports a lifecycle event of a task run here (skipped when nobody listens). */
-  private emit(item: RouteItem, event: TaskEventName, attempt: number, extra: { error?: Error; result?: unknown; startedAt?: number }): void {
-    const events = this.ctx.events;
-    if (!events?.wants('local', item.type, event)) return;
-    const at = Date.now();
-    const durationMs = extra.startedAt === undefined ? undefined : at - extra.startedAt;
-    events.emit({ event, scope: 'local', task: this.view(item, attempt), ...extra, durationMs, at });
   }
 }
