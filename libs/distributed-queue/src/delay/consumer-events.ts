@@ -30,12 +30,11 @@ export class ConsumerEvents {
     return this.bus?.wants('local', this.type, event) ?? false;
   }
 
-  /** Emits `event` now; the handler's duration ends at `finishedAt` (default: now). */
-  emit(task: RunningTask, event: TaskEventName, error?: Error, result?: unknown, finishedAt?: number): void {
+  /** Emits `event` now (`at`: default the clock); the handler's duration ends at `finishedAt` (default: `at`). */
+  emit(task: RunningTask, event: TaskEventName, error?: Error, result?: unknown, finishedAt?: number, at = Date.now()): void {
     if (!this.bus?.wants('local', this.type, event)) return;
     const { id, attempt, dueAt } = task.reservation;
     const view = task.view ?? { id, type: this.type, payload: undefined, attempt, dueAt };
-    const at = Date.now();
     const durationMs = (finishedAt ?? at) - task.startedAt;
     this.bus.emit({ event, scope: 'local', task: view, error, result, durationMs, startedAt: task.startedAt, at });
   }
@@ -43,8 +42,9 @@ export class ConsumerEvents {
   /** The completions whose acks Redis has: all but those it `refused` (their reservation had expired). */
   completed(completions: Completion[], refused: string[]): void {
     const skip = refused.length > 0 ? new Set(refused) : undefined;
+    const at = Date.now();
     for (const { task, result, finishedAt } of completions) {
-      if (!skip?.has(task.reservation.id)) this.emit(task, 'completed', undefined, result, finishedAt);
+      if (!skip?.has(task.reservation.id)) this.emit(task, 'completed', undefined, result, finishedAt, at);
     }
   }
 
