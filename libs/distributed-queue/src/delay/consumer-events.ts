@@ -32,19 +32,25 @@ export class ConsumerEvents {
 
   /** Emits `event` now (`at`: default the clock); the handler's duration ends at `finishedAt` (default: `at`). */
   emit(task: RunningTask, event: TaskEventName, error?: Error, result?: unknown, finishedAt?: number, at = Date.now()): void {
-    if (!this.bus?.wants('local', this.type, event)) return;
+    if (this.bus?.wants('local', this.type, event)) this.send(this.bus, task, event, error, result, finishedAt, at);
+  }
+
+  private send(bus: TaskEventBus, task: RunningTask, event: TaskEventName, error: Error | undefined, result: unknown, finishedAt: number | undefined, at: number): void {
     const { id, attempt, dueAt } = task.reservation;
     const view = task.view ?? { id, type: this.type, payload: undefined, attempt, dueAt };
     const durationMs = (finishedAt ?? at) - task.startedAt;
-    this.bus.emit({ event, scope: 'local', task: view, error, result, durationMs, startedAt: task.startedAt, at });
+    bus.emit({ event, scope: 'local', task: view, error, result, durationMs, startedAt: task.startedAt, at });
   }
 
-  /** The completions whose acks Redis has: all but those it `refused` (their reservation had expired). */
+  /**
+   * The completions whose acks Redis has: all but those it `refused` (their reservation had expired). They
+   * were kept because something listened (the bus drops what nobody listens to any more).
+   */
   completed(completions: Completion[], refused: string[]): void {
     const skip = refused.length > 0 ? new Set(refused) : undefined;
     const at = Date.now();
     for (const { task, result, finishedAt } of completions) {
-      if (!skip?.has(task.reservation.id)) this.emit(task, 'completed', undefined, result, finishedAt, at);
+      if (!skip?.has(task.reservation.id)) this.send(this.bus!, task, 'completed', undefined, result, finishedAt, at);
     }
   }
 
