@@ -55,12 +55,12 @@ export class ConsumerEvents {
   }
 
   /**
-   * A failed attempt Redis recorded: `failed`, then the event of its outcome. None when the reservation was
-   * stale (Redis had taken the task back: it recorded no failure of this attempt).
+   * A failed attempt, once the fail script answered (`outcome`) or could not be sent (undefined): `failed`
+   * (every failed attempt counts), then the event of the outcome Redis recorded (none when the reservation
+   * was stale, Redis having taken the task back, nor when the call failed: the lease expires).
    */
-  outcome(task: RunningTask, outcome: FailOutcome, error: Error, finishedAt: number): void {
-    if (outcome === 'stale') return;
+  outcome(task: RunningTask, outcome: FailOutcome | undefined, error: Error, finishedAt: number): void {
     this.emit(task, 'failed', error, undefined, finishedAt);
-    this.emit(task, OUTCOME_EVENTS[outcome], error, undefined, finishedAt);
+    if (outcome !== undefined && outcome !== 'stale') this.emit(task, OUTCOME_EVENTS[outcome], error, undefined, finishedAt);
   }
 }

@@ -60,13 +60,15 @@ describe('DelayAcks: a completion is announced only once Redis has its ack', () 
 });
 
 describe('ConsumerEvents.outcome: a failed attempt is announced with what Redis recorded', () => {
-  it('failed then its outcome; nothing for a stale reservation (Redis recorded no failure)', () => {
+  it('failed then its outcome; only failed for a stale reservation or a call that failed (Redis recorded no outcome)', () => {
     const { bus: b, emitted } = bus();
     const events = new ConsumerEvents('t', b);
     const error = new Error('no');
     events.outcome(task('a'), 'retried', error, Date.now());
     events.outcome(task('b'), 'dropped', error, Date.now());
     events.outcome(task('c'), 'stale', error, Date.now());
-    expect(emitted.map((e) => `${e.event}:${e.task.id}`)).toEqual(['failed:a', 'retrying:a', 'failed:b', 'cancelled:b']);
+    events.outcome(task('d'), undefined, error, Date.now());
+    events.outcome(task('e'), 'dead', error, Date.now());
+    expect(emitted.map((e) => `${e.event}:${e.task.id}`)).toEqual(['failed:a', 'retrying:a', 'failed:b', 'cancelled:b', 'failed:c', 'failed:d', 'failed:e', 'dead:e']);
   });
 });

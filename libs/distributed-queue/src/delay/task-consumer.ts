@@ -258,9 +258,7 @@ export class TaskConsumer {
   /** A take's reply: its acks are in Redis (their completions are announced), its reservations run. */
   private accept(result: TakeResult, want: number, acks: AckBatch): void {
     this.acks.sent(acks, result.refused);
-    if (result.refused.length > 0) {
-      this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
-    }
+    if (result.refused.length > 0) this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
     if (want > 0) this.backlog = result.nextDueIn === 0;
     if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
     else if (want > 0 && result.nextDueIn > 0 && !this.stopping) this.wake.wakeIn(result.nextDueIn);
@@ -385,6 +383,7 @@ export class TaskConsumer {
       const level = outcome === 'dead' ? 'error' : 'warn';
       this.logger[level]?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);
     } catch (failError) {
+      this.events.outcome(task, undefined, error, finishedAt);
       this.logger.warn?.(`[${this.type}] could not record failure of ${id} (its lease will expire): ${(failError as Error).message}`);
     } finally {
       this.settling--;
