@@ -177,6 +177,25 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('lifecycle events o
     expect(await app.inspect.getActivity('fx')).toEqual({ windowMs: 60_000, counts: { failed: 1, cancelled: 2 } });
   });
 
+  it('fleet events: a task cancelled while its worker was dead is cancelled when its lease expires, and heard', async () => {
+    const prefix = uniquePrefix('ev-cancel-dead');
+    const { Recorder, names } = recorder('fd', 'fleet');
+    const producer = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { fd: {} } }, [Recorder]);
+    const stuck = worker(target, prefix, 'fd', { DQ_HOLD_MS: '600000', DQ_VISIBILITY_MS: '1000' });
+    await stuck.waitForMessage((m) => m.type === 'ready', 30_000);
+    await producer.submit.submit('fd', 1, { id: 'c1' });
+    await stuck.waitForMessage((m) => m.type === 'start' && m.id === 'c1', 10_000);
+    stuck.kill('SIGKILL');
+    await stuck.exited;
+    // Nobody runs it to abort it: the cancel is only requested, and done by the take that recovers the lease.
+    expect(await producer.submit.cancel('fd', 'c1')).toBe('cancel-requested');
+    worker(target, prefix, 'fd', { DQ_VISIBILITY_MS: '1000' });
+    await waitFor(() => names('c1').includes('cancelled'), { timeoutMs: 20_000, message: 'the cancel heard' });
+    expect(names('c1')).toEqual(['cancelled']);
+    expect(await producer.inspect.getState('fd', 'c1')).toBe('unknown');
+    expect((await producer.inspect.getActivity('fd')).counts).toEqual({ cancelled: 1 });
+  });
+
   it('ordered tasks: local and fleet events name type and key; the dead one carries its error', async () => {
     const prefix = uniquePrefix('ev-ord');
     const fleet = recorder('acct', 'fleet');
