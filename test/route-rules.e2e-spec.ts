@@ -159,6 +159,24 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
     expect(ran[1].at - submittedAt).toBeGreaterThanOrEqual(300);
   });
 
+  it('a delayed ordered submit answers the partition its key maps to: the one an immediate submit of the key answers, where it runs', async () => {
+    const ranIn = new Map<string, number>();
+    const W = workerClass('ledger', { ordered: true }, (task: Task) => {
+      ranIn.set(task.id, task.fence!.partition);
+    });
+    const app = await start({ connection: target.connection, keyPrefix: uniquePrefix('delayed-partition'), route: routeTestOptions('q', 'm1', 8) }, [W]);
+    const keys = Array.from({ length: 12 }, (_, i) => `key-${i}`);
+    const now = await app.submit.submitOrderedMany('ledger', keys.map((key) => ({ key, payload: {} })));
+    const one = await app.submit.submitOrdered('ledger', keys[5], {}, { delay: 50 });
+    const many = await app.submit.submitOrderedMany('ledger', keys.map((key, i) => (i % 2 === 0 ? { key, payload: {}, delay: 50 } : { key, payload: {}, runAt: Date.now() + 50 })));
+    expect(one).toMatchObject({ outcome: 'scheduled', partition: now[5].partition });
+    expect(many.map((r) => r.outcome)).toEqual(keys.map(() => 'scheduled'));
+    expect(many.map((r) => r.partition)).toEqual(now.map((r) => r.partition));
+    expect(new Set(now.map((r) => r.partition)).size).toBeGreaterThan(1);
+    await waitFor(() => ranIn.size === 2 * keys.length + 1, { timeoutMs: 10_000, message: 'every task ran' });
+    for (const r of [...now, one, ...many]) expect(ranIn.get(r.id)).toBe(r.partition);
+  });
+
   it("an ordered task's dueAt is Redis's time when it entered its partition, whatever the producer's clock says", async () => {
     const due: number[] = [];
     const W = workerClass('ledger', { ordered: true }, (task: Task) => {

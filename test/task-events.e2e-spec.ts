@@ -153,6 +153,49 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('lifecycle events o
     expect(names('r1')).toEqual(['recovered', 'completed']);
   });
 
+  it('a running task cancelled: fleet listeners hear failed then cancelled, as local ones do; getActivity counts the failure', async () => {
+    const prefix = uniquePrefix('ev-cancel');
+    const fleet = recorder('fx', 'fleet');
+    const local = recorder('fx', 'local');
+    const Worker = workerClass('fx', { concurrency: 2 }, (_task, signal) => untilAborted(signal));
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [Worker, fleet.Recorder, local.Recorder]);
+    await app.submit.submit('fx', 1, { id: 'run' });
+    await app.submit.submit('fx', 1, { id: 'wait', delay: 60_000 });
+    await waitFor(async () => (await app.inspect.getState('fx', 'run')) === 'running', { timeoutMs: 10_000, message: 'run running' });
+    expect(await app.submit.cancel('fx', 'run')).toBe('cancel-requested');
+    expect(await app.submit.cancel('fx', 'wait')).toBe('cancelled');
+    await waitFor(() => fleet.names('run').includes('cancelled') && fleet.names('wait').includes('cancelled') && local.names('run').includes('cancelled'), {
+      timeoutMs: 10_000, message: 'the cancels heard',
+    });
+    expect(local.names('run')).toEqual(['failed', 'cancelled']);
+    expect(fleet.names('run')).toEqual(['failed', 'cancelled']);
+    // A waiting task cancelled ran no attempt: no failure.
+    expect(fleet.names('wait')).toEqual(['cancelled']);
+    const failed = fleet.seen.find((e) => e.event === 'failed')!;
+    expect(failed.task).toMatchObject({ id: 'run', type: 'fx', attempt: 1 });
+    expect(failed.error).toMatchObject({ name: 'TaskCancelledError', attempts: 1 });
+    expect(await app.inspect.getActivity('fx')).toEqual({ windowMs: 60_000, counts: { failed: 1, cancelled: 2 } });
+  });
+
+  it('fleet events: a task cancelled while its worker was dead is cancelled when its lease expires, and heard', async () => {
+    const prefix = uniquePrefix('ev-cancel-dead');
+    const { Recorder, names } = recorder('fd', 'fleet');
+    const producer = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { fd: {} } }, [Recorder]);
+    const stuck = worker(target, prefix, 'fd', { DQ_HOLD_MS: '600000', DQ_VISIBILITY_MS: '1000' });
+    await stuck.waitForMessage((m) => m.type === 'ready', 30_000);
+    await producer.submit.submit('fd', 1, { id: 'c1' });
+    await stuck.waitForMessage((m) => m.type === 'start' && m.id === 'c1', 10_000);
+    stuck.kill('SIGKILL');
+    await stuck.exited;
+    // Nobody runs it to abort it: the cancel is only requested, and done by the take that recovers the lease.
+    expect(await producer.submit.cancel('fd', 'c1')).toBe('cancel-requested');
+    worker(target, prefix, 'fd', { DQ_VISIBILITY_MS: '1000' });
+    await waitFor(() => names('c1').includes('cancelled'), { timeoutMs: 20_000, message: 'the cancel heard' });
+    expect(names('c1')).toEqual(['cancelled']);
+    expect(await producer.inspect.getState('fd', 'c1')).toBe('unknown');
+    expect((await producer.inspect.getActivity('fd')).counts).toEqual({ cancelled: 1 });
+  });
+
   it('ordered tasks: local and fleet events name type and key; the dead one carries its error', async () => {
     const prefix = uniquePrefix('ev-ord');
     const fleet = recorder('acct', 'fleet');

@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
-import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
+import { ACK_DELAY_MS } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
 import { callHandler, runController } from '../runtime/handler-call';
 import { shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
@@ -14,6 +14,7 @@ import { WakeSignal } from '../runtime/wake-signal';
 import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
 import type { TaskEventBus } from '../events/task-event-bus';
 import { ConsumerEvents } from './consumer-events';
+import { DelayAcks, type AckBatch } from './delay-acks';
 import { splitTraceContext } from '../tracing/trace-carrier';
 
 /** The id and token of a running task's reservation. */
@@ -41,7 +42,7 @@ export class TaskConsumer {
   /** Reserved tasks waiting for a slot. */
   private readonly queued: ReservedQueue;
   private readonly events: ConsumerEvents;
-  private readonly acks = new AckBuffer<Held>();
+  private readonly acks: DelayAcks;
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
   private mayHaveWork = true;
@@ -89,6 +90,7 @@ export class TaskConsumer {
     bus?: TaskEventBus,
   ) {
     this.events = new ConsumerEvents(type, bus);
+    this.acks = new DelayAcks(this.events);
     this.queued = new ReservedQueue(options.concurrency, (stalled, ms) => {
       this.logger.debug?.(`[${this.type}] no slot freed for ${ms} ms: ${stalled.length} task(s) reserved ahead handed back`);
       this.handBack(stalled);
@@ -228,7 +230,7 @@ export class TaskConsumer {
     const { lane, requestId } = want > 0 ? (this.retries.shift() ?? { lane: this.freeLanes.shift() ?? 0, requestId: newRequestId() }) : { lane: 0, requestId: '' };
     let result: TakeResult | undefined;
     try {
-      const taking = this.store.take(this.type, this.takeOptions(want), acks, `${this.consumerId}.${lane}`, requestId);
+      const taking = this.store.take(this.type, this.takeOptions(want), acks.held, `${this.consumerId}.${lane}`, requestId);
       if (want > 0 && this.backlog && this.fetches < MAX_FETCHES) this.schedulePump();
       result = await taking;
       this.lastContactAt = Date.now();
@@ -248,15 +250,15 @@ export class TaskConsumer {
       this.fetches--;
       this.requested -= want;
     }
-    if (result) this.accept(result, want);
+    if (result) this.accept(result, want, acks);
     if (this.acks.size > 0 || (this.mayHaveWork && this.capacity > this.busy + this.requested)) this.schedulePump();
     this.idle.check();
   }
 
-  private accept(result: TakeResult, want: number): void {
-    if (result.refused.length > 0) {
-      this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
-    }
+  /** A take's reply: its acks are in Redis (their completions are announced), its reservations run. */
+  private accept(result: TakeResult, want: number, acks: AckBatch): void {
+    this.acks.sent(acks, result.refused);
+    if (result.refused.length > 0) this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
     if (want > 0) this.backlog = result.nextDueIn === 0;
     if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
     else if (want > 0 && result.nextDueIn > 0 && !this.stopping) this.wake.wakeIn(result.nextDueIn);
@@ -280,7 +282,7 @@ export class TaskConsumer {
   private async flushAcks(): Promise<void> {
     const acks = this.acks.drain();
     try {
-      await this.store.take(this.type, this.takeOptions(0), acks, `${this.consumerId}.0`, '');
+      this.acks.sent(acks, (await this.store.take(this.type, this.takeOptions(0), acks.held, `${this.consumerId}.0`, '')).refused);
     } catch (error) {
       this.acks.restore(acks);
       throw error;
@@ -355,14 +357,13 @@ export class TaskConsumer {
   }
 
   /**
-   * A task's outcome: a success is acked with the next fetch; a failure is recorded at once.
-   * NOTE: synchronous for a success (the hot path allocates no promise); failures go to `recordFailure`.
+   * A task's outcome: a success is acked with the next fetch (announced once Redis has it); a failure is
+   * recorded at once. NOTE: synchronous for a success (no promise on the hot path); see `recordFailure`.
    */
   private finish(task: RunningTask, error: Error | null, result?: unknown): void {
     if (!this.settle(task)) return;
     if (!error) {
-      this.acks.push([task.reservation.id, task.reservation.token]);
-      this.events.emit(task, 'completed', undefined, result);
+      this.acks.push(task, result);
       this.afterSlotFreed();
       return;
     }
@@ -371,17 +372,18 @@ export class TaskConsumer {
 
   private async recordFailure(task: RunningTask, error: Error): Promise<void> {
     const { id, token, attempt } = task.reservation;
-    this.events.emit(task, 'failed', error);
+    const finishedAt = Date.now();
     if (task.controller && !task.controller.signal.aborted) task.controller.abort(error);
     const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || attempt >= this.options.maxAttempts;
     const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;
     try {
       const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message });
-      this.events.outcome(task, outcome, error);
+      this.events.outcome(task, outcome, error, finishedAt);
       const level = outcome === 'dead' ? 'error' : 'warn';
       this.logger[level]?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);
     } catch (failError) {
+      this.events.outcome(task, undefined, error, finishedAt);
       this.logger.warn?.(`[${this.type}] could not record failure of ${id} (its lease will expire): ${(failError as Error).message}`);
     } finally {
       this.settling--;

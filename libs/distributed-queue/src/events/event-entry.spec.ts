@@ -16,6 +16,14 @@ describe('eventsOfEntry', () => {
     expect(events[1].error).toEqual({ name: 'Boom', message: 'no', attempts: 3, failedAt: 5 });
   });
 
+  it('precedes a cancelled that carries an error (a running attempt ended by the cancel) with failed, not one without', () => {
+    const running = eventsOfEntry(['6-0', ['e', 'cancelled', 'ids', '["r"]', 'a', '[1]', 'err', '[{"name":"TaskCancelledError","message":"c"}]']], 't');
+    expect(running.map((e) => e.event)).toEqual(['failed', 'cancelled']);
+    expect(running[0].error).toEqual({ name: 'TaskCancelledError', message: 'c', attempts: 1, failedAt: 6 });
+    const waiting = eventsOfEntry(['6-1', ['e', 'cancelled', 'ids', '["w"]', 'a', '[0]']], 't');
+    expect(waiting.map((e) => e.event)).toEqual(['cancelled']);
+  });
+
   it('reads route entries: each task its own type and key', () => {
     const [event] = eventsOfEntry(['7-1', ['e', 'completed', 'ids', '["i"]', 't', '["acct"]', 'k', '["k1"]', 'a', '[0]']]);
     expect(event.task).toMatchObject({ id: 'i', type: 'acct', key: 'k1' });

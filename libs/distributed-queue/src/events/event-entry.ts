@@ -3,7 +3,9 @@ import { decodeStreamEntry, type StreamEntry } from './stream-entry';
 
 /**
  * The fleet events of one stream entry (see scripts/includes/event-log.lua): one event per task id, and a
- * `failed` before each `retrying` and `dead` (every failed attempt is a `failed` event, as locally).
+ * `failed` before each `retrying` and `dead`, and before each `cancelled` that carries an error (a running
+ * task's attempt ended by the cancel): every failed attempt is a `failed` event, as locally. A waiting task
+ * cancelled ran no attempt: its entry has no error, and no `failed` comes.
  * `type` is the stream's type for a delay-queue stream; route entries name each task's type. An entry that
  * cannot be read gives no events.
  */
@@ -17,7 +19,7 @@ export function eventsOfEntry(entry: StreamEntry, type?: string): TaskEvent[] {
     const attempt = a ?? 0;
     const task: TaskEvent['task'] = key === undefined ? { id, type: taskType, payload: undefined, attempt, dueAt: 0 } : { id, type: taskType, payload: undefined, attempt, dueAt: 0, key };
     const error = e ? { ...e, attempts: attempt, failedAt: at } : undefined;
-    if (name === 'retrying' || name === 'dead') out.push({ event: 'failed', scope: 'fleet', task, error, at });
+    if (name === 'retrying' || name === 'dead' || (name === 'cancelled' && error)) out.push({ event: 'failed', scope: 'fleet', task, error, at });
     out.push({ event: name, scope: 'fleet', task, error, at });
   }
   return out;

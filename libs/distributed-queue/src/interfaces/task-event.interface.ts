@@ -17,8 +17,9 @@ export const TASK_EVENT_NAMES: readonly TaskEventName[] = ['completed', 'failed'
 
 /**
  * Where an event comes from:
- * - `local`: a task this application instance ran (delivered in this process, at most once: lost if the
- *   process dies before the listener ran);
+ * - `local`: a task this application instance ran, emitted once Redis has the state change (after the reply
+ *   of the call that wrote it: a `completed` after its ack's; delivered in this process, at most once: lost
+ *   if the process dies before the listener ran);
  * - `fleet`: the type's event stream in Redis, written in the same script as the state change by whichever
  *   instance made it; every following instance gets every event written after it started following, while
  *   the stream (capped at `events.streamMaxLen` entries) still holds it.

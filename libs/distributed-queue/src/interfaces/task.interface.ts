@@ -138,7 +138,10 @@ export interface OrderedSubmitItem<P = unknown> extends OrderedSubmitOptions {
 /** What happened to an ordered task at submit. */
 export interface OrderedSubmitResult {
   id: string;
-  /** Partition the key maps to. */
+  /**
+   * Partition the key maps to. For a delayed task ('scheduled'), under the partition count this instance
+   * knows: the partition it enters when due, unless the count grows meanwhile.
+   */
   partition: number;
   /**
    * 'queued'; 'scheduled' (delayed: it enters the partition when due); 'discarded' (partition full,

@@ -1,3 +1,5 @@
+import type { TaskEventBus } from '../events/task-event-bus';
+import type { TaskEvent } from '../interfaces/task-event.interface';
 import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
 import type { AttemptRecord, RouteStore } from './route.store';
 
@@ -11,6 +13,8 @@ export interface Settled {
   attempt?: number;
   /** The error of the attempt before the last, when that one failed (a retry), for the history. */
   retried?: { name: string; message: string };
+  /** Its local `completed` or `dead` event (when something listens): emitted once Redis has the ack. */
+  event?: TaskEvent;
 }
 
 /** What the history gets of a finished task's last attempt (see AttemptRecord). */
@@ -23,7 +27,9 @@ function attemptRecord(s: Settled & { startedAt: number }): AttemptRecord {
 /**
  * The acks of one partition runner. Finished tasks go out in batches, one call in flight at a time, at most
  * `ACK_DELAY_MS` after they finished while their batch runs on; the last ones of a batch go out just ahead
- * of the next take, in the same round trip. Every call is fenced by (machine, epoch).
+ * of the next take, in the same round trip. Every call is fenced by (machine, epoch). The local events of
+ * the tasks a call acks are emitted once its reply says Redis has them; never for acks refused (fenced:
+ * the partition's next owner runs those tasks again) or not sent.
  */
 export class PartitionAcks {
   private readonly finished = new AckBuffer<Settled>();
@@ -37,6 +43,7 @@ export class PartitionAcks {
     private readonly me: string,
     private readonly epoch: number,
     private readonly onFenced: () => void,
+    private readonly events?: TaskEventBus,
   ) {}
 
   /** Finished tasks not sent yet. */
@@ -83,6 +90,7 @@ export class PartitionAcks {
         (ok) => {
           sent = true;
           if (!ok) this.onFenced();
+          else this.announce(items);
         },
         (error: unknown) => {
           this.finished.restore(items);
@@ -95,6 +103,18 @@ export class PartitionAcks {
         if (sent && this.finished.size > 0) this.kick();
       });
     return this.flushing;
+  }
+
+  /** Emits the events of acked tasks, timed now (their duration ends when their handler did). */
+  private announce(items: Settled[]): void {
+    const bus = this.events;
+    if (!bus) return;
+    let at = 0;
+    for (const { event } of items) {
+      if (!event) continue;
+      event.at = at ||= Date.now();
+      bus.emit(event);
+    }
   }
 
   /** Stops the delay timer (the runner ended). */

@@ -10,10 +10,10 @@ import { WakeSignal } from '../runtime/wake-signal';
 import { withTimeout } from '../runtime/with-timeout';
 import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store';
 import { PartitionAcks } from './partition-acks';
+import { RunnerEvents } from './runner-events';
 import { tryOpenGate } from './route-topology';
 import type { Slots } from './slots';
 import type { TaskEventBus } from '../events/task-event-bus';
-import type { TaskEventName } from '../interfaces/task-event.interface';
 import type { Task } from '../interfaces';
 
 /** An ordered worker: its handler and options. */
@@ -80,6 +80,7 @@ export class PartitionRunner {
    * when it failed, until the item is finished: the history's row gets them with the ack.
    */
   private readonly starts = new Map<number, { at: number; attempt: number; failed?: Error }>();
+  private readonly events: RunnerEvents;
   readonly done: Promise<void>;
 
   constructor(
@@ -87,7 +88,8 @@ export class PartitionRunner {
     readonly epoch: number,
     private readonly ctx: RunnerContext,
   ) {
-    this.acks = new PartitionAcks(ctx.store, partition, ctx.me, epoch, () => this.lost());
+    this.acks = new PartitionAcks(ctx.store, partition, ctx.me, epoch, () => this.lost(), ctx.events);
+    this.events = new RunnerEvents(ctx.events, (item, attempt) => this.view(item, attempt));
     this.done = this.loop().finally(() => {
       this.ended = true;
       this.acks.close();
@@ -277,7 +279,7 @@ export class PartitionRunner {
         continue;
       }
       // NOTE: a replayed batch is one a previous owner took and did not finish (it died or was cut off).
-      if (replays > 0) this.emit(item, 'recovered', replays, {});
+      if (replays > 0) this.events.now(item, 'recovered', replays, {});
       const chain = chains.get(item.key);
       if (chain) chain.push(item);
       else chains.set(item.key, [item]);
@@ -307,9 +309,10 @@ export class PartitionRunner {
       const run = this.starts.get(item.seq);
       this.starts.delete(item.seq);
       const startedAt = run?.at;
-      if (outcome !== 'done') this.acks.add({ seq: item.seq, error: outcome, startedAt });
-      else if (!run?.failed) this.acks.add({ seq: item.seq, startedAt, attempt: run?.attempt });
-      else this.acks.add({ seq: item.seq, startedAt, attempt: run.attempt, retried: { name: run.failed.name, message: run.failed.message } });
+      const event = this.events.take(item.seq);
+      if (outcome !== 'done') this.acks.add({ seq: item.seq, error: outcome, startedAt, event });
+      else if (!run?.failed) this.acks.add({ seq: item.seq, startedAt, attempt: run?.attempt, event });
+      else this.acks.add({ seq: item.seq, startedAt, attempt: run.attempt, retried: { name: run.failed.name, message: run.failed.message }, event });
     }
   }
 
@@ -336,7 +339,8 @@ export class PartitionRunner {
       if (this.stopping) return 'aborted';
       this.ctx.logger.warn?.(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt} failed: ${failure.message}`);
       const final = attempt >= maxAttempts;
-      if (final || !this.halted) this.emit(item, final ? 'dead' : 'retrying', attempt + replays, { error: failure });
+      if (final) this.events.later(item, 'dead', attempt + replays, { error: failure });
+      else if (!this.halted) this.events.now(item, 'retrying', attempt + replays, { error: failure });
       if (final) return errorJson(failure, attempt);
       const run = this.starts.get(item.seq);
       if (run) run.failed = failure;
@@ -362,7 +366,8 @@ export class PartitionRunner {
         if (!this.running.delete(settle)) return;
         timer.clear();
         slots.release();
-        if (!(error instanceof LeaseLostError)) this.emit(item, error ? 'failed' : 'completed', attempt, { error: error ?? undefined, result, startedAt });
+        if (error && !(error instanceof LeaseLostError)) this.events.now(item, 'failed', attempt, { error, startedAt });
+        else if (!error) this.events.later(item, 'completed', attempt, { result, startedAt });
         resolve(error);
       };
       const timer = this.ctx.timeouts.get(item.type)!.add(() => this.abortRun(settle, new TaskTimeoutError(timeoutMs)));
@@ -387,14 +392,5 @@ export class PartitionRunner {
     const fence = { partition: this.partition, epoch: this.epoch };
     const { id, type, key, payload, at: dueAt, traceContext } = item;
     return traceContext ? { id, type, key, payload, attempt, dueAt, fence, traceContext } : { id, type, key, payload, attempt, dueAt, fence };
-  }
-
-  /** Reports a lifecycle event of a task run here (skipped when nobody listens). */
-  private emit(item: RouteItem, event: TaskEventName, attempt: number, extra: { error?: Error; result?: unknown; startedAt?: number }): void {
-    const events = this.ctx.events;
-    if (!events?.wants('local', item.type, event)) return;
-    const at = Date.now();
-    const durationMs = extra.startedAt === undefined ? undefined : at - extra.startedAt;
-    events.emit({ event, scope: 'local', task: this.view(item, attempt), ...extra, durationMs, at });
   }
 }

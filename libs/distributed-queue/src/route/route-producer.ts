@@ -36,6 +36,16 @@ export class RouteProducer {
   constructor(private readonly store: RouteStore) {}
 
   /**
+   * The partitions `keys` map to under the partition count Redis holds (a delayed task's answer: it enters
+   * that partition when due, unless the count grows meanwhile); the configured count while the queue is not
+   * initialised yet (its first machine writes that count).
+   */
+  async partitionsOf(keys: string[]): Promise<number[]> {
+    const n = (this.partitions ??= (await this.store.partitionCount()) || undefined) ?? this.store.options.partitions;
+    return keys.map((key) => partitionOf(key, n));
+  }
+
+  /**
    * Pushes one task; `PartitionFullError` when the partition is full under the Exception strategy.
    * `entering`: a delayed ordered task entering its partition (see RouteStore.push).
    */

@@ -135,10 +135,11 @@ export class TaskSubmitService {
     this.bus.submitted(type, pushed.filter((r) => r.outcome === 'queued' || r.outcome === 'dropped-oldest').length);
     const later = entries.filter((e) => e.delayed);
     if (later.length > 0) {
+      const partitions = await producer.partitionsOf(later.map((e) => e.entry.key));
       const delayType = routeDelayType(this.routeStore!.options.qId);
       const written = await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), newRequestId());
       this.bus.submitted(type, written.filter((r) => r.created).length);
-      later.forEach((e) => (results[e.index] = { id: e.entry.id, partition: -1, outcome: 'scheduled' }));
+      later.forEach((e, i) => (results[e.index] = { id: e.entry.id, partition: partitions[i], outcome: 'scheduled' }));
     }
     return results;
   }

@@ -29,17 +29,18 @@ local now = nowMs()
 local r = parseRecord(redis.call('HGET', jobs, id), due)
 redis.call('ZREM', active, id)
 redis.call('HDEL', running, id)
+local _, started = leaseAttemptStart(lease)
+-- NOTE: every outcome of a failed attempt carries its error: readers make a `failed` event of it.
+local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }), 'err', cjson.encode({ { name = ARGV[4], message = ARGV[5] } }),
+  's', cjson.encode({ started }), 'm', leaseHolder(lease) }
 if r == nil or hasFlag(r, 'c') then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
-  logEvent(log, logLen, 'cancelled', { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }) })
+  logEvent(log, logLen, 'cancelled', fields)
   return OUTCOME.DROPPED
 end
 r.attempts = attempt
 local err = errorJson(ARGV[4], ARGV[5], attempt, now)
-local _, started = leaseAttemptStart(lease)
-local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }), 'err', cjson.encode({ { name = ARGV[4], message = ARGV[5] } }),
-  's', cjson.encode({ started }), 'm', leaseHolder(lease) }
 if delay >= 0 then
   local before = headScore(waiting)
   r.due = now + delay

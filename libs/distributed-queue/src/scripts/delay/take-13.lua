@@ -117,7 +117,7 @@ if #expired > 0 then
   local leases = redis.call('HMGET', running, unpack(expired))
   redis.call('HDEL', running, unpack(expired))
   local minDue = nil
-  local back, backA, lost, lostA, lostErr = {}, {}, {}, {}, {}
+  local back, backA, lost, lostA, lostErr, dropped, droppedA = {}, {}, {}, {}, {}, {}, {}
   for i, id in ipairs(expired) do
     local attempt, due = parseLease(leases[i])
     local r = parseRecord(recs[i], due or now)
@@ -126,8 +126,10 @@ if #expired > 0 then
       lost[#lost + 1], lostA[#lostA + 1] = id, 0
       lostErr[#lostErr + 1] = { name = 'CorruptTaskError', message = 'task record is missing or unreadable' }
     elseif hasFlag(r, 'c') then
+      -- a cancel requested while its worker was gone: done now (no attempt failed: the lease only ran out)
       redis.call('HDEL', jobs, id)
       redis.call('HDEL', errors, id)
+      dropped[#dropped + 1], droppedA[#droppedA + 1] = id, attempt or r.attempts
     else
       r.attempts = attempt or (r.attempts + 1)
       redis.call('HSET', jobs, id, encodeRecord(r))
@@ -145,6 +147,7 @@ if #expired > 0 then
   end
   if minDue ~= nil then wakeIfEarlier(ARGV[6], before, minDue, now) end
   if #back > 0 then logEvent(log, logLen, 'recovered', { 'ids', cjson.encode(back), 'a', cjson.encode(backA) }) end
+  if #dropped > 0 then logEvent(log, logLen, 'cancelled', { 'ids', cjson.encode(dropped), 'a', cjson.encode(droppedA) }) end
   if #lost > 0 then
     logEvent(log, logLen, 'dead', { 'ids', cjson.encode(lost), 'a', cjson.encode(lostA), 'err', cjson.encode(lostErr) })
   end
