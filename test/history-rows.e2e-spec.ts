@@ -1,4 +1,5 @@
-import { TaskHistoryService, type Task, type TaskHistoryRecord } from 'nestjs-distributed-queue';
+import { Injectable } from '@nestjs/common';
+import { OnTaskEvent, TaskHistoryService, type Task, type TaskEvent, type TaskHistoryRecord } from 'nestjs-distributed-queue';
 import { PG_URL, useSchemaNames } from './support/pg';
 import { useQueueApps, workerClass, type QueueApp } from './support/queue-app';
 import { routeTestOptions } from './support/route';
@@ -63,9 +64,19 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('history rows on %s
     const Worker = workerClass<string>('oretry', { ordered: true, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } }, (task: Task<string>) => {
       if (task.payload === 'always' || (task.payload === 'once' && task.attempt === 1)) throw new RangeError(`no ${task.payload} ${task.attempt}`);
     });
+    // The history's record of an in-process retry is the history's own: fleet listeners hear ordered tasks'
+    // completed and dead (with its failed) only, as the README's table says, whether a history writer runs or not.
+    const fleet: string[] = [];
+    @Injectable()
+    class FleetListener {
+      @OnTaskEvent('oretry', '*', { scope: 'fleet' })
+      on(event: TaskEvent): void {
+        fleet.push(`${event.task.id}:${event.event}`);
+      }
+    }
     const app = await start(
       { connection: target.connection, keyPrefix: uniquePrefix('hist-oretry'), route: routeTestOptions('hor', 'm1', 4), history: { connection: PG_URL, schema, flushIntervalMs: 50 } },
-      [Worker],
+      [Worker, FleetListener],
     );
     const submitted = await app.submit.submitOrderedMany('oretry', ['ok', 'once', 'always'].map((payload, i) => ({ key: `k${i}`, payload, id: payload })));
     expect(submitted.map((s) => s.outcome)).toEqual(['queued', 'queued', 'queued']);
@@ -74,6 +85,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('history rows on %s
     expect(once).toMatchObject({ status: 'done', attempts: 2, lastError: { name: 'RangeError', message: 'no once 1' } });
     expect(always).toMatchObject({ status: 'dead', attempts: 2, lastError: { name: 'RangeError', message: 'no always 2' } });
     expect(once.startedAt!).toBeGreaterThanOrEqual(once.createdAt!);
+    await waitFor(() => fleet.filter((e) => /:(completed|dead)$/.test(e)).length === 3, { timeoutMs: 10_000, message: 'fleet heard the outcomes' });
+    expect(fleet.filter((e) => e.startsWith('once:'))).toEqual(['once:completed']);
+    expect(fleet.filter((e) => e.startsWith('always:'))).toEqual(['always:failed', 'always:dead']);
   });
 
   it('a delayed ordered task has its row from its submit: create time, delay and due time of the submit, then its run', async () => {

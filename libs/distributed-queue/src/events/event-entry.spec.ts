@@ -29,6 +29,10 @@ describe('eventsOfEntry', () => {
     expect(event.task).toMatchObject({ id: 'i', type: 'acct', key: 'k1' });
   });
 
+  it("ignores the history's own entries (an ordered task's in-process retry, field h)", () => {
+    expect(eventsOfEntry(['8-0', ['e', 'retrying', 'ids', '["o"]', 'a', '[1]', 'err', '[{"name":"E","message":"m"}]', 'h', '1']])).toEqual([]);
+  });
+
   it('ignores entries it cannot read', () => {
     expect(eventsOfEntry(['1-0', ['e', 'exploded', 'ids', '["a"]']], 't')).toEqual([]);
     expect(eventsOfEntry(['1-0', ['e', 'completed', 'ids', 'not json']], 't')).toEqual([]);

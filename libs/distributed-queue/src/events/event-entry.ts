@@ -7,10 +7,12 @@ import { decodeStreamEntry, type StreamEntry } from './stream-entry';
  * task's attempt ended by the cancel): every failed attempt is a `failed` event, as locally. A waiting task
  * cancelled ran no attempt: its entry has no error, and no `failed` comes.
  * `type` is the stream's type for a delay-queue stream; route entries name each task's type. An entry that
- * cannot be read gives no events.
+ * cannot be read gives no events, nor does an entry marked history-only (field `h`: an ordered task's
+ * in-process retry, written with its ack for the history).
  */
 export function eventsOfEntry(entry: StreamEntry, type?: string): TaskEvent[] {
   const out: TaskEvent[] = [];
+  if (isHistoryOnly(entry)) return out;
   const decoded = decodeStreamEntry(entry, { type });
   // NOTE: every event of an entry has the entry's name
   if (decoded.length === 0 || !TASK_EVENT_NAMES.includes(decoded[0].event as TaskEventName)) return out;
@@ -23,4 +25,10 @@ export function eventsOfEntry(entry: StreamEntry, type?: string): TaskEvent[] {
     out.push({ event: name, scope: 'fleet', task, error, at });
   }
   return out;
+}
+
+/** Whether an entry is the history's own (field `h`), not an event of the fleet's. */
+function isHistoryOnly([, flat]: StreamEntry): boolean {
+  for (let i = 0; i + 1 < flat.length; i += 2) if (flat[i] === 'h') return true;
+  return false;
 }

@@ -6,7 +6,8 @@
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] dead letters kept  ARGV[4] event stream length (0: none written)
   ARGV[5] JSON object seq -> the finished items' last attempt ('' when not sent): its start ms for a first
           attempt, else [start ms, attempt] or [start ms, attempt, error name, error message] when the attempt
-          before it failed (with the history on, that retry is logged as `retrying` before the completion)
+          before it failed (with the history on, that retry is logged as `retrying` before the completion, marked
+          history-only: fleet listeners do not hear ordered retries, written late and only with the history on)
   ARGV[6] number of acked seqs A
   ARGV[7 .. 6+A] acked seqs, then pairs of seq, error json for buried items
   Returns: OUTCOME.OK (1) done, NOT_OURS (2) fenced (not the owner any more: nothing changed)
@@ -59,7 +60,7 @@ local function logItems(event, items, seqs, errs)
     end
     if #rIds > 0 then
       logEvent(KEYS[4], tonumber(ARGV[4]), 'retrying', { 'ids', cjson.encode(rIds), 't', cjson.encode(rTypes), 'k', cjson.encode(rKeys),
-        'a', cjson.encode(rAttempts), 'err', cjson.encode(rErrs) })
+        'a', cjson.encode(rAttempts), 'err', cjson.encode(rErrs), 'h', '1' })
     end
   end
   local fields = { 'ids', cjson.encode(ids), 't', cjson.encode(types), 'k', cjson.encode(keys), 'a', cjson.encode(attempts) }
