@@ -144,44 +144,7 @@ local function wsCounts(ws, now)
   return total, ready
 end
 
--- Tasks `offset + 1` to `offset + limit` (in due, submission order) of those scored in [from, to] (Redis
--- range texts, e.g. '(123'); `toNumber` is `to` as a number. Returns members and dues. The chunks are
--- merged in their index order until the next chunk's head comes after the page: O(chunks read * page).
-local function wsPage(ws, from, to, toNumber, offset, limit)
-  local need = offset + limit
-  local found = {}
-  local function before(a, b)
-    if a.due ~= b.due then return a.due < b.due end
-    if a.chunk ~= b.chunk then return a.chunk < b.chunk end
-    return a.pos < b.pos
-  end
-  local start, done = 0, false
-  while not done do
-    local chunks = redis.call('ZRANGE', ws, start, start + 99, 'WITHSCORES')
-    if #chunks == 0 then break end
-    for i = 1, #chunks, 2 do
-      local head = tonumber(chunks[i + 1])
-      if head > toNumber or (#found >= need and head > found[need].due) then
-        done = true
-        break
-      end
-      local got = redis.call('ZRANGEBYSCORE', wsChunkKey(ws, chunks[i]), from, to, 'WITHSCORES', 'LIMIT', 0, need)
-      local chunkNo = splitSeqTag(chunks[i])
-      for j = 1, #got, 2 do
-        found[#found + 1] = { due = tonumber(got[j + 1]), text = got[j + 1], chunk = chunkNo, pos = j, member = got[j] }
-      end
-      table.sort(found, before)
-      for j = #found, need + 1, -1 do found[j] = nil end
-    end
-    start = start + 100
-  end
-  local members, dues = {}, {}
-  for i = offset + 1, #found do
-    members[#members + 1] = found[i].member
-    dues[#dues + 1] = found[i].text
-  end
-  return members, dues
-end
+-- NOTE: pages in due order are read by delay/list-waiting-1.lua, a bounded step per call.
 
 -- Moves up to `count` members of a waiting set written by an earlier version (one ZSET of members) into
 -- the chunks; returns how many.
