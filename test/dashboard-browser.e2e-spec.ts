@@ -257,4 +257,26 @@ const workers = [
     await textUntil(page, '[data-testid="lock-holder"]', (t) => t.trim() === 'machine-1', 'lock holder shown');
     await textUntil(page, '[data-testid="machine-row"][data-machine="machine-1"] [data-testid="heartbeat-age"]', (t) => /ago$/.test(t.trim()), 'heartbeat age');
   });
+
+  it('pages a state by cursor: Next, Previous and First, positions shown while browsing', async () => {
+    await submit.submitMany('slow', Array.from({ length: 120 }, (_, n) => ({ id: `later-${String(n).padStart(3, '0')}`, payload: n, delay: 600_000 + n })));
+    const page = await signedIn('/types/slow?state=delayed');
+    const info = '[data-testid="pager-info"]';
+    const firstRow = async () => page.locator('[data-testid="task-row"]').first().getAttribute('data-id');
+    await textUntil(page, info, (t) => t.trim() === '1–50 of 120', 'first page');
+    expect(await page.locator('[data-testid="pager-prev"].disabled').count()).toBe(1);
+    await page.locator('[data-testid="pager-next"]').click();
+    await textUntil(page, info, (t) => t.trim() === '51–100 of 120', 'second page');
+    expect(page.url()).toContain('cursor=');
+    expect(await firstRow()).toBe('later-050');
+    await page.locator('[data-testid="pager-next"]').click();
+    await textUntil(page, info, (t) => t.trim() === '101–120 of 120', 'last page');
+    expect(await page.locator('[data-testid="pager-next"].disabled').count()).toBe(1);
+    await page.locator('[data-testid="pager-prev"]').click();
+    await textUntil(page, info, (t) => t.trim() === '51–100 of 120', 'back to the second page');
+    expect(await firstRow()).toBe('later-050');
+    await page.locator('[data-testid="pager-first"]').click();
+    await textUntil(page, info, (t) => t.trim() === '1–50 of 120', 'back to the first page');
+    expect(await firstRow()).toBe('later-000');
+  });
 });

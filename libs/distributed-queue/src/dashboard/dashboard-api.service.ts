@@ -69,17 +69,20 @@ export class DashboardApiService {
     };
   }
 
+  /** A page from a cursor (a page's `next`; none: the first page): every page costs the same at any depth. */
   async tasks(type: string, query: Record<string, unknown>): Promise<DashboardTaskPage> {
     const ordered = this.known(type);
     const state = String(query.state ?? 'ready') as Exclude<TaskState, 'unknown'>;
-    const offset = intParam(query.offset, 'offset', 0);
+    if (query.offset !== undefined) throw new InvalidArgumentError('offset', 'pages go by cursor: send the "next" of the page before as cursor=');
     const limit = intParam(query.limit, 'limit', 50);
-    const [tasks, counts] = await Promise.all([
-      typeof query.id === 'string' && query.id !== '' ? this.search(type, ordered, query.id) : this.inspector.listTasks(type, state, { offset, limit }),
+    const cursor = typeof query.cursor === 'string' && query.cursor !== '' ? query.cursor : null;
+    const search = typeof query.id === 'string' && query.id !== '';
+    const [page, counts] = await Promise.all([
+      search ? this.search(type, ordered, query.id as string).then((tasks) => ({ tasks, next: null })) : this.inspector.listTaskPage(type, state, { cursor: cursor ?? undefined, limit }),
       this.inspector.getCounts(type),
     ]);
     const total = state in counts ? Number(counts[state as keyof typeof counts]) : 0;
-    return { type, state, offset, limit, total, tasks };
+    return { type, state, cursor, next: page.next, limit, total, tasks: page.tasks };
   }
 
   private async search(type: string, ordered: boolean, id: string) {

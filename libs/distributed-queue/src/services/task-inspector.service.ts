@@ -107,6 +107,12 @@ export class TaskInspectorService {
     const { offset = 0, limit = 100 } = page ?? {};
     checkPage(state, limit);
     if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
+    return this.listAt<P>(type, state, offset, limit);
+  }
+
+  /** listTasks() without checks (a page of listTaskPage asks for one task more, to know whether one follows). */
+  private async listAt<P>(type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown'>, offset: number, limit: number): Promise<TaskInfo<P>[]> {
+    const name = checkedTypeOf(type);
     if (this.isOrdered(type)) {
       if (!this.routeControl) throw new RouteNotConfiguredError('listTasks() of an ordered type');
       return state === 'done' ? [] : ((await listOrderedTasks(this.routeControl, this.store, state, offset, limit)) as TaskInfo<P>[]);
@@ -121,7 +127,7 @@ export class TaskInspectorService {
 
   /**
    * One page of a type's tasks in a state, as `listTasks` orders them, from a cursor: `next` is the
-   * cursor of the page after (null when this one is the last). Waiting tasks (delayed, ready, and an
+   * cursor of the page after (null when no task follows this page's). Waiting tasks (delayed, ready, and an
    * ordered type's delayed ones) are paged by position (after the due time and submission of the last
    * task shown), so every page costs Redis the same at any depth: the chunks of the waiting set whose
    * earliest due time comes before the page's last task are merged in bounded steps (at most 128 chunks
@@ -141,20 +147,20 @@ export class TaskInspectorService {
     const from = decodeCursor(cursor, state, waiting);
     if (!waiting) {
       const offset = from && 'offset' in from ? from.offset : 0;
-      const tasks = await this.listTasks<P>(type, state, { offset, limit });
-      return { tasks, next: tasks.length === limit ? encodeCursor({ state, offset: offset + limit }) : null };
+      const tasks = await this.listAt<P>(type, state, offset, limit + 1);
+      return { tasks: tasks.slice(0, limit), next: tasks.length > limit ? encodeCursor({ state, offset: offset + limit }) : null };
     }
     const after = from && 'after' in from ? from.after : null;
     let rows: { task: TaskInfo<P>; at: { due: number; seq: number } }[];
     if (ordered) {
       if (!this.routeControl) throw new RouteNotConfiguredError('listTaskPage() of an ordered type');
-      rows = (await listOrderedDelayedAfter(this.routeControl, this.store, after, limit)) as typeof rows;
+      rows = (await listOrderedDelayedAfter(this.routeControl, this.store, after, limit + 1)) as typeof rows;
     } else {
-      const listed = await this.store.waitingPage(name, state as 'ready' | 'delayed', after, limit);
+      const listed = await this.store.waitingPage(name, state as 'ready' | 'delayed', after, limit + 1);
       rows = listed.map((row) => ({ task: taskInfo<P>(row.id, name, state, row.record, row.due, null), at: { due: row.due, seq: row.seq } }));
     }
-    const last = rows[rows.length - 1];
-    return { tasks: rows.map((r) => r.task), next: rows.length === limit ? encodeCursor({ state, after: last.at }) : null };
+    const shown = rows.slice(0, limit);
+    return { tasks: shown.map((r) => r.task), next: rows.length > limit ? encodeCursor({ state, after: shown[shown.length - 1].at }) : null };
   }
 
   /** The task's state: delayed, ready, running, done (among the last `keepDone`), dead or unknown. */
