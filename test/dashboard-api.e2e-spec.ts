@@ -1,36 +1,11 @@
-import { CanActivate, ExecutionContext, INestApplication, Injectable, Module, Type } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import {
-  DistributedQueueDashboardModule, DistributedQueueModule, InvalidOptionsError, TaskSubmitService, type DashboardOptions,
-  type DistributedQueueModuleOptions, type Task,
-} from 'nestjs-distributed-queue';
+import { CanActivate, ExecutionContext, INestApplication, Injectable } from '@nestjs/common';
+import { DistributedQueueDashboardModule, InvalidOptionsError, type Task } from 'nestjs-distributed-queue';
 import { hostname } from 'os';
+import { signIn, startDashboard, TOKEN } from './support/dashboard';
 import { untilAborted, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { waitFor } from './support/wait';
-
-const TOKEN = 'a-dashboard-token-for-tests';
-
-/** An HTTP app with the queue module and the dashboard; `call` sends requests to it. */
-async function startDashboard(queue: DistributedQueueModuleOptions, dashboard: DashboardOptions, providers: Type<unknown>[]) {
-  @Module({ imports: [DistributedQueueModule.forRoot(queue), DistributedQueueDashboardModule.forRoot(dashboard)], providers })
-  class DashboardTestModule {}
-  const app: INestApplication = await NestFactory.create(DashboardTestModule, { logger: ['error'] });
-  await app.listen(0, '127.0.0.1');
-  const base = `${await app.getUrl()}${dashboard.path ?? '/queues'}`.replace('[::1]', '127.0.0.1');
-  const call = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { redirect: 'manual', ...init });
-  return { app, base, call, submit: app.get(TaskSubmitService) };
-}
-
-/** Signs in with the token: the session and CSRF cookies, as a browser would send them back. */
-async function signIn(call: (path: string, init?: RequestInit) => Promise<Response>) {
-  const res = await call(`/login?token=${TOKEN}`);
-  expect(res.status).toBe(303);
-  const cookies = res.headers.getSetCookie().map((c) => c.split(';')[0]);
-  const csrf = decodeURIComponent(cookies.find((c) => c.startsWith('dq_csrf='))!.slice('dq_csrf='.length));
-  return { cookie: cookies.join('; '), csrf };
-}
 
 const json = { 'content-type': 'application/json' };
 

