@@ -1,10 +1,11 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UnauthorizedException, UseFilters, UseGuards, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UnauthorizedException, UseFilters, UseGuards, UseInterceptors, type Type } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { DashboardApiService, type DeadSelection } from './dashboard-api.service';
 import { CSRF_COOKIE, DASHBOARD_OPTIONS, DashboardAuthGuard, SESSION_COOKIE, SignInRoute, sameSecret, sessionValue } from './dashboard-auth.guard';
 import { DashboardErrorFilter, sendJson, type HttpReply } from './dashboard-error.filter';
+import { DashboardHeadersInterceptor } from './dashboard-headers.interceptor';
 import type { ResolvedDashboardOptions } from './dashboard-options';
 import { SECURITY_HEADERS, dashboardPage } from './dashboard-page';
 import { cookie, parseCookies } from './http-cookies';
@@ -35,12 +36,14 @@ function send(reply: HttpReply, status: number, contentType: string, body: strin
 
 /**
  * The dashboard's controller, mounted at `path`: the page, its assets, the sign-in route and the admin API
- * (see dashboard-api.ts). Every route goes through `DashboardAuthGuard`; errors are JSON.
+ * (see dashboard-api.ts). Every route goes through `DashboardAuthGuard` and carries the security headers
+ * (`DashboardHeadersInterceptor`); errors are JSON.
  */
 export function dashboardController(path: string): Type<unknown> {
   @Controller(path)
   @UseGuards(DashboardAuthGuard)
   @UseFilters(DashboardErrorFilter)
+  @UseInterceptors(DashboardHeadersInterceptor)
   class DashboardController {
     constructor(
       private readonly api: DashboardApiService,
