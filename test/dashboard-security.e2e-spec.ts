@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import type { Task } from 'nestjs-distributed-queue';
+import { TaskInspectorService } from 'nestjs-distributed-queue';
 import { signIn, startDashboard, TOKEN, type Call } from './support/dashboard';
 import { workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
@@ -73,5 +73,36 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API secu
       expect([label, headersOf(res)]).toEqual([label, SECURITY]);
     }
     expect(await answers[3][1].json()).toMatchObject({ payload: { secret: 'payload of a' } });
+  });
+
+  it('refuses every malformed reschedule body with a typed 400 and leaves the task as it was', async () => {
+    const { app, call, submit } = await start({ connection: target.connection, keyPrefix: uniquePrefix('dash-resched'), types: { mail: {} }, workers: false }, { token: TOKEN }, []);
+    const inspect = app.get(TaskInspectorService);
+    await submit.submit('mail', { n: 1 }, { id: 'm', delay: 60_000 });
+    const before = await inspect.getTask('mail', 'm');
+    const reschedule = (body: string) => call('/api/types/mail/tasks/m/reschedule', { method: 'POST', headers: json, body });
+    const bad: unknown[] = [
+      { delayMs: null }, { delayMs: '' }, { delayMs: [] }, { delayMs: true }, { delayMs: '1000' }, { delayMs: {} }, { delayMs: -1 }, { delayMs: 1e20 },
+      { runAt: null }, { runAt: '' }, { runAt: [] }, { runAt: true }, { runAt: '2030-01-01T00:00:00Z' }, { runAt: String(Date.now() + 5000) }, { runAt: -5 }, { runAt: 9e15 },
+      {}, { delayMs: 1000, runAt: Date.now() + 1000 }, { delay: 1000 }, { delayMs: 1000, extra: 1 }, [], [{ delayMs: 1000 }],
+    ];
+    for (const body of bad) {
+      const res = await reschedule(JSON.stringify(body));
+      const { error } = (await res.json()) as { error?: { name: string } };
+      expect([body, res.status, error?.name]).toEqual([body, 400, expect.stringMatching(/^Invalid(SubmitOptions|Argument)Error$/)]);
+      expect(await inspect.getTask('mail', 'm')).toEqual(before);
+    }
+    for (const body of ['null', '"x"', '5', 'true']) {
+      const res = await reschedule(body);
+      expect([body, res.status]).toEqual([body, 400]);
+      expect(((await res.json()) as { error?: { name: string } }).error?.name).toEqual(expect.any(String));
+      expect(await inspect.getTask('mail', 'm')).toEqual(before);
+    }
+    // good bodies still move it, by delay and by an absolute time
+    expect(await (await reschedule(JSON.stringify({ delayMs: 120_000 }))).json()).toEqual({ ok: true });
+    expect((await inspect.getTask('mail', 'm')).dueAt).toBeGreaterThan(before.dueAt! + 30_000);
+    const at = Date.now() + 300_000;
+    expect(await (await reschedule(JSON.stringify({ runAt: at }))).json()).toEqual({ ok: true });
+    expect((await inspect.getTask('mail', 'm')).dueAt).toBe(at);
   });
 });
