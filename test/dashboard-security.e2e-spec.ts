@@ -92,10 +92,10 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API secu
       expect([body, res.status, error?.name]).toEqual([body, 400, expect.stringMatching(/^Invalid(SubmitOptions|Argument)Error$/)]);
       expect(await inspect.getTask('mail', 'm')).toEqual(before);
     }
+    // JSON that is no object: the application's body parser (strict JSON) refuses it before the dashboard sees it
     for (const body of ['null', '"x"', '5', 'true']) {
       const res = await reschedule(body);
       expect([body, res.status]).toEqual([body, 400]);
-      expect(((await res.json()) as { error?: { name: string } }).error?.name).toEqual(expect.any(String));
       expect(await inspect.getTask('mail', 'm')).toEqual(before);
     }
     // good bodies still move it, by delay and by an absolute time

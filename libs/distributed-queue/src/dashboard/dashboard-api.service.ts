@@ -4,6 +4,7 @@ import type { TaskState } from '../interfaces';
 import { QueueControlService } from '../services/queue-control.service';
 import { TaskInspectorService } from '../services/task-inspector.service';
 import { TaskSubmitService } from '../services/task-submit.service';
+import { dueOfRequest } from '../services/task-input';
 import type { TaskHistoryRecord } from '../history/history-event';
 import { TaskScheduleService } from '../cron/task-schedule.service';
 import { TaskHistoryService } from '../history/task-history.service';
@@ -112,10 +113,11 @@ export class DashboardApiService {
     return { ok: await this.submitter.reschedule(type, id, { delay: 0 }) };
   }
 
-  async reschedule(type: string, id: string, body: { delayMs?: unknown; runAt?: unknown }): Promise<{ ok: boolean }> {
+  /** Body `{ delayMs }` or `{ runAt }`, checked as a submit's delay and runAt are (no coercion). */
+  async reschedule(type: string, id: string, body: unknown): Promise<{ ok: boolean }> {
     this.delayOnly(type, 'reschedule');
-    const when = body?.runAt !== undefined ? { runAt: Number(body.runAt) } : { delay: Number(body?.delayMs) };
-    return { ok: await this.submitter.reschedule(type, id, when) };
+    const due = dueOfRequest(body);
+    return { ok: await this.submitter.reschedule(type, id, 'at' in due ? { runAt: due.at } : { delay: due.delay }) };
   }
 
   async cancel(type: string, id: string): Promise<{ result: string }> {

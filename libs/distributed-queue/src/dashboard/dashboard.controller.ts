@@ -105,7 +105,7 @@ export function dashboardController(path: string): Type<unknown> {
 
     @HttpCode(200)
     @Post('api/types/:type/tasks/:id/reschedule')
-    reschedule(@Param('type') type: string, @Param('id') id: string, @Body() body: { delayMs?: unknown; runAt?: unknown }) {
+    reschedule(@Param('type') type: string, @Param('id') id: string, @Body() body: unknown) {
       return this.api.reschedule(type, id, body);
     }
 
