@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { TaskInspectorService } from 'nestjs-distributed-queue';
+import { DistributedQueueDashboardModule, TaskInspectorService } from 'nestjs-distributed-queue';
 import { signIn, startDashboard, TOKEN, type Call } from './support/dashboard';
 import { workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
@@ -104,5 +104,52 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API secu
     const at = Date.now() + 300_000;
     expect(await (await reschedule(JSON.stringify({ runAt: at }))).json()).toEqual({ ok: true });
     expect((await inspect.getTask('mail', 'm')).dueAt).toBe(at);
+  });
+
+  it('gives each sign-in its own session, which the server refuses once its lifetime has passed', async () => {
+    const LIFETIME_MS = 1500;
+    const { call } = await start({ connection: target.connection, keyPrefix: uniquePrefix('dash-ttl'), types: { t: {} }, workers: false }, { token: TOKEN, sessionTtlMs: LIFETIME_MS }, []);
+    const signedAt = Date.now();
+    const a = await signIn(call);
+    const b = await signIn(call);
+    expect(a.session).not.toBe(b.session);
+    const status = async (cookie: string) => (await call('/api/overview', { headers: { cookie } })).status;
+    expect(await status(a.cookie)).toBe(200);
+    expect(await status(b.cookie)).toBe(200);
+    // the cookie itself says when it ends
+    const set = (await call(`/login?token=${TOKEN}`)).headers.getSetCookie().find((c) => c.startsWith('dq_dash='))!;
+    expect(set).toMatch(/Max-Age=2(;|$)/);
+    // sent on after its lifetime (a copied cookie, or a browser that ignores Max-Age): refused by the server
+    await waitFor(async () => (await status(a.cookie)) === 401, { timeoutMs: 15_000, intervalMs: 100, message: 'the expired session refused' });
+    expect(Date.now() - signedAt).toBeGreaterThanOrEqual(LIFETIME_MS - 50);
+    expect(await status(b.cookie)).toBe(401);
+    // the token itself still signs in
+    expect(await status((await signIn(call)).cookie)).toBe(200);
+  });
+
+  it('signing out ends the session on every instance sharing the Redis; other sessions go on', async () => {
+    const queue = { connection: target.connection, keyPrefix: uniquePrefix('dash-out'), types: { t: {} }, workers: false };
+    const one = await start(queue, { token: TOKEN }, []);
+    const two = await start(queue, { token: TOKEN }, []);
+    const a = await signIn(one.call);
+    const b = await signIn(one.call);
+    const status = async (call: Call, cookie: string) => (await call('/api/overview', { headers: { cookie } })).status;
+    expect([await status(one.call, a.cookie), await status(two.call, a.cookie)]).toEqual([200, 200]);
+
+    const logout = (call: Call, who: { cookie: string; csrf: string }, csrf = true) =>
+      call('/logout', { method: 'POST', headers: { cookie: who.cookie, 'content-type': 'application/json', ...(csrf ? { 'x-csrf-token': who.csrf } : {}) }, body: '{}' });
+    expect((await logout(two.call, a, false)).status).toBe(403); // a cross-site form cannot sign anyone out
+    const out = await logout(two.call, a);
+    expect(out.status).toBe(200);
+    expect(out.headers.getSetCookie().find((c) => c.startsWith('dq_dash='))).toMatch(/Max-Age=0/);
+    expect([await status(one.call, a.cookie), await status(two.call, a.cookie)]).toEqual([401, 401]);
+    expect([await status(one.call, b.cookie), await status(two.call, b.cookie)]).toEqual([200, 200]);
+    expect((await logout(one.call, a)).status).toBe(401);
+  });
+
+  it('refuses a bad session lifetime at start-up', () => {
+    for (const sessionTtlMs of [0, -1, 1.5, '1000', 400 * 24 * 3600 * 1000]) {
+      expect(() => DistributedQueueDashboardModule.forRoot({ token: TOKEN, sessionTtlMs: sessionTtlMs as number })).toThrow(/dashboard\.sessionTtlMs/);
+    }
   });
 });
