@@ -10,8 +10,8 @@ const LIMIT = 50;
 
 /**
  * `#/types/<type>?state=&cursor=&id=&task=`: the tasks of one type in one state, paged by cursor (a page's
- * `next`: a deep page costs Redis what the first does); a task's detail. The cursors of the pages before
- * are kept here, for Previous.
+ * `next`: a deep page costs Redis what the first does); a task's detail. The pages met while browsing are
+ * kept here (their position and the page before, for Previous).
  */
 export function TypeView({ type, query, summary, history, now, refreshOverview }) {
   const state = STATES.includes(query.get('state')) ? query.get('state') : 'ready';
@@ -19,14 +19,16 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
   const search = query.get('id') || '';
   const selected = query.get('task') || '';
   const link = (params) => hashHref(typePath(type), { state, cursor, id: search, task: selected, ...params });
-  // the cursors of the pages before this one ('' = the first page), while browsing this state
-  const [trail, setTrail] = useState({ state, cursors: [] });
-  const before = trail.state === state ? trail.cursors : [];
+  // the pages met while browsing this state from its first: cursor ('' = first) -> its index and the page before
+  const [met, setMet] = useState({ state, pages: { '': { index: 0 } } });
+  const pages = met.state === state ? met.pages : { '': { index: 0 } };
   const pager = {
-    before,
-    next: (next) => setTrail({ state, cursors: [...before, cursor] }),
-    previous: () => setTrail({ state, cursors: before.slice(0, -1) }),
-    first: () => setTrail({ state, cursors: [] }),
+    pages,
+    /** `next` is the page after the page of cursor `from`. */
+    remember: (next, from) => {
+      const at = pages[from];
+      if (at && next) setMet({ state, pages: { ...pages, [next]: { index: at.index + 1, prev: from } } });
+    },
   };
 
   const page = usePoll(() => {
@@ -106,11 +108,11 @@ function TaskTable({ page, failed, ordered, search, now, selected, link, pager }
   const { tasks, limit, cursor, next } = page;
   // A search by id answers the task found (in any state), not a page of the state.
   const total = search ? tasks.length : page.total;
-  // positions are known while browsing from the first page (a cursor opened from a link: "after …")
-  const known = !cursor || pager.before.length > 0;
-  const first = pager.before.length * limit + 1;
-  const info = !tasks.length ? `0 of ${total}` : known ? `${first}–${first + tasks.length - 1} of ${total}` : `${tasks.length} more of ${total}`;
-  const previous = cursor ? (pager.before.at(-1) ?? '') : undefined;
+  // positions are known for pages reached from the first one (a cursor opened from a link: "N more")
+  const here = pager.pages[cursor ?? ''];
+  const first = here ? here.index * limit + 1 : 0;
+  const info = !tasks.length ? `0 of ${total}` : here ? `${first}–${first + tasks.length - 1} of ${total}` : `${tasks.length} more of ${total}`;
+  const previous = !cursor ? undefined : (here?.prev ?? '');
   return html`<div class="tasks">
     ${tasks.length === 0
       ? html`<p class="muted" data-testid="no-tasks">No tasks here.</p>`
@@ -132,12 +134,12 @@ function TaskTable({ page, failed, ordered, search, now, selected, link, pager }
         </table>`}
     <div class="pager">
       <a class=${cursor ? 'button' : 'button disabled'} data-testid="pager-first"
-        href=${cursor ? link({ cursor: '', task: '' }) : undefined} onClick=${() => pager.first()}>« First</a>
+        href=${cursor ? link({ cursor: '', task: '' }) : undefined}>« First</a>
       <a class=${previous !== undefined ? 'button' : 'button disabled'} data-testid="pager-prev"
-        href=${previous !== undefined ? link({ cursor: previous, task: '' }) : undefined} onClick=${() => previous !== undefined && pager.previous()}>‹ Previous</a>
+        href=${previous !== undefined ? link({ cursor: previous, task: '' }) : undefined}>‹ Previous</a>
       <span data-testid="pager-info">${info}</span>
       <a class=${next ? 'button' : 'button disabled'} data-testid="pager-next"
-        href=${next ? link({ cursor: next, task: '' }) : undefined} onClick=${() => next && pager.next()}>Next ›</a>
+        href=${next ? link({ cursor: next, task: '' }) : undefined} onClick=${() => pager.remember(next, cursor ?? '')}>Next ›</a>
     </div>
   </div>`;
 }
