@@ -279,4 +279,17 @@ const workers = [
     await textUntil(page, info, (t) => t.trim() === '1–50 of 120', 'back to the first page');
     expect(await firstRow()).toBe('later-000');
   });
+
+  it('signs out: the session ends on the server, its cookie is refused afterwards', async () => {
+    const page = await signedIn();
+    await page.locator('[data-testid="overview-table"]').waitFor();
+    const session = (await context!.cookies()).find((c) => c.name === 'dq_dash')!.value;
+    await page.locator('[data-testid="sign-out"]').click();
+    await page.locator('[data-testid="signed-out"]').waitFor();
+    expect((await context!.cookies()).find((c) => c.name === 'dq_dash')).toBeUndefined();
+    expect(await page.evaluate(`fetch('${base}/api/overview').then((r) => r.status)`)).toBe(401);
+    // the old cookie, copied before the sign-out, is refused too
+    const copied = await fetch(`${base}/api/overview`, { headers: { cookie: `dq_dash=${session}` } });
+    expect(copied.status).toBe(401);
+  });
 });
