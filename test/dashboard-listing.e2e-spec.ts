@@ -21,11 +21,32 @@ import { getTargets, readInfraFile, uniquePrefix, type RedisTarget } from './sup
  */
 
 /**
- * The 99th percentile of the PINGs sent while a page is read: about 1 ms on an idle machine, a few ms on a
- * loaded 2-core one (where a server's single command can wait for the CPU for tens of ms, so the slowest PING
- * says little); a listing that blocks Redis makes it seconds (20,000 tasks before the fix: 573 ms).
+ * The slowest PING sent while a page is read (the p99 over the seconds an offset walk takes): a few ms on an
+ * idle machine; a listing that blocks Redis makes it seconds (20,000 tasks before the fix: 573 ms; a step
+ * script reading every chunk at once fails it too). On a loaded 2-core machine a server's single command can
+ * wait for the CPU for tens of ms, so the bound is 20 ms or, when PINGs with nothing else running are slower,
+ * 3 times the slowest of them over two idle seconds measured just before.
  */
-const PING_P99_BOUND_MS = 20;
+const PING_BOUND_MS = 20;
+
+async function pingBound(target: RedisTarget): Promise<number> {
+  const idle = await whilePinging(target, () => new Promise((resolve) => setTimeout(resolve, 2000)));
+  return Math.max(PING_BOUND_MS, 3 * idle.pings.max);
+}
+
+/**
+ * Runs `read` while PINGing, up to 3 times until the PINGs' `metric` stays under the bound (measured before
+ * each try): a script that blocks Redis does so at every try, a CPU stolen by other processes rarely twice.
+ */
+async function readWithoutBlocking<T>(target: RedisTarget, read: () => Promise<T>, metric: 'max' | 'p99' = 'max') {
+  let tried: { result: T; pings: ReturnType<typeof percentiles> & { count: number }; bound: number } | undefined;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const bound = await pingBound(target);
+    tried = { ...(await whilePinging(target, read)), bound };
+    if (tried.pings.count > 0 && tried.pings[metric] < bound) return { ...tried, ok: true };
+  }
+  return { ...tried!, ok: false };
+}
 const N = Number(process.env.DQ_LISTING_TASKS ?? 200_000);
 
 /** PINGs every port from a worker thread with raw RESP until stopped; returns every round trip (ms). */
@@ -120,33 +141,32 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('listings of deep p
     expect(await app.inspect.getCounts('w')).toMatchObject({ delayed: N / 2, ready: N / 2 });
 
     for (const state of ['delayed', 'ready'] as const) {
-      const { result: last, pings } = await whilePinging(target, () => app.inspect.listTasks('w', state, { offset: N / 2 - 50, limit: 50 }));
+      const lastDue = state === 'delayed' ? now + 3_600_000 + N - 1 : now - 1000 - 0;
+      // the dashboard's way: page by cursor to the end (1,000 a page); then its last page read again, as a
+      // deep page left open is every 2 s, while a second connection PINGs
+      let cursor: string | undefined;
+      let lastCursor: string | undefined;
+      for (let pages = 0; ; pages++) {
+        const page = await app.inspect.listTaskPage('w', state, { cursor, limit: 1000 });
+        if (!page.next) break;
+        expect(pages).toBeLessThan(N / 1000);
+        lastCursor = page.next;
+        cursor = page.next;
+      }
+      const open = await readWithoutBlocking(target, () => app.inspect.listTaskPage('w', state, { cursor: lastCursor, limit: 1000 }));
+      expect(open.result.tasks.at(-1)!.dueAt).toBe(lastDue);
+      expect([state, 'last page by cursor', open.ok, open.pings, open.bound]).toEqual([state, 'last page by cursor', true, open.pings, open.bound]);
+
+      // listTasks' offset: the tasks before the page are walked over in bounded steps (seconds of them)
+      const walk = await readWithoutBlocking(target, () => app.inspect.listTasks('w', state, { offset: N / 2 - 50, limit: 50 }), 'p99');
+      const last = walk.result;
       expect(last).toHaveLength(50);
       // the last 50 in (due, submission) order: the latest due times of the state
       const dues = last.map((t) => t.dueAt!);
       expect(dues).toEqual([...dues].sort((a, b) => a - b));
-      expect(last.at(-1)!.dueAt).toBe(state === 'delayed' ? now + 3_600_000 + N - 1 : now - 1000 - 0);
-      expect(pings.count).toBeGreaterThan(0);
-      expect([state, pings.p99]).toEqual([state, expect.any(Number)]);
-      expect(pings.p99).toBeLessThan(PING_P99_BOUND_MS);
+      expect(last.at(-1)!.dueAt).toBe(lastDue);
+      expect([state, 'offset walk', walk.ok, walk.pings, walk.bound]).toEqual([state, 'offset walk', true, walk.pings, walk.bound]);
     }
-
-    // the dashboard's way: page by cursor to the end; each page costs the same at any depth
-    const walk = await whilePinging(target, async () => {
-      let cursor: string | undefined;
-      let pages = 0;
-      let lastPage: TaskInfo[] = [];
-      for (;;) {
-        const page = await app.inspect.listTaskPage('w', 'delayed', { cursor, limit: 1000 });
-        if (page.tasks.length > 0) lastPage = page.tasks;
-        pages++;
-        if (!page.next) return { pages, lastPage };
-        cursor = page.next;
-      }
-    });
-    expect(walk.result.pages).toBeGreaterThanOrEqual(N / 2 / 1000);
-    expect(walk.result.lastPage.at(-1)!.dueAt).toBe(now + 3_600_000 + N - 1);
-    expect(walk.pings.p99).toBeLessThan(PING_P99_BOUND_MS);
   });
 
   /** Every page by cursor until `next` is null, concatenated. */
@@ -239,9 +259,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('listings of deep p
       ['route ready', () => app.inspect.listTasks('o', 'ready', { offset: N + 1 - 50, limit: 50 })],
     ];
     for (const [label, read] of reads) {
-      const { result, pings } = await whilePinging(target, read);
+      const { result, ok, pings, bound } = await readWithoutBlocking(target, read);
       expect([label, result.length]).toEqual([label, 50]);
-      expect([label, pings.p99 < PING_P99_BOUND_MS]).toEqual([label, true]);
+      expect([label, ok, pings, bound]).toEqual([label, true, pings, bound]);
     }
   });
 });

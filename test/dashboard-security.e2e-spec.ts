@@ -1,9 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
 import { DistributedQueueDashboardModule, TaskInspectorService } from 'nestjs-distributed-queue';
 import { signIn, startDashboard, TOKEN, type Call } from './support/dashboard';
+import { useAclUser } from './support/acl-user';
 import { workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
+import { libraryAclRule } from './support/tls';
 import { waitFor } from './support/wait';
 
 /**
@@ -15,6 +17,8 @@ import { waitFor } from './support/wait';
  *  - several instances on one Redis (a load balancer): a session made on one works on the other, and a
  *    sign-out on one ends it on both;
  *  - time: a cookie past its lifetime is refused (short lifetime option, bounded wait);
+ *  - the documented least-privilege ACL rule (README, "Production connections"): sessions and a listing
+ *    walk of many steps run with it, with an empty ACL LOG;
  *  - crash between writes / replicas / server down: a session is one key written with its TTL in one
  *    command, so no partial state exists to test.
  */
@@ -24,6 +28,7 @@ const SECURITY = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'cache-control': 'no-store',
+  'referrer-policy': 'same-origin',
 };
 
 function headersOf(res: Response): Record<string, string | null> {
@@ -68,6 +73,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API secu
       ['pause', await post('/api/types/mail/pause')],
       ['resume', await post('/api/types/mail/resume')],
     ];
+    const asset = await call('/assets/app.js', { headers: auth });
+    expect([asset.status, asset.headers.get('cache-control'), asset.headers.get('x-content-type-options')]).toEqual([200, 'private, max-age=300', 'nosniff']);
     for (const [label, res] of answers) {
       expect([label, res.status]).toEqual([label, 200]);
       expect([label, headersOf(res)]).toEqual([label, SECURITY]);
@@ -151,5 +158,42 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API secu
     for (const sessionTtlMs of [0, -1, 1.5, '1000', 400 * 24 * 3600 * 1000]) {
       expect(() => DistributedQueueDashboardModule.forRoot({ token: TOKEN, sessionTtlMs: sessionTtlMs as number })).toThrow(/dashboard\.sessionTtlMs/);
     }
+  });
+});
+
+describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard under the least-privilege ACL user on %s', (_name, target: RedisTarget) => {
+  const acl = useAclUser(target, 'dq-dash');
+  const apps: INestApplication[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+
+  it('signs in, pages by cursor over more chunks than one step reads, reschedules and signs out: no NOPERM', async () => {
+    const keyPrefix = uniquePrefix('acl-dash');
+    const connection = await acl.apply(libraryAclRule(keyPrefix));
+    const { app, call, submit } = await startDashboard({ connection, keyPrefix, types: { mail: {} }, workers: false }, { token: TOKEN }, []);
+    apps.push(app);
+    const N = 20_000; // 157 chunks of the waiting set: a page is read in more than one step (64 chunks a step)
+    const base = Date.now() + 600_000;
+    for (let i = 0; i < N; i += 1000) {
+      await submit.submitMany('mail', Array.from({ length: 1000 }, (_, j) => ({ id: `m${i + j}`, payload: {}, runAt: base + (((i + j) * 7919) % N) })));
+    }
+    const { cookie, csrf } = await signIn(call);
+    let cursor = '';
+    const seen: string[] = [];
+    for (let pages = 0; pages < 3; pages++) {
+      const res = await call(`/api/types/mail/tasks?state=delayed&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { cookie } });
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as { next: string; tasks: { id: string }[] };
+      seen.push(...page.tasks.map((t) => t.id));
+      cursor = page.next;
+    }
+    // due times base + ((i * 7919) mod N) ms: the first 3,000 by due time are those with (i * 7919) mod N < 3000
+    expect(new Set(seen)).toEqual(new Set(Array.from({ length: N }, (_, i) => i).filter((i) => (i * 7919) % N < 3000).map((i) => `m${i}`)));
+    const post = (path: string, body: unknown) => call(path, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await post('/api/types/mail/tasks/m1/reschedule', { delayMs: 1000 })).status).toBe(200);
+    expect((await post('/logout', {})).status).toBe(200);
+    expect((await call('/api/overview', { headers: { cookie } })).status).toBe(401);
+    expect(await acl.denied()).toEqual([]);
   });
 });

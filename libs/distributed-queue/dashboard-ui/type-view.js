@@ -10,7 +10,7 @@ const LIMIT = 50;
 
 /**
  * `#/types/<type>?state=&cursor=&id=&task=`: the tasks of one type in one state, paged by cursor (a page's
- * `next`: a deep page costs Redis what the first does); a task's detail. The pages met while browsing are
+ * `next`: a deep page never walks the tasks before it); a task's detail. The pages met while browsing are
  * kept here (their position and the page before, for Previous).
  */
 export function TypeView({ type, query, summary, history, now, refreshOverview }) {

@@ -70,7 +70,7 @@ export class DashboardApiService {
     };
   }
 
-  /** A page from a cursor (a page's `next`; none: the first page): every page costs the same at any depth. */
+  /** A page from a cursor (a page's `next`; none: the first page): a deep page never walks the tasks before it. */
   async tasks(type: string, query: Record<string, unknown>): Promise<DashboardTaskPage> {
     const ordered = this.known(type);
     const state = String(query.state ?? 'ready') as Exclude<TaskState, 'unknown'>;

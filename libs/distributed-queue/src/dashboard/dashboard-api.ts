@@ -62,7 +62,7 @@ export interface DashboardTypeSummary {
 
 /**
  * One page of tasks of a type in a state (see `TaskInspectorService.listTaskPage`): pages go by cursor, so
- * a deep page costs Redis what the first one does.
+ * a deep page is read in bounded steps that never block Redis.
  */
 export interface DashboardTaskPage {
   type: string;

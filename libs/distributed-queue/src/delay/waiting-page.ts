@@ -16,7 +16,7 @@ export interface WaitingRow {
   due: number;
 }
 
-type StepReply = [number, number, string, string, ...(string | number)[]];
+type StepReply = [number, number, string, string, number, ...(string | number)[]];
 interface StepScript {
   dqDelayListWaiting(...args: (string | number)[]): Promise<StepReply>;
 }
@@ -30,7 +30,7 @@ const before = (a: WaitingRow, b: WaitingRow): number => a.due - b.due || a.seq 
  * The first `limit` waiting tasks after `after` (from the start when null) in (due, submission) order, of
  * the waiting set whose index is `waiting`. The set is kept in chunks by submission (see
  * scripts/includes/waiting-set.lua), so the page is a merge: each call of `list-waiting-1.lua` reads a
- * bounded number of chunks (at most 128 chunk reads and about 2,000 tasks, well under a millisecond) and
+ * bounded number of chunks (at most 64 chunk reads and about 1,000 tasks, well under a millisecond) and
  * returns their first tasks after the cursor; this merges them and goes on until no chunk can hold an
  * earlier task. A page costs Redis O(chunks whose earliest due time comes before the page's last task)
  * chunk reads (at most one per 128 waiting tasks) in separate steps: other clients' commands run between
@@ -41,14 +41,14 @@ export async function waitingPage(client: RedisClient, waiting: string, range: W
   let rows: WaitingRow[] = [];
   const seen = new Set<string>();
   let now = '';
-  let last = ['', ''];
+  let last: (string | number)[] = ['', '', 0];
   for (;;) {
     const bound = rows.length >= limit ? rows[limit - 1].due : '';
-    const [stepNow, done, lastChunk, lastScore, ...flat] = await script.dqDelayListWaiting(
-      waiting, range, now, after ? after.due : '', after ? after.seq : '', bound, last[0], last[1], limit,
+    const [stepNow, done, lastChunk, lastScore, nextRank, ...flat] = await script.dqDelayListWaiting(
+      waiting, range, now, after ? after.due : '', after ? after.seq : '', bound, last[0], last[1], last[2], limit,
     );
     now = String(stepNow);
-    last = [String(lastChunk ?? ''), String(lastScore ?? '')];
+    last = [String(lastChunk ?? ''), String(lastScore ?? ''), Number(nextRank)];
     for (let i = 0; i < flat.length; i += 3) {
       const id = String(flat[i]);
       if (seen.has(id)) continue;

@@ -4,7 +4,7 @@ import type { WaitingCursor } from '../delay/waiting-page';
 
 /**
  * Where a `listTaskPage` page starts: after a waiting task (due time and submission seq; waiting tasks are
- * paged by position, so a page costs the same at any depth), or at an offset (running, dead and done tasks,
+ * paged by position, so a page never walks the tasks before it), or at an offset (running, dead and done tasks,
  * and the route queue's partitions, where an offset costs O(log n) or less).
  */
 export type ListCursor = { state: string; after: WaitingCursor } | { state: string; offset: number };

@@ -91,7 +91,7 @@ export class TaskInspectorService {
    * Running, dead and done: O(log n + limit) in Redis. Delayed and ready: the waiting set is kept in chunks
    * of 128 tasks by submission, so a page in due order is a merge, read in bounded steps (no call blocks
    * Redis, at any size; see `listTaskPage`), and `offset` tasks are skipped by walking pages: O(offset)
-   * work spread over steps. To browse deep, use `listTaskPage`, whose cursor makes every page cost the same.
+   * work spread over steps. To browse deep, use `listTaskPage`, whose cursor spares the walk.
    *
    * For an ordered type, the tasks of its route queue, which all its ordered types share: each TaskInfo
    * carries the task's own `type`, its `key` and `partition`. Partitions are paged in order (each: waiting
@@ -129,9 +129,9 @@ export class TaskInspectorService {
    * One page of a type's tasks in a state, as `listTasks` orders them, from a cursor: `next` is the
    * cursor of the page after (null when no task follows this page's). Waiting tasks (delayed, ready, and an
    * ordered type's delayed ones) are paged by position (after the due time and submission of the last
-   * task shown), so every page costs Redis the same at any depth: the chunks of the waiting set whose
-   * earliest due time comes before the page's last task are merged in bounded steps (at most 128 chunks
-   * of 128 tasks per call; other clients' commands run between steps). Other states page by offset in
+   * task shown), so a page never walks the tasks before it: the chunks of the waiting set whose
+   * earliest due time comes before the page's last task are merged in bounded steps (at most 64 chunks
+   * of 128 tasks and about 1,000 tasks returned per call; other clients' commands run between steps). Other states page by offset in
    * O(log n + limit) (route partitions: O(partitions + limit)). Tasks that move while pages are read may
    * be skipped or shown twice, as in any live listing.
    * @throws InvalidArgumentError for a bad state or limit, or a cursor that is not one of this state's

@@ -11,21 +11,22 @@
   ARGV[2] now (ms), or '' on the first step (Redis's now, returned)
   ARGV[3] cursor due  ARGV[4] cursor seq: only tasks after (due, seq) ('' and '': from the start)
   ARGV[5] bound: the due time of the limit-th task found so far ('': none); later tasks are not needed
-  ARGV[6] the chunk read last ('' at the start)  ARGV[7] its index score then
-  ARGV[8] limit
-  Returns: { now, done (1: no chunk left to read), last chunk read, its score, then per task: id, seq, due }
+  ARGV[6] the chunk read last ('' at the start)  ARGV[7] its index score then  ARGV[8] its index rank + 1
+  ARGV[9] limit
+  Returns: { now, done (1: no chunk left to read), last chunk read, its score, its rank + 1, then per task:
+  id, seq, due }
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/fmt"
 --- @include "includes/waiting-set"
 
-local STEP_CHUNKS, STEP_TASKS = 128, 2000
+local STEP_CHUNKS, STEP_TASKS = 64, 1000
 local ws, range = KEYS[1], ARGV[1]
 local now = tonumber(ARGV[2]) or nowMs()
 local afterDue, afterSeq = tonumber(ARGV[3]), tonumber(ARGV[4])
 local bound = tonumber(ARGV[5])
-local lastChunk, lastScore = ARGV[6], ARGV[7]
-local limit = tonumber(ARGV[8])
+local lastChunk, lastScore, nextRank = ARGV[6], ARGV[7], tonumber(ARGV[8])
+local limit = tonumber(ARGV[9])
 
 -- The range's ends; the cursor raises the low end (open: tasks at that due time are after the cursor only
 -- by seq, decided per chunk below).
@@ -39,18 +40,20 @@ if afterDue and afterDue >= low then
 end
 local highText = high == math.huge and '+inf' or fmt(high)
 
--- Where to go on in the index: after the chunk read last, or (when it moved or went) from its old score.
+-- Where to go on in the index: after the chunk read last, when it is still where it was; else (it moved
+-- or went, or chunks before it did) from its old score (chunks read again are dropped by the caller).
+-- NOTE: ZRANGE and ZCOUNT, not ZRANK: the commands of the documented ACL rule.
 local start = 0
 if lastChunk ~= '' then
-  local score = redis.call('ZSCORE', ws, lastChunk)
-  if score and tonumber(score) == tonumber(lastScore) then
-    start = redis.call('ZRANK', ws, lastChunk) + 1
+  local at = redis.call('ZRANGE', ws, nextRank - 1, nextRank - 1, 'WITHSCORES')
+  if at[1] == lastChunk and tonumber(at[2]) == tonumber(lastScore) then
+    start = nextRank
   else
     start = redis.call('ZCOUNT', ws, '-inf', '(' .. lastScore)
   end
 end
 
-local out = { now, 1, lastChunk, lastScore }
+local out = { now, 1, lastChunk, lastScore, start }
 local tasks, read = 0, 0
 local chunks = redis.call('ZRANGE', ws, start, start + STEP_CHUNKS - 1, 'WITHSCORES')
 for i = 1, #chunks, 2 do
@@ -78,7 +81,7 @@ for i = 1, #chunks, 2 do
       tasks = tasks + 1
     end
   end
-  out[3], out[4] = chunk, chunks[i + 1]
+  out[3], out[4], out[5] = chunk, chunks[i + 1], start + read
 end
 if read == #chunks / 2 and #chunks / 2 == STEP_CHUNKS then out[2] = 0 end
 return out
