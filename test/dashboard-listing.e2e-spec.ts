@@ -6,6 +6,7 @@ import { RouteControlStore } from 'nestjs-distributed-queue/route/route-control.
 import { DelayQueueStore, type NewTask } from 'nestjs-distributed-queue/delay/delay-queue.store';
 import { keysOf, percentiles, redisNow, useQueueApps, type QueueApp } from './support/queue-app';
 import { routeTestOptions } from './support/route';
+import { commandCalls } from './support/redis-stats';
 import { getTargets, readInfraFile, uniquePrefix, type RedisTarget } from './support/targets';
 
 /**
@@ -262,6 +263,35 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('listings of deep p
       const { result, ok, pings, bound } = await readWithoutBlocking(target, read);
       expect([label, result.length]).toEqual([label, 50]);
       expect([label, ok, pings, bound]).toEqual([label, true, pings, bound]);
+    }
+  });
+
+  it(`counts ${N} ready tasks (the total of every page and the overview) in bounded steps, not one script over every chunk`, async () => {
+    const { app, store } = await appOf('deep-counts');
+    const now = await redisNow(redis());
+    await fill(store, 'w', N, (i) => now - 1000 - ((i * 7919) % N));
+    const admins = portsOf(target).map((port) => new Redis(port, '127.0.0.1'));
+    try {
+      const calls = async () => {
+        let zcount = 0;
+        let scripts = 0;
+        for (const admin of admins) {
+          zcount += await commandCalls(admin, 'zcount');
+          scripts += await commandCalls(admin, 'evalsha', 'eval');
+        }
+        return { zcount, scripts };
+      };
+      const before = await calls();
+      expect(await app.inspect.getCounts('w')).toMatchObject({ ready: N, delayed: 0 });
+      const after = await calls();
+      const chunks = Math.ceil(N / 128);
+      // one count per chunk holding ready tasks, at most 256 of them per script call
+      expect(after.zcount - before.zcount).toBeGreaterThanOrEqual(chunks);
+      expect(after.scripts - before.scripts).toBeGreaterThanOrEqual(Math.ceil(chunks / 256));
+      const { pings, ok, bound } = await readWithoutBlocking(target, () => app.inspect.getCounts('w'));
+      expect([ok, pings, bound]).toEqual([true, pings, bound]);
+    } finally {
+      admins.forEach((admin) => admin.disconnect());
     }
   });
 });
