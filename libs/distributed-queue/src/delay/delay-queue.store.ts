@@ -23,6 +23,7 @@ interface ScriptCommands {
   dqDelayDeadRedrive(...args: Arg[]): Promise<number>;
   dqDelayDeadDelete(...args: Arg[]): Promise<number>;
   dqDelayCounts(...args: Arg[]): Promise<number[]>;
+  dqDelayCountReady(...args: Arg[]): Promise<number[]>;
   dqDelayList(...args: Arg[]): Promise<[number, ...(string | null)[]]>;
   dqDelayPresence(...args: Arg[]): Promise<number>;
 }
@@ -238,11 +239,21 @@ export class DelayQueueStore {
     return this.scripts.dqDelayDeadDelete(k.dead, k.jobs, k.errors, ...ids);
   }
 
-  /** A type's tasks by state (O(log n)); `done` counts the remembered finished ids (at most keepDone). */
+  /**
+   * A type's tasks by state; `done` counts the remembered finished ids (at most keepDone). O(log n), plus
+   * one count per chunk of the waiting set holding ready tasks, 256 chunks per script call (a backlog of
+   * 1,000,000 ready tasks: 31 short calls, not one long one).
+   */
   async counts(type: string): Promise<{ delayed: number; ready: number; running: number; dead: number; done: number }> {
     const k = this.keys(type);
-    const [, delayed, ready, running, dead, done] = (await this.scripts.dqDelayCounts(k.waiting, k.active, k.dead, k.done)).map(Number);
-    return { delayed, ready, running, dead, done };
+    const [now, total, readyFirst, running, dead, done, firstRank] = (await this.scripts.dqDelayCounts(k.waiting, k.active, k.dead, k.done)).map(Number);
+    let ready = readyFirst;
+    for (let rank = firstRank; rank >= 0; ) {
+      const [more, next] = (await this.scripts.dqDelayCountReady(k.waiting, now, rank)).map(Number);
+      ready += more;
+      rank = next;
+    }
+    return { delayed: Math.max(0, total - ready), ready, running, dead, done };
   }
 
   /**

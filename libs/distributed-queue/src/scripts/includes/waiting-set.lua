@@ -134,14 +134,18 @@ local function wsPop(ws, count)
   return members
 end
 
--- The number of waiting tasks, and of those due at `now` or earlier (one ZCOUNT per chunk holding one).
-local function wsCounts(ws, now)
-  local total = tonumber(redis.call('GET', ws .. ':n') or '0')
+-- The number of tasks due at `now` or earlier in the chunks of index ranks `start` to `start + count - 1`
+-- (one ZCOUNT per chunk holding one), and the rank to go on from (-1: no chunk after them holds one).
+-- NOTE: a bounded step: counts-4.lua and count-ready-1.lua call it for `count` chunks at a time.
+local function wsCountReady(ws, now, start, count)
   local ready = 0
-  for _, chunk in ipairs(redis.call('ZRANGEBYSCORE', ws, '-inf', now)) do
-    ready = ready + redis.call('ZCOUNT', wsChunkKey(ws, chunk), '-inf', now)
+  local chunks = redis.call('ZRANGE', ws, start, start + count - 1, 'WITHSCORES')
+  for i = 1, #chunks, 2 do
+    if tonumber(chunks[i + 1]) > now then return ready, -1 end
+    ready = ready + redis.call('ZCOUNT', wsChunkKey(ws, chunks[i]), '-inf', now)
   end
-  return total, ready
+  if #chunks < count * 2 then return ready, -1 end
+  return ready, start + count
 end
 
 -- NOTE: pages in due order are read by delay/list-waiting-1.lua, a bounded step per call.
