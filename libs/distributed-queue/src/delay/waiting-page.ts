@@ -23,6 +23,11 @@ interface StepScript {
 
 /** Tasks per page of the walk that skips an offset. */
 const SKIP_PAGE = 1000;
+/**
+ * Steps of one page at most (64 chunks each: 8,000,000 waiting tasks): a walk that the queue's own changes
+ * keep sending back (chunks moving under it) ends with the tasks found so far.
+ */
+const MAX_STEPS = 1000;
 
 const before = (a: WaitingRow, b: WaitingRow): number => a.due - b.due || a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -42,7 +47,7 @@ export async function waitingPage(client: RedisClient, waiting: string, range: W
   const seen = new Set<string>();
   let now = '';
   let last: (string | number)[] = ['', '', 0];
-  for (;;) {
+  for (let steps = 0; steps < MAX_STEPS; steps++) {
     const bound = rows.length >= limit ? rows[limit - 1].due : '';
     const [stepNow, done, lastChunk, lastScore, nextRank, ...flat] = await script.dqDelayListWaiting(
       waiting, range, now, after ? after.due : '', after ? after.seq : '', bound, last[0], last[1], last[2], limit,
@@ -59,6 +64,7 @@ export async function waitingPage(client: RedisClient, waiting: string, range: W
     if (rows.length > limit) rows = rows.slice(0, limit);
     if (Number(done) === 1) return rows;
   }
+  return rows;
 }
 
 /**
