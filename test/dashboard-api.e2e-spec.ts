@@ -1,36 +1,11 @@
-import { CanActivate, ExecutionContext, INestApplication, Injectable, Module, Type } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import {
-  DistributedQueueDashboardModule, DistributedQueueModule, InvalidOptionsError, TaskSubmitService, type DashboardOptions,
-  type DistributedQueueModuleOptions, type Task,
-} from 'nestjs-distributed-queue';
+import { CanActivate, ExecutionContext, INestApplication, Injectable } from '@nestjs/common';
+import { DistributedQueueDashboardModule, InvalidOptionsError, type Task } from 'nestjs-distributed-queue';
 import { hostname } from 'os';
+import { signIn, startDashboard, TOKEN } from './support/dashboard';
 import { untilAborted, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { waitFor } from './support/wait';
-
-const TOKEN = 'a-dashboard-token-for-tests';
-
-/** An HTTP app with the queue module and the dashboard; `call` sends requests to it. */
-async function startDashboard(queue: DistributedQueueModuleOptions, dashboard: DashboardOptions, providers: Type<unknown>[]) {
-  @Module({ imports: [DistributedQueueModule.forRoot(queue), DistributedQueueDashboardModule.forRoot(dashboard)], providers })
-  class DashboardTestModule {}
-  const app: INestApplication = await NestFactory.create(DashboardTestModule, { logger: ['error'] });
-  await app.listen(0, '127.0.0.1');
-  const base = `${await app.getUrl()}${dashboard.path ?? '/queues'}`.replace('[::1]', '127.0.0.1');
-  const call = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { redirect: 'manual', ...init });
-  return { app, base, call, submit: app.get(TaskSubmitService) };
-}
-
-/** Signs in with the token: the session and CSRF cookies, as a browser would send them back. */
-async function signIn(call: (path: string, init?: RequestInit) => Promise<Response>) {
-  const res = await call(`/login?token=${TOKEN}`);
-  expect(res.status).toBe(303);
-  const cookies = res.headers.getSetCookie().map((c) => c.split(';')[0]);
-  const csrf = decodeURIComponent(cookies.find((c) => c.startsWith('dq_csrf='))!.slice('dq_csrf='.length));
-  return { cookie: cookies.join('; '), csrf };
-}
 
 const json = { 'content-type': 'application/json' };
 
@@ -77,9 +52,18 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard admin AP
     await submit.submit('mail', { now: true }, { id: 'ready1' });
     const overview = (await (await call('/api/overview', { headers: auth })).json()) as { types: { type: string; counts: { delayed: number; ready: number }; paused: boolean }[] };
     expect(overview.types).toEqual([expect.objectContaining({ type: 'mail', paused: false, counts: expect.objectContaining({ delayed: 3, ready: 1 }) })]);
-    const page = (await (await call('/api/types/mail/tasks?state=delayed&limit=2', { headers: auth })).json()) as { total: number; tasks: { id: string }[] };
+    type Page = { total: number; cursor: string | null; next: string | null; tasks: { id: string }[] };
+    const page = (await (await call('/api/types/mail/tasks?state=delayed&limit=2', { headers: auth })).json()) as Page;
     expect(page.total).toBe(3);
     expect(page.tasks.map((t) => t.id)).toEqual(['m1', 'm2']);
+    // pages go by cursor: the next page starts after the last task shown; the last page has no next
+    expect(page.cursor).toBeNull();
+    const second = (await (await call(`/api/types/mail/tasks?state=delayed&limit=2&cursor=${encodeURIComponent(page.next!)}`, { headers: auth })).json()) as Page;
+    expect([second.cursor, second.next, second.tasks.map((t) => t.id)]).toEqual([page.next, null, ['m3']]);
+    for (const query of ['state=delayed&offset=2', 'state=delayed&cursor=nonsense', `state=ready&cursor=${encodeURIComponent(page.next!)}`]) {
+      const refused = await call(`/api/types/mail/tasks?${query}`, { headers: auth });
+      expect([query, refused.status, ((await refused.json()) as { error: { name: string } }).error.name]).toEqual([query, 400, 'InvalidArgumentError']);
+    }
     const found = (await (await call('/api/types/mail/tasks?id=m3', { headers: auth })).json()) as { tasks: { id: string; payload: unknown }[] };
     expect(found.tasks).toEqual([expect.objectContaining({ id: 'm3', payload: { i: 3, html: '<script>alert(1)</script>' } })]);
     const detail = await call('/api/types/mail/tasks/m2', { headers: auth });

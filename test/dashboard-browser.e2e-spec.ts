@@ -257,4 +257,39 @@ const workers = [
     await textUntil(page, '[data-testid="lock-holder"]', (t) => t.trim() === 'machine-1', 'lock holder shown');
     await textUntil(page, '[data-testid="machine-row"][data-machine="machine-1"] [data-testid="heartbeat-age"]', (t) => /ago$/.test(t.trim()), 'heartbeat age');
   });
+
+  it('pages a state by cursor: Next, Previous and First, positions shown while browsing', async () => {
+    await submit.submitMany('slow', Array.from({ length: 120 }, (_, n) => ({ id: `later-${String(n).padStart(3, '0')}`, payload: n, delay: 600_000 + n })));
+    const page = await signedIn('/types/slow?state=delayed');
+    const info = '[data-testid="pager-info"]';
+    const firstRow = async () => page.locator('[data-testid="task-row"]').first().getAttribute('data-id');
+    await textUntil(page, info, (t) => t.trim() === '1–50 of 120', 'first page');
+    expect(await page.locator('[data-testid="pager-prev"].disabled').count()).toBe(1);
+    await page.locator('[data-testid="pager-next"]').click();
+    await textUntil(page, info, (t) => t.trim() === '51–100 of 120', 'second page');
+    expect(page.url()).toContain('cursor=');
+    expect(await firstRow()).toBe('later-050');
+    await page.locator('[data-testid="pager-next"]').click();
+    await textUntil(page, info, (t) => t.trim() === '101–120 of 120', 'last page');
+    expect(await page.locator('[data-testid="pager-next"].disabled').count()).toBe(1);
+    await page.locator('[data-testid="pager-prev"]').click();
+    await textUntil(page, info, (t) => t.trim() === '51–100 of 120', 'back to the second page');
+    expect(await firstRow()).toBe('later-050');
+    await page.locator('[data-testid="pager-first"]').click();
+    await textUntil(page, info, (t) => t.trim() === '1–50 of 120', 'back to the first page');
+    expect(await firstRow()).toBe('later-000');
+  });
+
+  it('signs out: the session ends on the server, its cookie is refused afterwards', async () => {
+    const page = await signedIn();
+    await page.locator('[data-testid="overview-table"]').waitFor();
+    const session = (await context!.cookies()).find((c) => c.name === 'dq_dash')!.value;
+    await page.locator('[data-testid="sign-out"]').click();
+    await page.locator('[data-testid="signed-out"]').waitFor();
+    expect((await context!.cookies()).find((c) => c.name === 'dq_dash')).toBeUndefined();
+    expect(await page.evaluate(`fetch('${base}/api/overview').then((r) => r.status)`)).toBe(401);
+    // the old cookie, copied before the sign-out, is refused too
+    const copied = await fetch(`${base}/api/overview`, { headers: { cookie: `dq_dash=${session}` } });
+    expect(copied.status).toBe(401);
+  });
 });

@@ -24,7 +24,7 @@ function csrfToken() {
   return '';
 }
 
-async function request(method, path, body) {
+async function request(method, path, body, root = '/api') {
   const headers = { accept: 'application/json' };
   if (method === 'POST') {
     headers['content-type'] = 'application/json';
@@ -32,7 +32,7 @@ async function request(method, path, body) {
   }
   let res;
   try {
-    res = await fetch(`${base}/api${path}`, {
+    res = await fetch(`${base}${root}${path}`, {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -57,6 +57,8 @@ async function request(method, path, body) {
 
 export const get = (path) => request('GET', path);
 export const post = (path, body = {}) => request('POST', path, body);
+/** Ends this browser's session on the server (every instance) and clears its cookie. */
+export const signOut = () => request('POST', '/logout', {}, '');
 
 /** `/types/<type>` with the type URL-encoded. */
 export const typePath = (type) => `/types/${encodeURIComponent(type)}`;

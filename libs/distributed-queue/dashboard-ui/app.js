@@ -1,14 +1,22 @@
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { html } from './html.js';
 import { useHashRoute, usePoll } from './hooks.js';
-import { get, title } from './api.js';
+import { get, signOut, title } from './api.js';
 import { ErrorBanner } from './components.js';
 import { OverviewView } from './overview.js';
 import { TypeView } from './type-view.js';
 import { RouteView } from './route-view.js';
 
-/** The shell: the header, the overview polled every 2 s (every view reads it), and the view of the hash. */
+/** The app: the dashboard until the user signs out (the session then ends on the server). */
 export function App() {
+  const [signedOut, setSignedOut] = useState(false);
+  const [signOutError, setSignOutError] = useState(null);
+  if (signedOut) return html`<main><p data-testid="signed-out">Signed out. Sign in again at <code>login?token=…</code>.</p></main>`;
+  return html`<${Dashboard} onSignOut=${() => signOut().then(() => setSignedOut(true), setSignOutError)} signOutError=${signOutError} />`;
+}
+
+/** The shell: the header, the overview polled every 2 s (every view reads it), and the view of the hash. */
+function Dashboard({ onSignOut, signOutError }) {
   const route = useHashRoute();
   const overview = usePoll(async () => ({ value: await get('/overview'), at: Date.now() }), [], 2000);
   useEffect(() => {
@@ -35,9 +43,10 @@ export function App() {
         ${data?.route && html`<a href="#/route" class=${section === 'route' ? 'active' : ''} data-testid="nav-route">Route</a>`}
       </nav>
       <span class="muted clock" data-testid="updated">${data ? `updated ${new Date(overview.data.at).toLocaleTimeString()}` : ''}</span>
+      <button class="sign-out" data-testid="sign-out" onClick=${onSignOut}>Sign out</button>
     </header>
     <main>
-      <${ErrorBanner} error=${overview.error} />
+      <${ErrorBanner} error=${signOutError ?? overview.error} />
       ${view}
     </main>`;
 }

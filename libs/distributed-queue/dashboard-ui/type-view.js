@@ -8,19 +8,35 @@ import { TaskDetail } from './task-detail.js';
 
 const LIMIT = 50;
 
-/** `#/types/<type>?state=&offset=&id=&task=`: the tasks of one type in one state, paged; a task's detail. */
+/**
+ * `#/types/<type>?state=&cursor=&id=&task=`: the tasks of one type in one state, paged by cursor (a page's
+ * `next`: a deep page never walks the tasks before it); a task's detail. The pages met while browsing are
+ * kept here (their position and the page before, for Previous).
+ */
 export function TypeView({ type, query, summary, history, now, refreshOverview }) {
   const state = STATES.includes(query.get('state')) ? query.get('state') : 'ready';
-  const offset = Math.max(0, Number(query.get('offset')) || 0);
+  const cursor = query.get('cursor') || '';
   const search = query.get('id') || '';
   const selected = query.get('task') || '';
-  const link = (params) => hashHref(typePath(type), { state, offset, id: search, task: selected, ...params });
+  const link = (params) => hashHref(typePath(type), { state, cursor, id: search, task: selected, ...params });
+  // the pages met while browsing this state from its first: cursor ('' = first) -> its index and the page before
+  const [met, setMet] = useState({ state, pages: { '': { index: 0 } } });
+  const pages = met.state === state ? met.pages : { '': { index: 0 } };
+  const pager = {
+    pages,
+    /** `next` is the page after the page of cursor `from`. */
+    remember: (next, from) => {
+      const at = pages[from];
+      if (at && next) setMet({ state, pages: { ...pages, [next]: { index: at.index + 1, prev: from } } });
+    },
+  };
 
   const page = usePoll(() => {
-    const qs = new URLSearchParams({ state, offset: String(offset), limit: String(LIMIT) });
+    const qs = new URLSearchParams({ state, limit: String(LIMIT) });
+    if (cursor) qs.set('cursor', cursor);
     if (search) qs.set('id', search);
     return get(`${typePath(type)}/tasks?${qs}`);
-  }, [type, state, offset, search], 2000);
+  }, [type, state, cursor, search], 2000);
   const refresh = () => {
     page.reload();
     refreshOverview();
@@ -79,7 +95,7 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
     </div>`}
     <${ErrorBanner} error=${page.error} />
     <div class="split">
-      <${TaskTable} page=${page.data} failed=${!!page.error} ordered=${ordered} search=${search} now=${now} selected=${selected} link=${link} />
+      <${TaskTable} page=${page.data} failed=${!!page.error} ordered=${ordered} search=${search} now=${now} selected=${selected} link=${link} pager=${pager} />
       ${selected && html`<${TaskDetail} key=${`${type}/${selected}`} type=${type} id=${selected} ordered=${ordered}
         row=${page.data?.tasks.find((t) => t.id === selected)}
         history=${history} now=${now} tick=${detailTick} onChanged=${afterDetailAction} closeHref=${link({ task: '' })} />`}
@@ -87,12 +103,16 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
   </section>`;
 }
 
-function TaskTable({ page, failed, ordered, search, now, selected, link }) {
+function TaskTable({ page, failed, ordered, search, now, selected, link, pager }) {
   if (!page) return failed ? null : html`<p class="muted" data-testid="loading">Loading…</p>`;
-  const { tasks, offset, limit } = page;
+  const { tasks, limit, cursor, next } = page;
   // A search by id answers the task found (in any state), not a page of the state.
   const total = search ? tasks.length : page.total;
-  const last = Math.min(total, offset + tasks.length);
+  // positions are known for pages reached from the first one (a cursor opened from a link: "N more")
+  const here = pager.pages[cursor ?? ''];
+  const first = here ? here.index * limit + 1 : 0;
+  const info = !tasks.length ? `0 of ${total}` : here ? `${first}–${first + tasks.length - 1} of ${total}` : `${tasks.length} more of ${total}`;
+  const previous = !cursor ? undefined : (here?.prev ?? '');
   return html`<div class="tasks">
     ${tasks.length === 0
       ? html`<p class="muted" data-testid="no-tasks">No tasks here.</p>`
@@ -113,11 +133,13 @@ function TaskTable({ page, failed, ordered, search, now, selected, link }) {
           </tr>`)}</tbody>
         </table>`}
     <div class="pager">
-      <a class=${offset > 0 ? 'button' : 'button disabled'} data-testid="pager-prev"
-        href=${offset > 0 ? link({ offset: Math.max(0, offset - limit), task: '' }) : undefined}>‹ Previous</a>
-      <span data-testid="pager-info">${tasks.length ? `${offset + 1}–${last}` : '0'} of ${total}</span>
-      <a class=${offset + limit < total ? 'button' : 'button disabled'} data-testid="pager-next"
-        href=${offset + limit < total ? link({ offset: offset + limit, task: '' }) : undefined}>Next ›</a>
+      <a class=${cursor ? 'button' : 'button disabled'} data-testid="pager-first"
+        href=${cursor ? link({ cursor: '', task: '' }) : undefined}>« First</a>
+      <a class=${previous !== undefined ? 'button' : 'button disabled'} data-testid="pager-prev"
+        href=${previous !== undefined ? link({ cursor: previous, task: '' }) : undefined}>‹ Previous</a>
+      <span data-testid="pager-info">${info}</span>
+      <a class=${next ? 'button' : 'button disabled'} data-testid="pager-next"
+        href=${next ? link({ cursor: next, task: '' }) : undefined} onClick=${() => pager.remember(next, cursor ?? '')}>Next ›</a>
     </div>
   </div>`;
 }

@@ -4,6 +4,7 @@ import type { TaskState } from '../interfaces';
 import { QueueControlService } from '../services/queue-control.service';
 import { TaskInspectorService } from '../services/task-inspector.service';
 import { TaskSubmitService } from '../services/task-submit.service';
+import { dueOfRequest } from '../services/task-input';
 import type { TaskHistoryRecord } from '../history/history-event';
 import { TaskScheduleService } from '../cron/task-schedule.service';
 import { TaskHistoryService } from '../history/task-history.service';
@@ -69,17 +70,20 @@ export class DashboardApiService {
     };
   }
 
+  /** A page from a cursor (a page's `next`; none: the first page): a deep page never walks the tasks before it. */
   async tasks(type: string, query: Record<string, unknown>): Promise<DashboardTaskPage> {
     const ordered = this.known(type);
     const state = String(query.state ?? 'ready') as Exclude<TaskState, 'unknown'>;
-    const offset = intParam(query.offset, 'offset', 0);
+    if (query.offset !== undefined) throw new InvalidArgumentError('offset', 'pages go by cursor: send the "next" of the page before as cursor=');
     const limit = intParam(query.limit, 'limit', 50);
-    const [tasks, counts] = await Promise.all([
-      typeof query.id === 'string' && query.id !== '' ? this.search(type, ordered, query.id) : this.inspector.listTasks(type, state, { offset, limit }),
+    const cursor = typeof query.cursor === 'string' && query.cursor !== '' ? query.cursor : null;
+    const search = typeof query.id === 'string' && query.id !== '';
+    const [page, counts] = await Promise.all([
+      search ? this.search(type, ordered, query.id as string).then((tasks) => ({ tasks, next: null })) : this.inspector.listTaskPage(type, state, { cursor: cursor ?? undefined, limit }),
       this.inspector.getCounts(type),
     ]);
     const total = state in counts ? Number(counts[state as keyof typeof counts]) : 0;
-    return { type, state, offset, limit, total, tasks };
+    return { type, state, cursor, next: page.next, limit, total, tasks: page.tasks };
   }
 
   private async search(type: string, ordered: boolean, id: string) {
@@ -109,10 +113,11 @@ export class DashboardApiService {
     return { ok: await this.submitter.reschedule(type, id, { delay: 0 }) };
   }
 
-  async reschedule(type: string, id: string, body: { delayMs?: unknown; runAt?: unknown }): Promise<{ ok: boolean }> {
+  /** Body `{ delayMs }` or `{ runAt }`, checked as a submit's delay and runAt are (no coercion). */
+  async reschedule(type: string, id: string, body: unknown): Promise<{ ok: boolean }> {
     this.delayOnly(type, 'reschedule');
-    const when = body?.runAt !== undefined ? { runAt: Number(body.runAt) } : { delay: Number(body?.delayMs) };
-    return { ok: await this.submitter.reschedule(type, id, when) };
+    const due = dueOfRequest(body);
+    return { ok: await this.submitter.reschedule(type, id, 'at' in due ? { runAt: due.at } : { delay: due.delay }) };
   }
 
   async cancel(type: string, id: string): Promise<{ result: string }> {

@@ -11,7 +11,8 @@ import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskInfo } from '../interf
  *   GET  <base>/                                   the page (HTML shell; assets under <base>/assets/)
  *   GET  <base>/login?token=...                    signs the browser in (cookie), 303 to <base>/
  *   GET  <base>/api/overview                       DashboardOverview
- *   GET  <base>/api/types/:type/tasks?state=&offset=&limit=&id=   DashboardTaskPage (id: search by id, delay types)
+ *   GET  <base>/api/types/:type/tasks?state=&cursor=&limit=&id=   DashboardTaskPage (id: search by id, delay types;
+ *                                                  cursor: the `next` of the page before; offset= is a 400)
  *   GET  <base>/api/types/:type/tasks/:id          DashboardTaskDetail (404 when unknown; 400 for an ordered type:
  *                                                  its tasks are shown in the listings)
  *   GET  <base>/api/types/:type/tasks/:id/history  TaskHistoryRecord (404 without the history option or a row)
@@ -59,11 +60,17 @@ export interface DashboardTypeSummary {
   perMinute: { completed: number; failed: number };
 }
 
-/** One page of tasks of a type in a state. */
+/**
+ * One page of tasks of a type in a state (see `TaskInspectorService.listTaskPage`): pages go by cursor, so
+ * a deep page is read in bounded steps that never block Redis.
+ */
 export interface DashboardTaskPage {
   type: string;
   state: string;
-  offset: number;
+  /** The cursor this page started from (null: the first page). */
+  cursor: string | null;
+  /** The cursor of the page after this one (null: this is the last). */
+  next: string | null;
   limit: number;
   /** Tasks in that state (from the counts; with `id`, still the state's count: `tasks` holds the match). */
   total: number;

@@ -1,12 +1,13 @@
 import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, OnModuleInit, SetMetadata, UnauthorizedException } from '@nestjs/common';
 import { ModuleRef, Reflector } from '@nestjs/core';
-import { createHmac, timingSafeEqual } from 'crypto';
+import { timingSafeEqual } from 'crypto';
+import { DashboardSessions } from './dashboard-sessions';
 import type { ResolvedDashboardOptions } from './dashboard-options';
 import { parseCookies } from './http-cookies';
 
 /** Injection token of the resolved dashboard options. */
 export const DASHBOARD_OPTIONS = Symbol('DASHBOARD_OPTIONS');
-/** The HttpOnly cookie a browser signed in with the token carries. */
+/** The HttpOnly cookie a browser signed in with the token carries: its session's id (see DashboardSessions). */
 export const SESSION_COOKIE = 'dq_dash';
 /** The cookie the page reads and echoes in `x-csrf-token` on every POST (double submit). */
 export const CSRF_COOKIE = 'dq_csrf';
@@ -15,11 +16,6 @@ export const CSRF_HEADER = 'x-csrf-token';
 const SIGN_IN_ROUTE = 'distributed-queue:dashboard-sign-in';
 /** Marks the sign-in route: it checks the token itself. */
 export const SignInRoute = (): MethodDecorator => SetMetadata(SIGN_IN_ROUTE, true);
-
-/** The session cookie's value for a token: an HMAC of it (the token itself never goes into a cookie). */
-export function sessionValue(token: string): string {
-  return createHmac('sha256', token).update('nestjs-distributed-queue dashboard session').digest('hex');
-}
 
 /** Compares secrets in constant time. */
 export function sameSecret(given: string | undefined, expected: string): boolean {
@@ -36,7 +32,7 @@ interface DashboardRequest {
 
 /**
  * Lets a request through when the application's guard accepts it, or when it carries the token (Bearer
- * header or the session cookie); else 401. Without a token or a guard configured, every request gets 401.
+ * header) or the cookie of a live session (signed in with the token, not expired, not signed out); else 401. Without a token or a guard configured, every request gets 401.
  * A POST that is not authenticated by a Bearer header must also carry the CSRF header matching the CSRF
  * cookie (403 otherwise): a cross-site form or script cannot read the cookie to echo it.
  */
@@ -48,6 +44,7 @@ export class DashboardAuthGuard implements CanActivate, OnModuleInit {
     @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     private readonly moduleRef: ModuleRef,
     private readonly reflector: Reflector,
+    private readonly sessions: DashboardSessions,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -74,7 +71,7 @@ export class DashboardAuthGuard implements CanActivate, OnModuleInit {
       if (!(await this.appGuard.canActivate(context))) throw new UnauthorizedException('the dashboard refused this request');
     } else if (this.options.token) {
       byBearer = sameSecret(bearer, this.options.token);
-      if (!byBearer && !sameSecret(cookies[SESSION_COOKIE], sessionValue(this.options.token))) {
+      if (!byBearer && !(await this.sessions.isValid(cookies[SESSION_COOKIE]))) {
         throw new UnauthorizedException(`sign in at ${this.options.path}/login?token=... or send Authorization: Bearer <token>`);
       }
     } else {

@@ -7,7 +7,8 @@ export interface DashboardOptions {
   path?: string;
   /**
    * A shared secret (at least 16 characters): API clients send `Authorization: Bearer <token>`; a browser
-   * signs in once at `<path>/login?token=<token>`, which sets an HttpOnly, SameSite=Strict cookie.
+   * signs in once at `<path>/login?token=<token>`, which sets an HttpOnly, SameSite=Strict cookie naming
+   * a new server-side session (see `sessionTtlMs`; `POST <path>/logout` ends it).
    */
   token?: string;
   /**
@@ -17,6 +18,12 @@ export interface DashboardOptions {
   guard?: Type<CanActivate> | CanActivate;
   /** The page's title. @default 'Queues' */
   title?: string;
+  /**
+   * How long a browser's sign-in lasts (ms, 1 s to 30 days): the server refuses its session cookie after
+   * that, whatever the browser keeps. Sessions live in Redis, shared by every instance on it.
+   * @default 43200000 (12 h)
+   */
+  sessionTtlMs?: number;
 }
 
 /** Dashboard options with defaults applied. */
@@ -25,9 +32,13 @@ export interface ResolvedDashboardOptions {
   token?: string;
   guard?: Type<CanActivate> | CanActivate;
   title: string;
+  sessionTtlMs: number;
 }
 
-const KEYS = ['path', 'token', 'guard', 'title'];
+const KEYS = ['path', 'token', 'guard', 'title', 'sessionTtlMs'];
+/** The default and the largest session lifetime. */
+const SESSION_TTL_MS = 12 * 3600_000;
+const MAX_SESSION_TTL_MS = 30 * 24 * 3600_000;
 
 /** Validates the options; throws `InvalidOptionsError` naming the bad one. */
 export function resolveDashboardOptions(options: DashboardOptions = {}): ResolvedDashboardOptions {
@@ -49,5 +60,9 @@ export function resolveDashboardOptions(options: DashboardOptions = {}): Resolve
   if (options.title !== undefined && (typeof options.title !== 'string' || options.title.length === 0)) {
     throw new InvalidOptionsError('dashboard.title', 'must be a non-empty string');
   }
-  return { path, token: options.token, guard, title: options.title ?? 'Queues' };
+  const sessionTtlMs = options.sessionTtlMs ?? SESSION_TTL_MS;
+  if (typeof sessionTtlMs !== 'number' || !Number.isInteger(sessionTtlMs) || sessionTtlMs < 1000 || sessionTtlMs > MAX_SESSION_TTL_MS) {
+    throw new InvalidOptionsError('dashboard.sessionTtlMs', `must be an integer number of ms from 1000 to ${MAX_SESSION_TTL_MS} (30 days)`);
+  }
+  return { path, token: options.token, guard, title: options.title ?? 'Queues', sessionTtlMs };
 }

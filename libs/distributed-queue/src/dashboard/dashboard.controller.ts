@@ -1,10 +1,12 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UnauthorizedException, UseFilters, UseGuards, type Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UnauthorizedException, UseFilters, UseGuards, UseInterceptors, type Type } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { DashboardApiService, type DeadSelection } from './dashboard-api.service';
-import { CSRF_COOKIE, DASHBOARD_OPTIONS, DashboardAuthGuard, SESSION_COOKIE, SignInRoute, sameSecret, sessionValue } from './dashboard-auth.guard';
+import { CSRF_COOKIE, DASHBOARD_OPTIONS, DashboardAuthGuard, SESSION_COOKIE, SignInRoute, sameSecret } from './dashboard-auth.guard';
+import { DashboardSessions } from './dashboard-sessions';
 import { DashboardErrorFilter, sendJson, type HttpReply } from './dashboard-error.filter';
+import { DashboardHeadersInterceptor } from './dashboard-headers.interceptor';
 import type { ResolvedDashboardOptions } from './dashboard-options';
 import { SECURITY_HEADERS, dashboardPage } from './dashboard-page';
 import { cookie, parseCookies } from './http-cookies';
@@ -35,16 +37,19 @@ function send(reply: HttpReply, status: number, contentType: string, body: strin
 
 /**
  * The dashboard's controller, mounted at `path`: the page, its assets, the sign-in route and the admin API
- * (see dashboard-api.ts). Every route goes through `DashboardAuthGuard`; errors are JSON.
+ * (see dashboard-api.ts). Every route goes through `DashboardAuthGuard` and carries the security headers
+ * (`DashboardHeadersInterceptor`); errors are JSON.
  */
 export function dashboardController(path: string): Type<unknown> {
   @Controller(path)
   @UseGuards(DashboardAuthGuard)
   @UseFilters(DashboardErrorFilter)
+  @UseInterceptors(DashboardHeadersInterceptor)
   class DashboardController {
     constructor(
       private readonly api: DashboardApiService,
       @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
+      private readonly sessions: DashboardSessions,
     ) {}
 
     @Get()
@@ -56,12 +61,23 @@ export function dashboardController(path: string): Type<unknown> {
 
     @Get('login')
     @SignInRoute()
-    login(@Query('token') token: unknown, @Req() request: HttpRequest, @Res() reply: HttpReply): void {
+    async login(@Query('token') token: unknown, @Req() request: HttpRequest, @Res() reply: HttpReply): Promise<void> {
       const expected = this.options.token;
       if (!expected || typeof token !== 'string' || !sameSecret(token, expected)) throw new UnauthorizedException('wrong or missing token');
       const secure = request.socket?.encrypted ? '; Secure' : '';
-      const session = cookie(SESSION_COOKIE, sessionValue(expected), { path: this.options.path, httpOnly: true, maxAgeS: 12 * 3600 }) + secure;
+      const id = await this.sessions.create();
+      const session = cookie(SESSION_COOKIE, id, { path: this.options.path, httpOnly: true, maxAgeS: Math.ceil(this.sessions.ttlMs / 1000) }) + secure;
       send(reply, 303, 'text/plain; charset=utf-8', 'signed in', { location: `${this.options.path}/`, 'set-cookie': [session, this.csrfCookie(request)] });
+    }
+
+    /** Ends the browser's session on every instance (a POST: it needs the CSRF header) and clears its cookie. */
+    @HttpCode(200)
+    @Post('logout')
+    async logout(@Req() request: HttpRequest, @Res() reply: HttpReply): Promise<void> {
+      await this.sessions.end(parseCookies(request.headers.cookie)[SESSION_COOKIE]);
+      const cleared = cookie(SESSION_COOKIE, '', { path: this.options.path, httpOnly: true, maxAgeS: 0 });
+      reply.header('set-cookie', cleared);
+      sendJson(reply, 200, { signedOut: true });
     }
 
     @Get('assets/:file')
@@ -102,7 +118,7 @@ export function dashboardController(path: string): Type<unknown> {
 
     @HttpCode(200)
     @Post('api/types/:type/tasks/:id/reschedule')
-    reschedule(@Param('type') type: string, @Param('id') id: string, @Body() body: { delayMs?: unknown; runAt?: unknown }) {
+    reschedule(@Param('type') type: string, @Param('id') id: string, @Body() body: unknown) {
       return this.api.reschedule(type, id, body);
     }
 

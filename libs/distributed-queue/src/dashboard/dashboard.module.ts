@@ -1,4 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { DashboardSessions } from './dashboard-sessions';
 import { DashboardApiService } from './dashboard-api.service';
 import { DASHBOARD_OPTIONS, DashboardAuthGuard } from './dashboard-auth.guard';
 import { dashboardController } from './dashboard.controller';
@@ -29,7 +31,10 @@ export class DistributedQueueDashboardModule {
     return {
       module: DistributedQueueDashboardModule,
       controllers: [dashboardController(resolved.path)],
-      providers: [{ provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardApiService, DashboardAuthGuard],
+      providers: [
+        { provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardApiService, DashboardAuthGuard,
+        { provide: DashboardSessions, useFactory: (moduleRef: ModuleRef) => new DashboardSessions(moduleRef, resolved.sessionTtlMs), inject: [ModuleRef] },
+      ],
     };
   }
 }

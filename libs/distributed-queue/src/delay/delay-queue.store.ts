@@ -5,6 +5,7 @@ import { decodeLease, withoutSeqTag } from './task-codec';
 import { cancelOutcome, failOutcome, type FailOutcome } from '../redis/script-outcome';
 import type { RedisClient } from '../redis/script-loader';
 import type { CancelResult, TaskState } from '../interfaces';
+import { waitingPage, waitingSlice, type WaitingCursor, type WaitingRange, type WaitingRow } from './waiting-page';
 
 type Arg = string | number;
 type Reply = unknown;
@@ -22,6 +23,7 @@ interface ScriptCommands {
   dqDelayDeadRedrive(...args: Arg[]): Promise<number>;
   dqDelayDeadDelete(...args: Arg[]): Promise<number>;
   dqDelayCounts(...args: Arg[]): Promise<number[]>;
+  dqDelayCountReady(...args: Arg[]): Promise<number[]>;
   dqDelayList(...args: Arg[]): Promise<[number, ...(string | null)[]]>;
   dqDelayPresence(...args: Arg[]): Promise<number>;
 }
@@ -237,16 +239,31 @@ export class DelayQueueStore {
     return this.scripts.dqDelayDeadDelete(k.dead, k.jobs, k.errors, ...ids);
   }
 
-  /** A type's tasks by state (O(log n)); `done` counts the remembered finished ids (at most keepDone). */
+  /**
+   * A type's tasks by state; `done` counts the remembered finished ids (at most keepDone). O(log n), plus
+   * one count per chunk of the waiting set holding ready tasks, 256 chunks per script call (a backlog of
+   * 1,000,000 ready tasks: 31 short calls, not one long one).
+   */
   async counts(type: string): Promise<{ delayed: number; ready: number; running: number; dead: number; done: number }> {
     const k = this.keys(type);
-    const [, delayed, ready, running, dead, done] = (await this.scripts.dqDelayCounts(k.waiting, k.active, k.dead, k.done)).map(Number);
-    return { delayed, ready, running, dead, done };
+    const [now, total, readyFirst, running, dead, done, firstRank] = (await this.scripts.dqDelayCounts(k.waiting, k.active, k.dead, k.done)).map(Number);
+    let ready = readyFirst;
+    for (let rank = firstRank; rank >= 0; ) {
+      const [more, next] = (await this.scripts.dqDelayCountReady(k.waiting, now, rank)).map(Number);
+      ready += more;
+      rank = next;
+    }
+    return { delayed: Math.max(0, total - ready), ready, running, dead, done };
   }
 
-  /** One page of a type's tasks in a state other than dead (see `deadList`), earliest due first. */
-  async list(type: string, state: 'ready' | 'delayed' | 'running' | 'done', offset: number, limit: number): Promise<ListedTask[]> {
+  /**
+   * One page of a type's tasks in a state other than dead (see `deadList`), earliest due first. Waiting
+   * (ready, delayed, or 'all' of them) ones are read in bounded steps, `offset` skipped by pages (see `waitingSlice`); running
+   * and done ones in O(log n + limit).
+   */
+  async list(type: string, state: WaitingRange | 'running' | 'done', offset: number, limit: number): Promise<ListedTask[]> {
     const k = this.keys(type);
+    if (state !== 'running' && state !== 'done') return this.withRecords(type, await waitingSlice(this.client, k.waiting, state, offset, limit));
     const [, ...flat] = await this.scripts.dqDelayList(k.waiting, k.active, k.jobs, k.done, k.running, state, offset, limit);
     const out: ListedTask[] = [];
     for (let i = 0; i < flat.length; i += 4) {
@@ -258,6 +275,20 @@ export class DelayQueueStore {
       });
     }
     return out;
+  }
+
+  /**
+   * The first `limit` waiting tasks of a range after the cursor (null: from the start), in (due,
+   * submission) order, with their records: one page read in bounded steps (see `waitingPage`).
+   */
+  async waitingPage(type: string, range: WaitingRange, after: WaitingCursor | null, limit: number): Promise<(ListedTask & WaitingRow)[]> {
+    return this.withRecords(type, await waitingPage(this.client, this.keys(type).waiting, range, after, limit));
+  }
+
+  private async withRecords(type: string, rows: WaitingRow[]): Promise<(ListedTask & WaitingRow)[]> {
+    if (rows.length === 0) return [];
+    const records = await this.client.hmget(this.keys(type).jobs, ...rows.map((r) => r.id));
+    return rows.map((row, i) => ({ ...row, record: records[i], attempt: null }));
   }
 
   /** Pauses or resumes a type for the whole fleet; a resume wakes the workers. */

@@ -206,3 +206,17 @@ export interface ListOptions {
   /** Tasks in the page, 1 to 1000. @default 100 */
   limit?: number;
 }
+
+/** A page of `listTaskPage`. */
+export interface PageOptions {
+  /** Where the page starts: the `next` of the page before. @default the first page */
+  cursor?: string;
+  /** Tasks in the page, 1 to 1000. @default 100 */
+  limit?: number;
+}
+
+/** What `listTaskPage` returns: the tasks and the cursor of the page after them (null after the last one). */
+export interface TaskPage<P = unknown> {
+  tasks: TaskInfo<P>[];
+  next: string | null;
+}

@@ -1,6 +1,7 @@
 import { routeDelayType } from '../distributed-queue.constants';
 import type { DelayQueueStore, ListedTask } from '../delay/delay-queue.store';
 import { decodeRecord } from '../delay/task-codec';
+import type { WaitingCursor } from '../delay/waiting-page';
 import type { OrderedDeadTask, TaskInfo } from '../interfaces';
 import type { PartitionHolding, RouteControlStore } from './route-control.store';
 import { partitionOf } from './route-keys';
@@ -85,13 +86,26 @@ function delayedInfo(row: ListedTask, partitions: number): TaskInfo {
   return info;
 }
 
-/** One page of the route queue's delayed tasks: those due now first (about to enter), then by due time. */
+/**
+ * One page of the route queue's delayed tasks by due time (those due now, about to enter, come first):
+ * the internal delay type's waiting set read in bounded steps (see delay/waiting-page.ts).
+ */
 async function listDelayed(control: RouteControlStore, delay: DelayQueueStore, offset: number, limit: number): Promise<TaskInfo[]> {
   const type = routeDelayType(control.route.options.qId);
-  const [{ ready }, partitions] = await Promise.all([delay.counts(type), control.partitions()]);
-  const rows = offset < ready ? await delay.list(type, 'ready', offset, limit) : [];
-  if (rows.length < limit) rows.push(...(await delay.list(type, 'delayed', Math.max(0, offset - ready), limit - rows.length)));
+  const [rows, partitions] = await Promise.all([delay.list(type, 'all', offset, limit), control.partitions()]);
   return rows.map((row) => delayedInfo(row, partitions));
+}
+
+/**
+ * The route queue's delayed tasks after a cursor (null: from the start), by due time, read in bounded
+ * steps like `listDelayed`, each with its cursor position (`due`, `seq`) for the next page.
+ */
+export async function listOrderedDelayedAfter(
+  control: RouteControlStore, delay: DelayQueueStore, after: WaitingCursor | null, limit: number,
+): Promise<{ task: TaskInfo; at: WaitingCursor }[]> {
+  const type = routeDelayType(control.route.options.qId);
+  const [rows, partitions] = await Promise.all([delay.waitingPage(type, 'all', after, limit), control.partitions()]);
+  return rows.map((row) => ({ task: delayedInfo(row, partitions), at: { due: row.due, seq: row.seq } }));
 }
 
 /**

@@ -46,9 +46,25 @@ export function toDue({ delay, runAt }: Pick<SubmitOptions, 'delay' | 'runAt'>):
     }
     return { at };
   }
-  const ms = delay ?? 0;
+  const ms = delay === undefined ? 0 : delay;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0 || ms > MAX_DELAY_MS) {
     throw new InvalidSubmitOptionsError('delay', `must be a non-negative number of milliseconds, at most ${MAX_DELAY_MS} (100 years), got ${quote(delay)}`);
   }
   return { delay: ms };
+}
+
+/**
+ * The due time of a reschedule request as JSON sends it, `{ "delayMs": ms }` or `{ "runAt": epoch ms }`
+ * (the dashboard's API): exactly one of them, checked by `toDue` as a submit's `delay` / `runAt` are.
+ * @throws InvalidSubmitOptionsError for anything else (no coercion: null, '', [], true, '1000' are refused)
+ */
+export function dueOfRequest(body: unknown): Due {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new InvalidSubmitOptionsError('body', `must be { "delayMs": ms } or { "runAt": epoch ms }, got ${quote(body)}`);
+  }
+  checkOptionNames(body, ['delayMs', 'runAt'], 0);
+  const { delayMs, runAt } = body as { delayMs?: unknown; runAt?: unknown };
+  if (!('delayMs' in body) && !('runAt' in body)) throw new InvalidSubmitOptionsError('delayMs', 'give delayMs or runAt');
+  if ('delayMs' in body && delayMs === undefined) throw new InvalidSubmitOptionsError('delayMs', 'must be a number of milliseconds');
+  return toDue({ delay: 'delayMs' in body ? (delayMs as number) : undefined, runAt: 'runAt' in body ? (runAt as number) : undefined });
 }

@@ -4,14 +4,15 @@ import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
 import { InvalidArgumentError, RouteNotConfiguredError } from '../errors';
 import { quote } from '../errors/quote';
-import type { DeadTask, ListOptions, OrderedDeadTask, RouteStatus, TaskActivity, TaskCounts, TaskInfo, TaskState } from '../interfaces';
+import type { DeadTask, ListOptions, PageOptions, TaskPage, OrderedDeadTask, RouteStatus, TaskActivity, TaskCounts, TaskInfo, TaskState } from '../interfaces';
 import { EventStreams } from '../events/event-streams';
 import { DelayQueueStore } from '../delay/delay-queue.store';
 import { decodeError, decodeRecord } from '../delay/task-codec';
 import { readOrderedDead, readRouteStatus, redriveOrderedDead } from '../route/route-status';
 import type { RouteStore } from '../route/route.store';
 import { RouteControlStore } from '../route/route-control.store';
-import { listOrderedTasks } from '../route/route-listing';
+import { listOrderedDelayedAfter, listOrderedTasks } from '../route/route-listing';
+import { decodeCursor, encodeCursor } from './list-cursor';
 import { isOrderedType } from './type-kind';
 import { newRequestId } from '../runtime/request-id';
 import { checkId } from './task-input';
@@ -29,6 +30,12 @@ function taskInfo<P>(id: string, type: string, state: TaskState, record: string 
 }
 
 const LISTED_STATES: TaskState[] = ['delayed', 'ready', 'running', 'dead', 'done'];
+
+/** Checks a listing's state and limit. @throws InvalidArgumentError */
+function checkPage(state: TaskState, limit: number): void {
+  if (!LISTED_STATES.includes(state)) throw new InvalidArgumentError('state', `must be one of ${LISTED_STATES.join(', ')}, got ${quote(state)}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
+}
 
 function parseJson(json: string): unknown {
   try {
@@ -80,8 +87,11 @@ export class TaskInspectorService {
 
   /**
    * One page of a delay-queue type's tasks in a state: waiting ones by due time (then submission), running
-   * ones by lease, dead ones oldest death first, done ones newest first. O(offset + limit) in Redis (delayed
-   * and ready: per chunk of 128 waiting tasks read, merged in order); a page past the end is empty.
+   * ones by lease, dead ones oldest death first, done ones newest first; a page past the end is empty.
+   * Running, dead and done: O(log n + limit) in Redis. Delayed and ready: the waiting set is kept in chunks
+   * of 128 tasks by submission, so a page in due order is a merge, read in bounded steps (no call blocks
+   * Redis, at any size; see `listTaskPage`), and `offset` tasks are skipped by walking pages: O(offset)
+   * work spread over steps. To browse deep, use `listTaskPage`, whose cursor spares the walk.
    *
    * For an ordered type, the tasks of its route queue, which all its ordered types share: each TaskInfo
    * carries the task's own `type`, its `key` and `partition`. Partitions are paged in order (each: waiting
@@ -95,9 +105,14 @@ export class TaskInspectorService {
   ): Promise<TaskInfo<P>[]> {
     const name = checkedTypeOf(type);
     const { offset = 0, limit = 100 } = page ?? {};
-    if (!LISTED_STATES.includes(state)) throw new InvalidArgumentError('state', `must be one of ${LISTED_STATES.join(', ')}, got ${quote(state)}`);
+    checkPage(state, limit);
     if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
+    return this.listAt<P>(type, state, offset, limit);
+  }
+
+  /** listTasks() without checks (a page of listTaskPage asks for one task more, to know whether one follows). */
+  private async listAt<P>(type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown'>, offset: number, limit: number): Promise<TaskInfo<P>[]> {
+    const name = checkedTypeOf(type);
     if (this.isOrdered(type)) {
       if (!this.routeControl) throw new RouteNotConfiguredError('listTasks() of an ordered type');
       return state === 'done' ? [] : ((await listOrderedTasks(this.routeControl, this.store, state, offset, limit)) as TaskInfo<P>[]);
@@ -108,6 +123,44 @@ export class TaskInspectorService {
     }
     const rows = await this.store.list(name, state, offset, limit);
     return rows.map(({ id, due, record, attempt }) => taskInfo<P>(id, name, state, record, due, attempt));
+  }
+
+  /**
+   * One page of a type's tasks in a state, as `listTasks` orders them, from a cursor: `next` is the
+   * cursor of the page after (null when no task follows this page's). Waiting tasks (delayed, ready, and an
+   * ordered type's delayed ones) are paged by position (after the due time and submission of the last
+   * task shown), so a page never walks the tasks before it: the chunks of the waiting set whose
+   * earliest due time comes before the page's last task are merged in bounded steps (at most 64 chunks
+   * of 128 tasks and about 1,000 tasks returned per call; other clients' commands run between steps). Other states page by offset in
+   * O(log n + limit) (route partitions: O(partitions + limit)). Tasks that move while pages are read may
+   * be skipped or shown twice, as in any live listing.
+   * @throws InvalidArgumentError for a bad state or limit, or a cursor that is not one of this state's
+   */
+  async listTaskPage<P = unknown>(
+    type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown'>, page: PageOptions = {},
+  ): Promise<TaskPage<P>> {
+    const name = checkedTypeOf(type);
+    const { cursor, limit = 100 } = page ?? {};
+    checkPage(state, limit);
+    const ordered = this.isOrdered(type);
+    const waiting = state === 'delayed' || (state === 'ready' && !ordered);
+    const from = decodeCursor(cursor, state, waiting);
+    if (!waiting) {
+      const offset = from && 'offset' in from ? from.offset : 0;
+      const tasks = await this.listAt<P>(type, state, offset, limit + 1);
+      return { tasks: tasks.slice(0, limit), next: tasks.length > limit ? encodeCursor({ state, offset: offset + limit }) : null };
+    }
+    const after = from && 'after' in from ? from.after : null;
+    let rows: { task: TaskInfo<P>; at: { due: number; seq: number } }[];
+    if (ordered) {
+      if (!this.routeControl) throw new RouteNotConfiguredError('listTaskPage() of an ordered type');
+      rows = (await listOrderedDelayedAfter(this.routeControl, this.store, after, limit + 1)) as typeof rows;
+    } else {
+      const listed = await this.store.waitingPage(name, state as 'ready' | 'delayed', after, limit + 1);
+      rows = listed.map((row) => ({ task: taskInfo<P>(row.id, name, state, row.record, row.due, null), at: { due: row.due, seq: row.seq } }));
+    }
+    const shown = rows.slice(0, limit);
+    return { tasks: shown.map((r) => r.task), next: rows.length > limit ? encodeCursor({ state, after: shown[shown.length - 1].at }) : null };
   }
 
   /** The task's state: delayed, ready, running, done (among the last `keepDone`), dead or unknown. */

@@ -134,54 +134,21 @@ local function wsPop(ws, count)
   return members
 end
 
--- The number of waiting tasks, and of those due at `now` or earlier (one ZCOUNT per chunk holding one).
-local function wsCounts(ws, now)
-  local total = tonumber(redis.call('GET', ws .. ':n') or '0')
+-- The number of tasks due at `now` or earlier in the chunks of index ranks `start` to `start + count - 1`
+-- (one ZCOUNT per chunk holding one), and the rank to go on from (-1: no chunk after them holds one).
+-- NOTE: a bounded step: counts-4.lua and count-ready-1.lua call it for `count` chunks at a time.
+local function wsCountReady(ws, now, start, count)
   local ready = 0
-  for _, chunk in ipairs(redis.call('ZRANGEBYSCORE', ws, '-inf', now)) do
-    ready = ready + redis.call('ZCOUNT', wsChunkKey(ws, chunk), '-inf', now)
+  local chunks = redis.call('ZRANGE', ws, start, start + count - 1, 'WITHSCORES')
+  for i = 1, #chunks, 2 do
+    if tonumber(chunks[i + 1]) > now then return ready, -1 end
+    ready = ready + redis.call('ZCOUNT', wsChunkKey(ws, chunks[i]), '-inf', now)
   end
-  return total, ready
+  if #chunks < count * 2 then return ready, -1 end
+  return ready, start + count
 end
 
--- Tasks `offset + 1` to `offset + limit` (in due, submission order) of those scored in [from, to] (Redis
--- range texts, e.g. '(123'); `toNumber` is `to` as a number. Returns members and dues. The chunks are
--- merged in their index order until the next chunk's head comes after the page: O(chunks read * page).
-local function wsPage(ws, from, to, toNumber, offset, limit)
-  local need = offset + limit
-  local found = {}
-  local function before(a, b)
-    if a.due ~= b.due then return a.due < b.due end
-    if a.chunk ~= b.chunk then return a.chunk < b.chunk end
-    return a.pos < b.pos
-  end
-  local start, done = 0, false
-  while not done do
-    local chunks = redis.call('ZRANGE', ws, start, start + 99, 'WITHSCORES')
-    if #chunks == 0 then break end
-    for i = 1, #chunks, 2 do
-      local head = tonumber(chunks[i + 1])
-      if head > toNumber or (#found >= need and head > found[need].due) then
-        done = true
-        break
-      end
-      local got = redis.call('ZRANGEBYSCORE', wsChunkKey(ws, chunks[i]), from, to, 'WITHSCORES', 'LIMIT', 0, need)
-      local chunkNo = splitSeqTag(chunks[i])
-      for j = 1, #got, 2 do
-        found[#found + 1] = { due = tonumber(got[j + 1]), text = got[j + 1], chunk = chunkNo, pos = j, member = got[j] }
-      end
-      table.sort(found, before)
-      for j = #found, need + 1, -1 do found[j] = nil end
-    end
-    start = start + 100
-  end
-  local members, dues = {}, {}
-  for i = offset + 1, #found do
-    members[#members + 1] = found[i].member
-    dues[#dues + 1] = found[i].text
-  end
-  return members, dues
-end
+-- NOTE: pages in due order are read by delay/list-waiting-1.lua, a bounded step per call.
 
 -- Moves up to `count` members of a waiting set written by an earlier version (one ZSET of members) into
 -- the chunks; returns how many.
