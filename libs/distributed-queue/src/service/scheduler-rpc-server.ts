@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'http';
 import type { DelayQueueStore } from '../delay/delay-queue.store';
-import { DistributedQueueError, InvalidArgumentError } from '../errors';
+import { DistributedQueueError, InvalidArgumentError, TypeOwnedError } from '../errors';
 import { assertTaskType } from '../options/resolve-options';
 import { httpErrorOf } from '../errors/http-status';
 import { authenticate, type ReplayGuard } from './replay-guard';
@@ -13,10 +13,17 @@ const MAX_CALL_BYTES = 64 * 1024 * 1024;
 
 interface Answer {
   status: number;
-  body: { ok: true; result: unknown } | { ok: false; error: { name: string; message: string } };
+  body: { ok: true; result: unknown } | { ok: false; error: { name: string; message: string; [field: string]: unknown } };
 }
 
 const failure = (status: number, name: string, message: string): Answer => ({ status, body: { ok: false, error: { name, message } } });
+
+/** A library error's answer, with the fields the application needs to throw the same error (`SchedulerRpcClient`). */
+function errorAnswer(status: number, error: Error): Answer {
+  const answer = failure(status, error.name, error.message);
+  if (error instanceof TypeOwnedError && !answer.body.ok) Object.assign(answer.body.error, { type: error.type, owner: error.owner, app: error.app });
+  return answer;
+}
 
 const isDue = (due: unknown): boolean =>
   !!due && typeof due === 'object' && (Number.isFinite((due as { delay?: number }).delay) || Number.isFinite((due as { at?: number }).at));
@@ -49,7 +56,7 @@ export class SchedulerRpcServer {
   async handle(req: IncomingRequest, res: ServerResponse): Promise<void> {
     const answer = await this.answer(req).catch((error: Error) => {
       const known = httpErrorOf(error);
-      if (known) return failure(known.status, error.name, error.message);
+      if (known) return errorAnswer(known.status, error);
       return failure(error instanceof DistributedQueueError ? 400 : 503, error.name, error.message);
     });
     res.statusCode = answer.status;
