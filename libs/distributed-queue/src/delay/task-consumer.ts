@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { CorruptTaskError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import { CorruptTaskError, DeliveryFailedError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
@@ -377,7 +377,9 @@ export class TaskConsumer {
     const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;
     try {
-      const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message });
+      // NOTE: service mode: the failed delivery's instance is kept with the error, so the retry avoids it.
+      const instance = error instanceof DeliveryFailedError ? error.instance : undefined;
+      const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message, instance });
       this.events.outcome(task, outcome, error);
       const level = outcome === 'dead' ? 'error' : 'warn';
       this.logger[level]?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);

@@ -23,9 +23,6 @@ export function pickInstance<T>(instances: readonly T[], id: string, attempt: nu
   return avoid?.(picked) && instances.length > 1 ? instances[(first + 1) % instances.length] : picked;
 }
 
-/** Failed tasks remembered with the instance that failed them (the retry goes elsewhere). */
-const MAX_REMEMBERED_FAILURES = 10_000;
-
 function errorText(text: string): string {
   try {
     const body = JSON.parse(text) as { error?: { name?: string; message?: string } };
@@ -61,8 +58,6 @@ function settle(pending: Pending, error: Error | null, result?: unknown): void {
 export class HttpDelivery implements TaskHandler {
   private readonly queued = new Map<string, { instance: ServiceInstance; items: Pending[] }>();
   private flushScheduled = false;
-  /** Task id -> the instance its last attempt failed on. */
-  private readonly failedOn = new Map<string, string>();
 
   constructor(
     private readonly app: string,
@@ -73,27 +68,20 @@ export class HttpDelivery implements TaskHandler {
     /** How long past `timeoutMs` the request may take. */
     private readonly graceMs: number,
     private readonly instances: () => readonly ServiceInstance[],
+    /**
+     * The instance a task's last recorded failure was on: kept with the task in Redis by the script that
+     * scheduled the retry (`DeliveryFailedError.instance`), so every scheduler replica avoids it.
+     */
+    private readonly lastFailedOn: (id: string) => Promise<string | null>,
   ) {}
 
-  handle(task: Task, signal: AbortSignal): Promise<unknown> {
-    const failedOn = this.failedOn.get(task.id);
+  async handle(task: Task, signal: AbortSignal): Promise<unknown> {
+    // NOTE: a first attempt has no failure to avoid: no read.
+    const failedOn = task.attempt > 1 ? await this.lastFailedOn(task.id).catch(() => null) : null;
     const instance = pickInstance(this.instances(), task.id, task.attempt, (i) => i.id === failedOn);
-    if (!instance) return Promise.reject(new NoLiveInstanceError(this.app));
+    if (!instance) throw new NoLiveInstanceError(this.app);
     return new Promise((resolve, reject) => {
-      const pending: Pending = {
-        task,
-        resolve: (result) => {
-          this.failedOn.delete(task.id);
-          resolve(result);
-        },
-        reject: (error) => {
-          this.failedOn.delete(task.id);
-          if (this.failedOn.size >= MAX_REMEMBERED_FAILURES) this.failedOn.delete(this.failedOn.keys().next().value!);
-          this.failedOn.set(task.id, instance.id);
-          reject(error);
-        },
-        settled: false,
-      };
+      const pending: Pending = { task, resolve, reject, settled: false };
       // NOTE: the consumer aborts on its timeout, a cancel or a lost lease; the request goes on for the others.
       signal.addEventListener('abort', () => settle(pending, signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason))), { once: true });
       let group = this.queued.get(instance.id);

@@ -46,7 +46,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     private readonly orchestrator: DistributedQueueOrchestrator,
     private readonly explorer: DistributedQueueExplorer,
     private readonly subscriber: EventSubscriber,
-    store: DelayQueueStore,
+    private readonly store: DelayQueueStore,
     @Inject(DISTRIBUTED_QUEUE_REDIS) redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {
@@ -149,7 +149,9 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
 
   private async start(type: string, app: string, registered: ServiceTypeOptions): Promise<void> {
     const scheduler = this.options.scheduler!;
-    const handler = new HttpDelivery(app, type, scheduler.secret, registered.timeoutMs, scheduler.deliveryGraceMs, () => this.instances.get(app) ?? []);
+    const handler = new HttpDelivery(
+      app, type, scheduler.secret, registered.timeoutMs, scheduler.deliveryGraceMs, () => this.instances.get(app) ?? [], (id) => this.store.lastFailedOn(type, id),
+    );
     const options = mergeWorkerOptions(this.options.defaults, {
       concurrency: registered.concurrency,
       maxAttempts: registered.maxAttempts,
