@@ -43,4 +43,28 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode retri
     }
     expect(wrong).toEqual([]);
   });
+  it('the only instance SIGKILLed: its refused connections spend no attempt; tasks wait, none dead, each runs once an instance is back', async () => {
+    const prefix = uniquePrefix('svc-refused');
+    const options = { concurrency: 8, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 100 } };
+    // NOTE: a long heartbeat TTL (3 x 3 s): the registry alone would keep the dead instance for up to 9 s.
+    const slow = { DQ_HEARTBEAT_MS: '3000' };
+    const [scheduler, first] = await Promise.all([
+      startScheduler(target, prefix),
+      startClient(target, prefix, { app: 'mail', instance: 'mail-1', types: ['mail.send'], workerOptions: options, env: slow }),
+    ]);
+    await waitFor(async () => (await liveInstances(scheduler, 'mail')) === 1, { timeoutMs: 10_000 });
+    first.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    const ids = Array.from({ length: 40 }, (_, i) => `m${i}`);
+    for (const id of ids) expect((await api(scheduler, 'POST', '/api/tasks', { type: 'mail.send', id, payload: {} })).status).toBe(201);
+    // Until the registry drops it (at once: the refusal removes it), then every task waits or is dead.
+    await waitFor(async () => (await liveInstances(scheduler, 'mail')) === 0, { timeoutMs: 15_000, message: 'the dead instance dropped' });
+    await waitFor(async () => (await states(scheduler, 'mail.send', ids)).every((s) => s === 'ready' || s === 'dead'), { timeoutMs: 15_000 });
+    expect(await states(scheduler, 'mail.send', ids)).toEqual(ids.map(() => 'ready'));
+    expect(scheduler.output()).toMatch(/instance mail-1 of "mail" refused the connection/);
+    const second = await startClient(target, prefix, { app: 'mail', instance: 'mail-2', types: ['mail.send'], workerOptions: options });
+    await waitFor(() => runs(second, 'done').length >= ids.length, { timeoutMs: 15_000, message: 'every task ran on the new instance' });
+    expect(runs(second).map((r: RunReport) => [r.id, r.attempt]).sort()).toEqual(ids.map((id) => [id, 1]).sort());
+    await waitFor(async () => (await states(scheduler, 'mail.send', ids)).every((s) => s === 'done'), { timeoutMs: 10_000, message: 'every task done' });
+  });
 });

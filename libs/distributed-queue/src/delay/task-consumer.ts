@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { CorruptTaskError, DeliveryFailedError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import { CorruptTaskError, DeliveryFailedError, DeliveryNotMadeError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
@@ -182,7 +182,7 @@ export class TaskConsumer {
     this.settling++;
     this.store
       .release(this.type, held)
-      .catch((error: Error) => this.logger.warn?.(`[${this.type}] shutdown hand-back failed (leases will expire): ${error.message}`))
+      .catch((error: Error) => this.logger.warn?.(`[${this.type}] hand-back failed (leases will expire): ${error.message}`))
       .finally(() => {
         this.settling--;
         this.idle.check();
@@ -363,6 +363,12 @@ export class TaskConsumer {
     if (!error) {
       this.acks.push([task.reservation.id, task.reservation.token]);
       this.events.emit(task, 'completed', undefined, result);
+      this.afterSlotFreed();
+      return;
+    }
+    if (error instanceof DeliveryNotMadeError) {
+      // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
+      this.handBack([heldOf(task)]);
       this.afterSlotFreed();
       return;
     }

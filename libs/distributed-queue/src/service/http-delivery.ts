@@ -1,8 +1,8 @@
 import { randomBytes } from 'crypto';
-import { DeliveryFailedError, NoLiveInstanceError } from '../errors';
+import { DeliveryFailedError, DeliveryNotMadeError, NoLiveInstanceError } from '../errors';
 import type { Task, TaskHandler } from '../interfaces';
 import { MAX_BATCH, type DeliveryBatch, type DeliveryResult } from './delivery-signature';
-import { noAnswerReason, signedPost } from './signed-post';
+import { isConnectionRefused, noAnswerReason, signedPost } from './signed-post';
 import type { ServiceInstance } from './service-registry';
 
 /** FNV-1a of a string: spreads task ids over instances the same way in every replica. */
@@ -22,6 +22,12 @@ export function pickInstance<T>(instances: readonly T[], id: string, attempt: nu
   const picked = instances[first];
   return avoid?.(picked) && instances.length > 1 ? instances[(first + 1) % instances.length] : picked;
 }
+
+/**
+ * With no live instance left, a task is handed back after this pause (or the consumer's abort), not at once:
+ * the consumer would take it again straight away until the scheduler stops the type's consumer.
+ */
+const NO_INSTANCE_PAUSE_MS = 200;
 
 function errorText(text: string): string {
   try {
@@ -73,13 +79,21 @@ export class HttpDelivery implements TaskHandler {
      * scheduled the retry (`DeliveryFailedError.instance`), so every scheduler replica avoids it.
      */
     private readonly lastFailedOn: (id: string) => Promise<string | null>,
+    /** Told when an instance refused the connection: it gets no more deliveries (see `ServiceScheduler`). */
+    private readonly refused: (instance: ServiceInstance) => void,
   ) {}
 
   async handle(task: Task, signal: AbortSignal): Promise<unknown> {
     // NOTE: a first attempt has no failure to avoid: no read.
     const failedOn = task.attempt > 1 ? await this.lastFailedOn(task.id).catch(() => null) : null;
     const instance = pickInstance(this.instances(), task.id, task.attempt, (i) => i.id === failedOn);
-    if (!instance) throw new NoLiveInstanceError(this.app);
+    if (!instance) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, NO_INSTANCE_PAUSE_MS);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      throw new NoLiveInstanceError(this.app);
+    }
     return new Promise((resolve, reject) => {
       const pending: Pending = { task, resolve, reject, settled: false };
       // NOTE: the consumer aborts on its timeout, a cancel or a lost lease; the request goes on for the others.
@@ -118,7 +132,10 @@ export class HttpDelivery implements TaskHandler {
       await this.readResults(response.body, items, instance);
       fail(200, 'the instance answered no result for the task');
     } catch (error) {
-      fail(0, noAnswerReason(error));
+      if (!isConnectionRefused(error)) return fail(0, noAnswerReason(error));
+      // NOTE: nothing reached the instance: not an attempt; the tasks go back and the instance gets no more.
+      items.forEach((p) => settle(p, new DeliveryNotMadeError(this.app, instance.id, 'the instance refused the connection')));
+      this.refused(instance);
     }
   }
 

@@ -151,6 +151,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     const scheduler = this.options.scheduler!;
     const handler = new HttpDelivery(
       app, type, scheduler.secret, registered.timeoutMs, scheduler.deliveryGraceMs, () => this.instances.get(app) ?? [], (id) => this.store.lastFailedOn(type, id),
+      (instance) => this.instanceRefused(app, instance),
     );
     const options = mergeWorkerOptions(this.options.defaults, {
       concurrency: registered.concurrency,
@@ -163,6 +164,19 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     this.explorer.addRuntimeType(type);
     await this.orchestrator.addConsumer(type, handler, options);
     this.logger.log(`Service mode: delivering "${type}" to "${app}" (${this.instances.get(app)?.length ?? 0} live instances)`);
+  }
+
+  /**
+   * An instance refused a delivery's connection (nothing listens: it died): no more deliveries to it from
+   * this replica at once, and it is removed from the registry, which tells every replica. A live instance
+   * registers again with its next heartbeat.
+   */
+  private instanceRefused(app: string, instance: ServiceInstance): void {
+    const live = this.instances.get(app);
+    if (!live?.some((i) => i.id === instance.id)) return;
+    this.instances.set(app, live.filter((i) => i.id !== instance.id));
+    this.logger.warn(`Service mode: instance ${instance.id} of "${app}" refused the connection: removed from the registry (its tasks wait for a live instance)`);
+    this.registry.leave(app, instance.id).catch((error: Error) => this.logger.warn(`Service mode: could not remove instance ${instance.id}: ${error.message}`));
   }
 
   async beforeApplicationShutdown(): Promise<void> {
