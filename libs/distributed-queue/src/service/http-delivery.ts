@@ -1,7 +1,7 @@
 import { randomBytes } from 'crypto';
 import { DeliveryFailedError, DeliveryNotMadeError, NoLiveInstanceError } from '../errors';
 import type { Task, TaskHandler } from '../interfaces';
-import { MAX_BATCH, type DeliveryBatch, type DeliveryResult } from './delivery-signature';
+import { MAX_BATCH, type DeliveryBody, type DeliveryResult } from './delivery-signature';
 import { isConnectionRefused, noAnswerReason, signedPost } from './signed-post';
 import type { ServiceInstance } from './service-registry';
 
@@ -39,9 +39,40 @@ function errorText(text: string): string {
   return text.slice(0, 200) || 'no body';
 }
 
+/** The request limit of an application registered by a version without `maxRequestBytes` (Express's default). */
+const LEGACY_MAX_REQUEST_BYTES = 100 * 1024;
+/** `{"deliveries":[` and `]}` around the tasks' JSON, joined by commas: `JSON.stringify` of the batch. */
+const BATCH_HEAD = '{"deliveries":[';
+const BATCH_TAIL = ']}';
+
+/**
+ * Splits tasks (each with its JSON's size in bytes) into requests of at most `maxCount` tasks and at most
+ * `maxBytes` bytes of body, in order. A task too big for any request on its own gets a request of its own.
+ */
+export function splitBatches<T extends { bytes: number }>(items: readonly T[], maxCount: number, maxBytes: number): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let size = BATCH_HEAD.length + BATCH_TAIL.length;
+  for (const item of items) {
+    const added = item.bytes + (current.length > 0 ? 1 : 0);
+    if (current.length > 0 && (current.length >= maxCount || size + added > maxBytes)) {
+      batches.push(current);
+      current = [];
+      size = BATCH_HEAD.length + BATCH_TAIL.length;
+    }
+    size += item.bytes + (current.length > 0 ? 1 : 0);
+    current.push(item);
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
 /** A task handed to the delivery, until its result line (or a failure) settles it. */
 interface Pending {
   task: Task;
+  /** Its delivery's JSON, and that text's size in bytes. */
+  json: string;
+  bytes: number;
   resolve(result: unknown): void;
   reject(error: Error): void;
   settled: boolean;
@@ -57,7 +88,7 @@ function settle(pending: Pending, error: Error | null, result?: unknown): void {
 /**
  * The scheduler's handler of one registered type: POSTs due tasks, signed, to live instances of the owning
  * application. Tasks handed over in the same tick for the same instance go in one request (at most
- * `MAX_BATCH`), and each settles when its result line comes back: 200 is done (its `result` is the task's
+ * `MAX_BATCH` tasks and `maxRequestBytes` bytes, the limit the application registered), and each settles when its result line comes back: 200 is done (its `result` is the task's
  * result); any other status, a refused or failed request, a connection error or no answer within
  * `timeoutMs` + grace throws `DeliveryFailedError`: a failed attempt.
  */
@@ -81,6 +112,8 @@ export class HttpDelivery implements TaskHandler {
     private readonly lastFailedOn: (id: string) => Promise<string | null>,
     /** Told when an instance refused the connection: it gets no more deliveries (see `ServiceScheduler`). */
     private readonly refused: (instance: ServiceInstance) => void,
+    /** The largest request body the application's instances take (registered with the type). */
+    private readonly maxRequestBytes = LEGACY_MAX_REQUEST_BYTES,
   ) {}
 
   async handle(task: Task, signal: AbortSignal): Promise<unknown> {
@@ -95,7 +128,9 @@ export class HttpDelivery implements TaskHandler {
       throw new NoLiveInstanceError(this.app);
     }
     return new Promise((resolve, reject) => {
-      const pending: Pending = { task, resolve, reject, settled: false };
+      const body: DeliveryBody = { type: task.type, id: task.id, attempt: task.attempt, dueAt: task.dueAt, payload: task.payload, timeoutMs: this.timeoutMs };
+      const json = JSON.stringify(body);
+      const pending: Pending = { task, json, bytes: Buffer.byteLength(json), resolve, reject, settled: false };
       // NOTE: the consumer aborts on its timeout, a cancel or a lost lease; the request goes on for the others.
       signal.addEventListener('abort', () => settle(pending, signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason))), { once: true });
       let group = this.queued.get(instance.id);
@@ -111,17 +146,18 @@ export class HttpDelivery implements TaskHandler {
   private flush(): void {
     this.flushScheduled = false;
     for (const { instance, items } of this.queued.values()) {
-      for (let i = 0; i < items.length; i += MAX_BATCH) void this.send(instance, items.slice(i, i + MAX_BATCH));
+      for (const batch of splitBatches(items, MAX_BATCH, this.maxRequestBytes)) void this.send(instance, batch);
     }
     this.queued.clear();
   }
 
   private async send(instance: ServiceInstance, items: Pending[]): Promise<void> {
     const fail = (status: number, detail: string): void => items.forEach((p) => settle(p, new DeliveryFailedError(this.app, instance.id, status, detail)));
-    const batch: DeliveryBatch = {
-      deliveries: items.map(({ task }) => ({ type: task.type, id: task.id, attempt: task.attempt, dueAt: task.dueAt, payload: task.payload, timeoutMs: this.timeoutMs })),
-    };
-    const text = JSON.stringify(batch);
+    const text = BATCH_HEAD + items.map((p) => p.json).join(',') + BATCH_TAIL;
+    if (Buffer.byteLength(text) > this.maxRequestBytes) {
+      // NOTE: one task bigger than the application takes (submitted elsewhere, with a larger maxPayloadBytes).
+      return fail(413, `the task is larger than the ${this.maxRequestBytes} bytes the application takes (service.maxRequestBytes): submit smaller payloads`);
+    }
     const delivery = `${this.type}:${randomBytes(9).toString('hex')}`;
     try {
       const response = await signedPost(instance.url, this.secret, delivery, text, AbortSignal.timeout(this.timeoutMs + this.graceMs));

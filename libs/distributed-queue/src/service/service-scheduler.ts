@@ -51,7 +51,9 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {
     this.registry = new ServiceRegistry(redis, options.keyPrefix);
-    this.rpc = new SchedulerRpcServer(options.scheduler?.secret ?? '', this.registry, store, redisReplayGuard(redis, options.keyPrefix, 'rpc'));
+    this.rpc = new SchedulerRpcServer(
+      options.scheduler?.secret ?? '', this.registry, store, redisReplayGuard(redis, options.keyPrefix, 'rpc'), options.scheduler?.maxRequestBytes,
+    );
   }
 
   /** Answers a call of an application without Redis (`service.url`): see `SchedulerRpcServer`. */
@@ -151,7 +153,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     const scheduler = this.options.scheduler!;
     const handler = new HttpDelivery(
       app, type, scheduler.secret, registered.timeoutMs, scheduler.deliveryGraceMs, () => this.instances.get(app) ?? [], (id) => this.store.lastFailedOn(type, id),
-      (instance) => this.instanceRefused(app, instance),
+      (instance) => this.instanceRefused(app, instance), registered.maxRequestBytes,
     );
     const options = mergeWorkerOptions(this.options.defaults, {
       concurrency: registered.concurrency,
