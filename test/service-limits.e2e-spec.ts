@@ -44,6 +44,11 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode reque
     await waitFor(async () => (await states(scheduler, 'big', all)).every((s) => s === 'done' || s === 'dead'), { timeoutMs: 30_000, message: 'every task ended' });
     expect((await api(scheduler, 'GET', '/api/dead/big')).body.total).toBe(0);
     expect(runs(client, 'done').map((r) => r.id).sort()).toEqual([...all].sort());
+    // Past service.maxRequestBytes (4 MiB by default) the callback answers 413 in the library's shape, unread.
+    const body = JSON.stringify({ deliveries: [{ type: 'big', id: 'huge', attempt: 1, dueAt: Date.now(), payload: blob(4 * 1024 * 1024), timeoutMs: 1000 }] });
+    const refused = await fetch(`${client.url}/dq/deliveries`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(refused.status).toBe(413);
+    expect(await refused.json()).toEqual({ ok: false, error: { name: 'PayloadTooLargeError', message: 'the body is larger than 4194304 bytes' } });
   });
 
   it('the scheduler API takes a 200 kB payload; a body over its limit gets 413 as { error }', async () => {
@@ -59,6 +64,27 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode reque
     expect(tooBig.status).toBe(413);
     expect(tooBig.body).toEqual({ error: { name: 'PayloadTooLargeError', message: expect.stringMatching(/2097152 bytes/) } });
     expect((await api(scheduler, 'GET', '/api/tasks/big/huge')).body.state).toBe('unknown');
+  });
+
+  it('an application with a small maxRequestBytes: deliveries split to fit it; the API refuses a payload too big for it (PayloadTooLargeError)', async () => {
+    const prefix = uniquePrefix('svc-small-limit');
+    const env = { DQ_MAX_PAYLOAD_BYTES: '10000', DQ_MAX_REQUEST_BYTES: String(10_000 + 64 * 1024) };
+    const [scheduler, client] = await Promise.all([
+      startScheduler(target, prefix),
+      startClient(target, prefix, { app: 'shop', instance: 'shop-a', types: ['small'], workerOptions: { concurrency: 50, maxAttempts: 1 }, env }),
+    ]);
+    await waitFor(async () => (await liveInstances(scheduler, 'shop')) === 1, { timeoutMs: 10_000 });
+    // 40 tasks of 9 kB due together: 360 kB, at most 8 per request of 75,536 bytes.
+    const ids = Array.from({ length: 40 }, (_, i) => `s${i}`);
+    const runAt = Date.now() + 1500;
+    for (const id of ids) expect((await api(scheduler, 'POST', '/api/tasks', { type: 'small', id, runAt, payload: { blob: blob(9000) } })).status).toBe(201);
+    await waitFor(async () => (await states(scheduler, 'small', ids)).every((s) => s === 'done' || s === 'dead'), { timeoutMs: 20_000, message: 'every task ended' });
+    expect((await api(scheduler, 'GET', '/api/dead/small')).body.total).toBe(0);
+    expect(runs(client, 'done').map((r) => r.id).sort()).toEqual([...ids].sort());
+    const tooBig = await api(scheduler, 'POST', '/api/tasks', { type: 'small', id: 'big', payload: { blob: blob(70_000) } });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.error.name).toBe('PayloadTooLargeError');
+    expect((await api(scheduler, 'GET', '/api/tasks/small/big')).body.state).toBe('unknown');
   });
 
   it('a service.url application submits a 200 kB task through the scheduler; one over its limits is PayloadTooLargeError at submit', async () => {

@@ -27,8 +27,6 @@ export function installBodyGate(adapterHost: HttpAdapterHost | undefined, path: 
         const [status, name] = error instanceof BodyTooLargeError ? [413, 'PayloadTooLargeError'] : [400, 'BadRequest'];
         res.statusCode = status;
         res.setHeader('content-type', 'application/json');
-        // NOTE: what was not read is left unread: close the connection rather than read it all.
-        if (status === 413) res.setHeader('connection', 'close');
         res.end(JSON.stringify({ ok: false, error: { name, message: error.message } }));
       },
     );

@@ -1,4 +1,5 @@
-import { pickInstance, splitBatches } from './http-delivery';
+import { pickInstance } from './http-delivery';
+import { splitBatches } from './split-batches';
 
 describe('pickInstance', () => {
   const instances = ['a', 'b', 'c'];

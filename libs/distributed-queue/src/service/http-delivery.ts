@@ -3,6 +3,7 @@ import { DeliveryFailedError, DeliveryNotMadeError, NoLiveInstanceError } from '
 import type { Task, TaskHandler } from '../interfaces';
 import { MAX_BATCH, type DeliveryBody, type DeliveryResult } from './delivery-signature';
 import { isConnectionRefused, noAnswerReason, signedPost } from './signed-post';
+import { BATCH_HEAD, BATCH_TAIL, splitBatches } from './split-batches';
 import type { ServiceInstance } from './service-registry';
 
 /** FNV-1a of a string: spreads task ids over instances the same way in every replica. */
@@ -40,32 +41,7 @@ function errorText(text: string): string {
 }
 
 /** The request limit of an application registered by a version without `maxRequestBytes` (Express's default). */
-const LEGACY_MAX_REQUEST_BYTES = 100 * 1024;
-/** `{"deliveries":[` and `]}` around the tasks' JSON, joined by commas: `JSON.stringify` of the batch. */
-const BATCH_HEAD = '{"deliveries":[';
-const BATCH_TAIL = ']}';
-
-/**
- * Splits tasks (each with its JSON's size in bytes) into requests of at most `maxCount` tasks and at most
- * `maxBytes` bytes of body, in order. A task too big for any request on its own gets a request of its own.
- */
-export function splitBatches<T extends { bytes: number }>(items: readonly T[], maxCount: number, maxBytes: number): T[][] {
-  const batches: T[][] = [];
-  let current: T[] = [];
-  let size = BATCH_HEAD.length + BATCH_TAIL.length;
-  for (const item of items) {
-    const added = item.bytes + (current.length > 0 ? 1 : 0);
-    if (current.length > 0 && (current.length >= maxCount || size + added > maxBytes)) {
-      batches.push(current);
-      current = [];
-      size = BATCH_HEAD.length + BATCH_TAIL.length;
-    }
-    size += item.bytes + (current.length > 0 ? 1 : 0);
-    current.push(item);
-  }
-  if (current.length > 0) batches.push(current);
-  return batches;
-}
+export const LEGACY_MAX_REQUEST_BYTES = 100 * 1024;
 
 /** A task handed to the delivery, until its result line (or a failure) settles it. */
 interface Pending {

@@ -2,7 +2,7 @@ import { DelayQueueStore, type Due, type NewTask } from '../delay/delay-queue.st
 import type { CancelResult } from '../interfaces';
 import { PayloadTooLargeError } from '../errors';
 import { noRedis } from '../redis/no-redis';
-import { splitBatches } from './http-delivery';
+import { splitBatches } from './split-batches';
 import { DEFAULT_MAX_REQUEST_BYTES } from './request-body';
 import type { SchedulerRpcClient } from './scheduler-rpc-client';
 

@@ -9,7 +9,8 @@ import { EventSubscriber } from '../runtime/event-subscriber';
 import { shutdownCall } from '../runtime/graceful-stop';
 import type { ServerResponse } from 'http';
 import { DelayQueueStore } from '../delay/delay-queue.store';
-import { HttpDelivery } from './http-delivery';
+import { HttpDelivery, LEGACY_MAX_REQUEST_BYTES } from './http-delivery';
+import { REQUEST_OVERHEAD_BYTES } from './request-body';
 import { redisReplayGuard } from './replay-guard';
 import type { IncomingRequest } from './request-body';
 import { SchedulerRpcServer } from './scheduler-rpc-server';
@@ -74,6 +75,18 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   /** The application that owns `type` in the registry, or null (the HTTP API submits only owned types). */
   ownerOf(type: string): Promise<string | null> {
     return this.registry.ownerOf(type);
+  }
+
+  /**
+   * The largest payload (bytes of its JSON) a task of `type` may have to fit one delivery request of the
+   * owning application (the `service.maxRequestBytes` it registered, less room for the request's own
+   * fields); null when no application owns the type.
+   */
+  async payloadLimitOf(type: string): Promise<number | null> {
+    const owner = await this.registry.ownerOf(type);
+    if (owner === null) return null;
+    const registered = (await this.registry.types(owner))[type];
+    return (registered?.maxRequestBytes ?? LEGACY_MAX_REQUEST_BYTES) - REQUEST_OVERHEAD_BYTES;
   }
 
   /** Every registered application: its live instances and its types with their options. */
