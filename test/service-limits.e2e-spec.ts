@@ -23,6 +23,9 @@ const states = (scheduler: HttpChild, type: string, ids: string[]): Promise<stri
 
 const blob = (bytes: number): string => 'x'.repeat(bytes);
 
+// NOTE: each test starts several child processes, whose start is slow on a loaded machine.
+jest.setTimeout(180_000);
+
 describe.each(getTargets().map((t) => [t.name, t] as const))('service mode request sizes on %s', (_name, target) => {
   const apps = useAppsAndChildren();
 

@@ -18,6 +18,9 @@ const liveInstances = async (scheduler: HttpChild, app: string): Promise<number>
 const states = (scheduler: HttpChild, type: string, ids: string[]): Promise<string[]> =>
   Promise.all(ids.map(async (id) => (await api(scheduler, 'GET', `/api/tasks/${type}/${id}`)).body.state as string));
 
+// NOTE: each test starts several child processes, whose start is slow on a loaded machine.
+jest.setTimeout(180_000);
+
 describe.each(getTargets().map((t) => [t.name, t] as const))('service mode retries on %s', (_name, target) => {
   useAppsAndChildren();
 

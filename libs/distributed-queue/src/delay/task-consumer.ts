@@ -185,7 +185,8 @@ export class TaskConsumer {
       .catch((error: Error) => this.logger.warn?.(`[${this.type}] hand-back failed (leases will expire): ${error.message}`))
       .finally(() => {
         this.settling--;
-        this.idle.check();
+        if (this.stopping) this.idle.check();
+        else this.afterSlotFreed();
       });
   }
 
@@ -366,13 +367,9 @@ export class TaskConsumer {
       this.afterSlotFreed();
       return;
     }
-    if (error instanceof DeliveryNotMadeError) {
-      // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
-      this.handBack([heldOf(task)]);
-      this.afterSlotFreed();
-      return;
-    }
-    void this.recordFailure(task, error);
+    // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
+    if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)]);
+    else void this.recordFailure(task, error);
   }
 
   private async recordFailure(task: RunningTask, error: Error): Promise<void> {
@@ -383,7 +380,7 @@ export class TaskConsumer {
     const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;
     try {
-      // NOTE: service mode: the failed delivery's instance is kept with the error, so the retry avoids it.
+      // NOTE: service mode keeps the failed delivery's instance with the error: the retry avoids it.
       const instance = error instanceof DeliveryFailedError ? error.instance : undefined;
       const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message, instance });
       this.events.outcome(task, outcome, error);

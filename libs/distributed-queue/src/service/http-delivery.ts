@@ -64,9 +64,11 @@ function settle(pending: Pending, error: Error | null, result?: unknown): void {
 /**
  * The scheduler's handler of one registered type: POSTs due tasks, signed, to live instances of the owning
  * application. Tasks handed over in the same tick for the same instance go in one request (at most
- * `MAX_BATCH` tasks and `maxRequestBytes` bytes, the limit the application registered), and each settles when its result line comes back: 200 is done (its `result` is the task's
- * result); any other status, a refused or failed request, a connection error or no answer within
- * `timeoutMs` + grace throws `DeliveryFailedError`: a failed attempt.
+ * `MAX_BATCH` tasks and `maxRequestBytes` bytes, the limit the application registered), and each settles
+ * when its result line comes back: 200 is done (its `result` is the task's result); any other status, a
+ * refused or failed request, a connection error or no answer within `timeoutMs` + grace throws
+ * `DeliveryFailedError`: a failed attempt. A refused connection, or no live instance, throws
+ * `DeliveryNotMadeError`: the consumer hands the task back without counting the attempt.
  */
 export class HttpDelivery implements TaskHandler {
   private readonly queued = new Map<string, { instance: ServiceInstance; items: Pending[] }>();
