@@ -178,15 +178,16 @@ export class TaskConsumer {
     }
   }
 
-  private handBack(held: Held[]): void {
+  /** Releases reservations (no attempt counted); `thenTake`: look for work again once released. */
+  private handBack(held: Held[], thenTake = false): void {
     this.settling++;
     this.store
       .release(this.type, held)
       .catch((error: Error) => this.logger.warn?.(`[${this.type}] hand-back failed (leases will expire): ${error.message}`))
       .finally(() => {
         this.settling--;
-        if (this.stopping) this.idle.check();
-        else this.afterSlotFreed();
+        if (thenTake && !this.stopping) this.schedulePump();
+        this.idle.check();
       });
   }
 
@@ -368,7 +369,7 @@ export class TaskConsumer {
       return;
     }
     // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
-    if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)]);
+    if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)], true);
     else void this.recordFailure(task, error);
   }
 
