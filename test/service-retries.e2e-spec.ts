@@ -38,11 +38,14 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode retri
     for (const id of ids) expect((await api(id.length % 2 ? s1 : s2, 'POST', '/api/tasks', { type: 'charge', id, payload: { fail: true } })).status).toBe(201);
     await waitFor(async () => (await states(s1, 'charge', ids)).every((s) => s === 'dead'), { timeoutMs: 30_000, message: 'every task dead-lettered' });
     const all = [...runs(a), ...runs(b)];
+    const dead = new Map<string, { instance?: string }>((await api(s2, 'GET', '/api/dead/charge')).body.tasks.map((t: { id: string; error: object }) => [t.id, t.error]));
     const wrong: string[] = [];
     for (const id of ids) {
       const attempts = all.filter((r) => r.id === id).sort((x, y) => x.attempt - y.attempt);
       expect(attempts.map((r) => r.attempt)).toEqual([1, 2, 3]);
       for (let i = 1; i < attempts.length; i++) if (attempts[i].instance === attempts[i - 1].instance) wrong.push(`${id} attempt ${attempts[i].attempt} on ${attempts[i].instance}`);
+      // The dead letter's error names the instance its last attempt failed on.
+      expect(dead.get(id)?.instance).toBe(attempts[2].instance);
     }
     expect(wrong).toEqual([]);
   });
