@@ -48,7 +48,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service client sta
     await app.init();
     const registry = registryOf(prefix);
     expect(await registry.types('shop')).toEqual({
-      'order.close': { concurrency: 3, maxAttempts: 3, timeoutMs: 4000, backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 } },
+      'order.close': {
+        concurrency: 3, maxAttempts: 3, timeoutMs: 4000, backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 }, maxRequestBytes: 4 * 1024 * 1024,
+      },
     });
     expect(await registry.instances('shop')).toEqual([]);
     const health = app.get(DistributedQueueHealthIndicator);

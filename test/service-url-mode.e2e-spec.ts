@@ -1,6 +1,9 @@
-import { signDelivery } from 'nestjs-distributed-queue';
+import { Module, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DistributedQueueModule, signDelivery, TypeOwnedError } from 'nestjs-distributed-queue';
 import { killAllChildren } from './support/child';
-import { api, command, runs, startClient, startScheduler, type HttpChild } from './support/service-mode';
+import { workerClass } from './support/queue-app';
+import { api, command, runs, SERVICE_SECRET, startClient, startScheduler, type HttpChild } from './support/service-mode';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { waitFor } from './support/wait';
 
@@ -11,7 +14,11 @@ const liveInstances = async (scheduler: HttpChild, app: string): Promise<number>
   (await api(scheduler, 'GET', '/api/apps')).body.find((x: { app: string }) => x.app === app)?.instances.length ?? 0;
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('service mode without Redis in the application (service.url) on %s', (_name, target) => {
-  afterEach(() => killAllChildren());
+  const opened: INestApplication[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((app) => app.close()));
+    await killAllChildren();
+  });
 
   it('registers, submits, reschedules, cancels and reads state through the scheduler; opens no Redis connection', async () => {
     const prefix = uniquePrefix('svc-url');
@@ -62,5 +69,33 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode witho
     const refused = await call(bad, signDelivery('test-service-secret-0123456789', Date.now(), 'mail:submit:3', bad));
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: { name: string } }).error.name).toBe('InvalidArgumentError');
+  });
+
+  it('an application registering a type another application owns fails its start with TypeOwnedError (as with Redis), writing nothing', async () => {
+    const prefix = uniquePrefix('svc-url-owned');
+    const scheduler = await startScheduler(target, prefix);
+    const urlClient = (app: string, types: string[]) => {
+      @Module({
+        imports: [
+          DistributedQueueModule.forRoot({
+            mode: 'service',
+            service: { appName: app, secret: SERVICE_SECRET, publicUrl: 'http://127.0.0.1:1', instanceId: `${app}-1`, url: scheduler.url },
+          }),
+        ],
+        providers: types.map((type) => workerClass(type, {}, () => 1)),
+      })
+      class UrlClientModule {}
+      return UrlClientModule;
+    };
+    const billing = await NestFactory.create(urlClient('billing', ['invoice.send']), { logger: false, abortOnError: false });
+    opened.push(billing);
+    await billing.init();
+    const shop = await NestFactory.create(urlClient('shop', ['mine', 'invoice.send']), { logger: false, abortOnError: false });
+    opened.push(shop);
+    const refused = shop.init();
+    await expect(refused).rejects.toBeInstanceOf(TypeOwnedError);
+    await expect(refused).rejects.toMatchObject({ type: 'invoice.send', owner: 'billing', app: 'shop' });
+    const apps = (await api(scheduler, 'GET', '/api/apps')).body as { app: string; types: Record<string, unknown> }[];
+    expect(apps.map((a) => a.app)).toEqual(['billing']);
   });
 });

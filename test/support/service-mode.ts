@@ -32,8 +32,14 @@ export interface RunReport {
 const skewEnv = (skewMs?: number): Record<string, string> =>
   skewMs ? { DQ_CLOCK_SKEW_MS: String(skewMs), NODE_OPTIONS: `--require ${path.join(REPO_ROOT, 'test/fixtures/skew-clock.js')}` } : {};
 
+/**
+ * How long a child may take to listen. Loading the library through ts-node takes about 3 s of CPU; on a
+ * loaded machine (load 20 on 2 cores) that was 16 s and more of wall time.
+ */
+const START_TIMEOUT_MS = 90_000;
+
 async function started(child: ChildHandle, port: number): Promise<HttpChild> {
-  await child.waitForMessage((m) => m.type === 'ready', 30_000).catch((error: Error) => {
+  await child.waitForMessage((m) => m.type === 'ready', START_TIMEOUT_MS).catch((error: Error) => {
     throw new Error(`${error.message}\n${child.output()}`);
   });
   return Object.assign(child, { port, url: `http://127.0.0.1:${port}` });

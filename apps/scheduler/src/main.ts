@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'net';
 import { SchedulerModule } from './scheduler.module';
 import { schedulerConfigFromEnv, StartupError } from './scheduler.config';
@@ -9,7 +10,9 @@ const logger = new Logger('Scheduler');
 /** Starts the scheduler of service mode (settings: see `schedulerConfigFromEnv`). */
 async function bootstrap(): Promise<void> {
   const config = schedulerConfigFromEnv();
-  const app = await NestFactory.create(SchedulerModule.register(config), { abortOnError: false });
+  // NOTE: the JSON body limit is SCHEDULER_MAX_REQUEST_BYTES (Express's default 100 kB would refuse a 1 MB payload).
+  const app = await NestFactory.create<NestExpressApplication>(SchedulerModule.register(config), { abortOnError: false, bodyParser: false });
+  app.useBodyParser('json', { limit: config.maxRequestBytes });
   app.enableShutdownHooks();
   await app.listen(config.port);
   const { port } = app.getHttpServer().address() as AddressInfo;

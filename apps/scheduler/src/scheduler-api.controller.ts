@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, UseFilters, UseGuards } from '@nestjs/common';
 import {
-  InvalidArgumentError, ServiceScheduler, TaskInspectorService, TaskSubmitService, UnknownTaskTypeError, type SubmitOptions,
+  InvalidArgumentError, PayloadTooLargeError, ServiceScheduler, TaskInspectorService, TaskSubmitService, UnknownTaskTypeError, type SubmitOptions,
 } from 'nestjs-distributed-queue';
 import { ApiErrorFilter } from './api-error.filter';
 import { ApiTokenGuard } from './api-token.guard';
@@ -37,12 +37,23 @@ export class SchedulerApiController {
     return this.scheduler.describe();
   }
 
-  /** Submits a task of a registered type: `{ type, payload, id?, delay?, runAt? }` → `{ id }`. */
+  /**
+   * Submits a task of a registered type: `{ type, payload, id?, delay?, runAt? }` → `{ id }`. A payload too
+   * big for one delivery request of the owning application (its `service.maxRequestBytes`) is refused here
+   * (400 `PayloadTooLargeError`), not dead-lettered later.
+   */
   @Post('tasks')
   @HttpCode(201)
   async submit(@Body() raw: unknown): Promise<{ id: string }> {
     const { type, payload, id, delay, runAt } = objectBody<SubmitBody>(raw);
     await this.registered(type);
+    const limit = await this.scheduler.payloadLimitOf(type);
+    const bytes = Buffer.byteLength(JSON.stringify(payload ?? null) ?? '');
+    if (limit !== null && bytes > limit) {
+      const error = new PayloadTooLargeError(bytes, limit);
+      error.message = `${bytes} bytes is larger than the owning application takes in a delivery (${limit}: its service.maxRequestBytes less 64 KiB)`;
+      throw error;
+    }
     return { id: await this.submitter.submit(type, payload ?? null, { id, delay, runAt }) };
   }
 

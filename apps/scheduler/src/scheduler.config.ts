@@ -21,6 +21,8 @@ export interface SchedulerConfig {
   syncIntervalMs: number;
   visibilityTimeoutMs: number;
   shutdownTimeoutMs: number;
+  /** The largest request body taken, by the HTTP API and from applications without Redis (`scheduler.maxRequestBytes`). */
+  maxRequestBytes: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -37,7 +39,8 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
  * - `DQ_PREFIX` (default 'dq': the same as the client applications' `keyPrefix`);
  * - `DQ_SERVICE_SECRET` (required, at least 16 characters);
  * - `SCHEDULER_API_TOKENS` (comma-separated; default one random token, printed at start-up);
- * - `PORT` (default 4000), `SCHEDULER_SYNC_MS` (1000), `SCHEDULER_VISIBILITY_MS` (30000), `SCHEDULER_SHUTDOWN_MS` (10000).
+ * - `PORT` (default 4000), `SCHEDULER_SYNC_MS` (1000), `SCHEDULER_VISIBILITY_MS` (30000), `SCHEDULER_SHUTDOWN_MS` (10000);
+ * - `SCHEDULER_MAX_REQUEST_BYTES` (4 MiB; at least 1 MiB + 64 KiB: one task of the largest payload).
  */
 export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): SchedulerConfig {
   const secret = env.DQ_SERVICE_SECRET?.trim() ?? '';
@@ -61,6 +64,7 @@ export function schedulerConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sc
     syncIntervalMs: int(env, 'SCHEDULER_SYNC_MS', 1000, 50, 60_000),
     visibilityTimeoutMs: int(env, 'SCHEDULER_VISIBILITY_MS', 30_000, 1000, 86_400_000),
     shutdownTimeoutMs: int(env, 'SCHEDULER_SHUTDOWN_MS', 10_000, 0, 600_000),
+    maxRequestBytes: int(env, 'SCHEDULER_MAX_REQUEST_BYTES', 4 * 1024 * 1024, 1024 * 1024 + 64 * 1024, 2 ** 31 - 1),
   };
 }
 

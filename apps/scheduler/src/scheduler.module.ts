@@ -1,5 +1,7 @@
 import { Controller, DynamicModule, Get, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
 import { DistributedQueueModule } from 'nestjs-distributed-queue';
+import { ApiErrorFilter } from './api-error.filter';
 import { ApiTokenGuard } from './api-token.guard';
 import { SCHEDULER_CONFIG, type SchedulerConfig } from './scheduler.config';
 import { SchedulerApiController } from './scheduler-api.controller';
@@ -27,11 +29,14 @@ export class SchedulerModule {
           shutdownTimeoutMs: config.shutdownTimeoutMs,
           // The applications' schedules (TaskScheduleService.upsert) tick here; their tasks are delivered as any other.
           schedules: true,
-          scheduler: { secret: config.secret, syncIntervalMs: config.syncIntervalMs, visibilityTimeoutMs: config.visibilityTimeoutMs },
+          scheduler: {
+            secret: config.secret, syncIntervalMs: config.syncIntervalMs, visibilityTimeoutMs: config.visibilityTimeoutMs, maxRequestBytes: config.maxRequestBytes,
+          },
         }),
       ],
       controllers: [SchedulerApiController, HealthController],
-      providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, ApiTokenGuard],
+      // NOTE: global as well, so that what fails before a controller (the body parser: 413, bad JSON) answers `{ error }` too.
+      providers: [{ provide: SCHEDULER_CONFIG, useValue: config }, ApiTokenGuard, { provide: APP_FILTER, useClass: ApiErrorFilter }],
     };
   }
 }

@@ -1,6 +1,6 @@
-import { Inject, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { Inject, MiddlewareConsumer, Module, NestModule, Optional, RequestMethod } from '@nestjs/common';
 import type { ServerResponse } from 'http';
-import { DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, SCHEDULER_RPC, TASK_TRACER } from './distributed-queue.constants';
 import { RouteOrchestrator } from './route/route.orchestrator';
@@ -34,6 +34,7 @@ import { CronOrchestrator } from './cron/cron.orchestrator';
 import { TaskScheduleService } from './cron/task-schedule.service';
 import { ServiceScheduler } from './service/service-scheduler';
 import type { IncomingRequest } from './service/request-body';
+import { installBodyGate } from './service/body-gate';
 import { noRedis } from './redis/no-redis';
 import { SchedulerRpcClient } from './service/scheduler-rpc-client';
 import { RemoteDelayQueueStore } from './service/remote-delay-store';
@@ -79,7 +80,7 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     {
       provide: DelayQueueStore,
       useFactory: (client: RedisClient, options: ResolvedModuleOptions, rpc: SchedulerRpcClient | null) =>
-        rpc ? new RemoteDelayQueueStore(rpc) : new DelayQueueStore(client, options.keyPrefix, streamLength(options)),
+        rpc ? new RemoteDelayQueueStore(rpc, options.service?.maxRequestBytes) : new DelayQueueStore(client, options.keyPrefix, streamLength(options)),
       inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, SCHEDULER_RPC],
     },
     {
@@ -133,8 +134,13 @@ export class DistributedQueueModule extends ConfigurableDistributedQueueModule i
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly resolved: ResolvedModuleOptions,
     private readonly serviceClient: ServiceClient,
     private readonly serviceScheduler: ServiceScheduler,
+    @Optional() adapterHost?: HttpAdapterHost,
   ) {
     super();
+    // NOTE: before Nest adds the application's body parsers (at init): their limit does not apply to these routes.
+    const { service, scheduler } = resolved;
+    if (service) installBodyGate(adapterHost, service.callbackPath, service.maxRequestBytes);
+    if (scheduler) installBodyGate(adapterHost, scheduler.clientPath, scheduler.maxRequestBytes);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { hostname } from 'os';
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS } from '../runtime/request-id';
-import { decodeLease, withoutSeqTag } from './task-codec';
+import { decodeError, decodeLease, withoutSeqTag } from './task-codec';
 import { cancelOutcome, failOutcome, type FailOutcome } from '../redis/script-outcome';
 import type { RedisClient } from '../redis/script-loader';
 import type { CancelResult, TaskState } from '../interfaces';
@@ -152,11 +152,22 @@ export class DelayQueueStore {
     return { now: Number(now), nextDueIn: Number(nextDueIn), refused, reserved };
   }
 
-  /** Retries (`retryDelayMs` >= 0) or buries (-1) a failed reservation. */
-  async fail(type: string, id: string, token: string, retryDelayMs: number, error: { name: string; message: string }): Promise<FailOutcome> {
+  /**
+   * Retries (`retryDelayMs` >= 0) or buries (-1) a failed reservation. `error.instance` (service mode): the
+   * instance the failed delivery went to, kept with the error in the same script (see `lastFailedOn`).
+   */
+  async fail(type: string, id: string, token: string, retryDelayMs: number, error: { name: string; message: string; instance?: string }): Promise<FailOutcome> {
     const k = this.keys(type);
-    const code = await this.scripts.dqDelayFail(k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, k.log, id, token, retryDelayMs, error.name, error.message, k.events, this.streamMaxLen);
+    const code = await this.scripts.dqDelayFail(
+      k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, k.log, id, token, retryDelayMs, error.name, error.message, k.events, this.streamMaxLen, error.instance ?? '',
+    );
     return failOutcome(code);
+  }
+
+  /** Service mode: the instance the task's last recorded failure was on (every scheduler replica reads the same), or null. */
+  async lastFailedOn(type: string, id: string): Promise<string | null> {
+    const instance = decodeError(await this.client.hget(this.keys(type).errors, id))?.instance;
+    return typeof instance === 'string' ? instance : null;
   }
 
   /** Hands reservations back without counting the attempt. */

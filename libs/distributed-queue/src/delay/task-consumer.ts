@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { CorruptTaskError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import { CorruptTaskError, DeliveryFailedError, DeliveryNotMadeError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { ACK_DELAY_MS } from '../runtime/ack-buffer';
@@ -180,13 +180,15 @@ export class TaskConsumer {
     }
   }
 
-  private handBack(held: Held[]): void {
+  /** Releases reservations (no attempt counted); `thenTake`: look for work again once released. */
+  private handBack(held: Held[], thenTake = false): void {
     this.settling++;
     this.store
       .release(this.type, held)
-      .catch((error: Error) => this.logger.warn?.(`[${this.type}] shutdown hand-back failed (leases will expire): ${error.message}`))
+      .catch((error: Error) => this.logger.warn?.(`[${this.type}] hand-back failed (leases will expire): ${error.message}`))
       .finally(() => {
         this.settling--;
+        if (thenTake && !this.stopping) this.schedulePump();
         this.idle.check();
       });
   }
@@ -367,7 +369,9 @@ export class TaskConsumer {
       this.afterSlotFreed();
       return;
     }
-    void this.recordFailure(task, error);
+    // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
+    if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)], true);
+    else void this.recordFailure(task, error);
   }
 
   private async recordFailure(task: RunningTask, error: Error): Promise<void> {
@@ -378,7 +382,9 @@ export class TaskConsumer {
     const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;
     try {
-      const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message });
+      // NOTE: service mode keeps the failed delivery's instance with the error: the retry avoids it.
+      const instance = error instanceof DeliveryFailedError ? error.instance : undefined;
+      const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message, instance });
       this.events.outcome(task, outcome, error, finishedAt);
       const level = outcome === 'dead' ? 'error' : 'warn';
       this.logger[level]?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);

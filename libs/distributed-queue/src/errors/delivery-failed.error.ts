@@ -16,9 +16,26 @@ export class DeliveryFailedError extends DistributedQueueError {
   }
 }
 
-/** Service mode: the owning application has no live instance to deliver to (the attempt is retried). */
-export class NoLiveInstanceError extends DistributedQueueError {
-  constructor(readonly app: string) {
-    super(`Application "${app}" has no live instance`);
+/**
+ * Service mode: a delivery that was not made (nothing reached an instance: it refused the connection, or the
+ * application has no live instance). Not a failed attempt: the scheduler hands the task back to its place
+ * in the queue, where it waits for a live instance.
+ */
+export class DeliveryNotMadeError extends DistributedQueueError {
+  constructor(
+    readonly app: string,
+    /** The instance that refused the connection; null when there was none to try. */
+    readonly instance: string | null,
+    detail: string,
+  ) {
+    super(`Delivery to "${app}"${instance ? ` instance ${instance}` : ''} not made: ${detail}`);
+  }
+}
+
+/** Service mode: the owning application has no live instance to deliver to (the task waits for one). */
+export class NoLiveInstanceError extends DeliveryNotMadeError {
+  constructor(app: string) {
+    super(app, null, 'no live instance');
+    this.message = `Application "${app}" has no live instance`;
   }
 }

@@ -25,6 +25,15 @@ export interface ServiceClientOptions {
   url?: string;
   /** With `url`: the path where the scheduler answers its applications (its `clientPath`). @default '/dq/service' */
   schedulerPath?: string;
+  /**
+   * The largest request body (bytes) this instance's callback takes, whatever body parser the application
+   * sets (with Express; see the README). It is registered with the types: the scheduler splits its
+   * deliveries so that none is larger. With `url`, the application's calls to the scheduler are split to stay
+   * within it too (the scheduler's `maxRequestBytes` must be at least as large). At least
+   * `maxPayloadBytes` + 64 KiB, so that any task that can be submitted fits in one request.
+   * @default the larger of 4 MiB and `maxPayloadBytes` + 64 KiB
+   */
+  maxRequestBytes?: number;
 }
 
 /**
@@ -42,4 +51,9 @@ export interface ServiceSchedulerOptions {
   visibilityTimeoutMs?: number;
   /** Where applications without Redis (`service.url`) send their calls. @default '/dq/service' */
   clientPath?: string;
+  /**
+   * The largest call body (bytes) taken at `clientPath`, whatever body parser the application sets (with
+   * Express). At least `maxPayloadBytes` + 64 KiB. @default the larger of 4 MiB and `maxPayloadBytes` + 64 KiB
+   */
+  maxRequestBytes?: number;
 }

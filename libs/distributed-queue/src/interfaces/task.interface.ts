@@ -104,6 +104,8 @@ export interface TaskErrorInfo {
   message: string;
   attempts: number;
   failedAt: number;
+  /** Service mode: the application instance the failed delivery went to (its next attempt goes elsewhere). */
+  instance?: string;
 }
 
 /** A dead-lettered task. */

@@ -36,7 +36,9 @@ describe('service mode options', () => {
 
   it('completes scheduler options; the scheduler submits whatever the registry holds', () => {
     const resolved = resolveModuleOptions({ mode: 'scheduler', scheduler: { secret } });
-    expect(resolved.scheduler).toEqual({ secret, syncIntervalMs: 1000, deliveryGraceMs: 2000, visibilityTimeoutMs: 30_000, clientPath: '/dq/service' });
+    expect(resolved.scheduler).toEqual({
+      secret, syncIntervalMs: 1000, deliveryGraceMs: 2000, visibilityTimeoutMs: 30_000, clientPath: '/dq/service', maxRequestBytes: 4 * 1024 * 1024,
+    });
     expect(resolved.strictTypes).toBe(false);
   });
 
@@ -57,5 +59,14 @@ describe('service mode options', () => {
     expect(refused({ mode: 'service', connection: 'redis://h:6379', service: { ...client, url: 'http://scheduler:4000' } })).toBe('connection');
     expect(refused({ mode: 'service', history: { connection: 'postgres://h/db' }, service: { ...client, url: 'http://scheduler:4000' } })).toBe('history');
     expect(refused({ mode: 'scheduler', scheduler: { secret, visibilityTimeoutMs: 10 } })).toBe('scheduler.visibilityTimeoutMs');
+  });
+
+  it('sizes requests by bytes: maxRequestBytes at least one task of the largest payload, 4 MiB by default or more', () => {
+    expect(resolveModuleOptions({ mode: 'service', service: client }).service!.maxRequestBytes).toBe(4 * 1024 * 1024);
+    expect(resolveModuleOptions({ mode: 'service', maxPayloadBytes: 8 * 1024 * 1024, service: client }).service!.maxRequestBytes).toBe(8 * 1024 * 1024 + 64 * 1024);
+    expect(resolveModuleOptions({ mode: 'service', maxPayloadBytes: 1000, service: { ...client, maxRequestBytes: 1000 + 64 * 1024 } }).service!.maxRequestBytes).toBe(1000 + 64 * 1024);
+    expect(refused({ mode: 'service', service: { ...client, maxRequestBytes: 1024 * 1024 } })).toBe('service.maxRequestBytes');
+    expect(refused({ mode: 'scheduler', scheduler: { secret, maxRequestBytes: 100 * 1024 } })).toBe('scheduler.maxRequestBytes');
+    expect(resolveModuleOptions({ mode: 'scheduler', maxPayloadBytes: 2 * 1024 * 1024, scheduler: { secret } }).scheduler!.maxRequestBytes).toBe(4 * 1024 * 1024);
   });
 });

@@ -4,6 +4,7 @@ import { InvalidOptionsError } from '../errors';
 import type { DistributedQueueModuleOptions, ServiceClientOptions, ServiceSchedulerOptions } from '../interfaces';
 import { checkInt, checkKeys, PLAIN_NAME, PLAIN_NAME_RULE } from './checks';
 import { DEFAULT_CLIENT_PATH } from '../service/scheduler-rpc';
+import { DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_MAX_REQUEST_BYTES, REQUEST_OVERHEAD_BYTES } from '../service/request-body';
 
 /** How the module runs: workers inside the app, as a client of the scheduler, or as the scheduler. */
 export type QueueMode = 'plugin' | 'service' | 'scheduler';
@@ -12,8 +13,15 @@ export type ResolvedServiceClientOptions = Required<Omit<ServiceClientOptions, '
 export type ResolvedSchedulerOptions = Required<ServiceSchedulerOptions>;
 
 const MODES: QueueMode[] = ['plugin', 'service', 'scheduler'];
-const CLIENT_KEYS = ['appName', 'secret', 'publicUrl', 'callbackPath', 'heartbeatMs', 'instanceTtlMs', 'instanceId', 'url', 'schedulerPath'];
-const SCHEDULER_KEYS = ['secret', 'syncIntervalMs', 'deliveryGraceMs', 'visibilityTimeoutMs', 'clientPath'];
+const CLIENT_KEYS = ['appName', 'secret', 'publicUrl', 'callbackPath', 'heartbeatMs', 'instanceTtlMs', 'instanceId', 'url', 'schedulerPath', 'maxRequestBytes'];
+const SCHEDULER_KEYS = ['secret', 'syncIntervalMs', 'deliveryGraceMs', 'visibilityTimeoutMs', 'clientPath', 'maxRequestBytes'];
+
+/** `maxRequestBytes` (client's callback or scheduler's client path): at least one task of the largest payload. */
+function maxRequestBytes(value: number | undefined, option: string, maxPayloadBytes: number): number {
+  const least = maxPayloadBytes + REQUEST_OVERHEAD_BYTES;
+  checkInt(value, option, least, 2 ** 31 - 1);
+  return value ?? Math.max(DEFAULT_MAX_REQUEST_BYTES, least);
+}
 
 function checkSecret(secret: unknown, path: string): string {
   if (typeof secret !== 'string' || secret.length < 16) throw new InvalidOptionsError(path, 'is required: a shared secret of at least 16 characters');
@@ -33,7 +41,7 @@ function checkPath(path: unknown, option: string): string {
   return path;
 }
 
-function resolveClient(service: ServiceClientOptions | undefined): ResolvedServiceClientOptions {
+function resolveClient(service: ServiceClientOptions | undefined, maxPayloadBytes: number): ResolvedServiceClientOptions {
   if (service === undefined) throw new InvalidOptionsError('service', "is required with mode 'service' (appName, secret, publicUrl)");
   checkKeys(service, CLIENT_KEYS, 'service');
   if (service.appName === undefined) throw new InvalidOptionsError('service.appName', 'is required');
@@ -60,11 +68,12 @@ function resolveClient(service: ServiceClientOptions | undefined): ResolvedServi
     instanceTtlMs: service.instanceTtlMs ?? 3 * heartbeatMs,
     url: service.url?.replace(/\/$/, ''),
     schedulerPath,
+    maxRequestBytes: maxRequestBytes(service.maxRequestBytes, 'service.maxRequestBytes', maxPayloadBytes),
     instanceId: service.instanceId ?? `${hostname().replace(/[^A-Za-z0-9._:-]/g, '-')}-${process.pid}-${randomBytes(3).toString('hex')}`,
   };
 }
 
-function resolveScheduler(scheduler: ServiceSchedulerOptions | undefined): ResolvedSchedulerOptions {
+function resolveScheduler(scheduler: ServiceSchedulerOptions | undefined, maxPayloadBytes: number): ResolvedSchedulerOptions {
   if (scheduler === undefined) throw new InvalidOptionsError('scheduler', "is required with mode 'scheduler' (secret)");
   checkKeys(scheduler, SCHEDULER_KEYS, 'scheduler');
   const secret = checkSecret(scheduler.secret, 'scheduler.secret');
@@ -77,8 +86,12 @@ function resolveScheduler(scheduler: ServiceSchedulerOptions | undefined): Resol
     deliveryGraceMs: scheduler.deliveryGraceMs ?? 2000,
     visibilityTimeoutMs: scheduler.visibilityTimeoutMs ?? 30_000,
     clientPath: checkPath(scheduler.clientPath ?? DEFAULT_CLIENT_PATH, 'scheduler.clientPath'),
+    maxRequestBytes: maxRequestBytes(scheduler.maxRequestBytes, 'scheduler.maxRequestBytes', maxPayloadBytes),
   };
 }
+
+const maxPayloadBytesOf = (options: DistributedQueueModuleOptions): number =>
+  Number.isInteger(options.maxPayloadBytes) ? options.maxPayloadBytes! : DEFAULT_MAX_PAYLOAD_BYTES;
 
 /** Validates `mode` with its `service` or `scheduler` options (the other must be absent). */
 export function resolveServiceMode(options: DistributedQueueModuleOptions): {
@@ -98,7 +111,8 @@ export function resolveServiceMode(options: DistributedQueueModuleOptions): {
   }
   return {
     mode,
-    service: mode === 'service' ? resolveClient(options.service) : null,
-    scheduler: mode === 'scheduler' ? resolveScheduler(options.scheduler) : null,
+    // NOTE: maxPayloadBytes is checked by resolveModuleOptions; a bad one fails there first.
+    service: mode === 'service' ? resolveClient(options.service, maxPayloadBytesOf(options)) : null,
+    scheduler: mode === 'scheduler' ? resolveScheduler(options.scheduler, maxPayloadBytesOf(options)) : null,
   };
 }

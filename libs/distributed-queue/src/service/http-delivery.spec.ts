@@ -1,4 +1,5 @@
 import { pickInstance } from './http-delivery';
+import { splitBatches } from './split-batches';
 
 describe('pickInstance', () => {
   const instances = ['a', 'b', 'c'];
@@ -28,5 +29,25 @@ describe('pickInstance with an instance to avoid', () => {
     const next = instances[(instances.indexOf(usual) + 1) % 3];
     expect(pickInstance(instances, 'order-7', 2, (i) => i === usual)).toBe(next);
     expect(pickInstance(['a'], 'order-7', 2, (i) => i === 'a')).toBe('a');
+  });
+});
+
+describe('splitBatches', () => {
+  const sized = (...bytes: number[]) => bytes.map((b, i) => ({ i, bytes: b }));
+  /** The body size of a batch: `{"deliveries":[` + tasks joined by commas + `]}`. */
+  const body = (batch: { bytes: number }[]) => 17 + batch.reduce((sum, t) => sum + t.bytes, 0) + batch.length - 1;
+
+  it('keeps every request within the byte limit and the count, in order', () => {
+    const items = sized(...Array.from({ length: 150 }, () => 60_000));
+    const batches = splitBatches(items, 100, 4 * 1024 * 1024);
+    expect(batches.flat()).toEqual(items);
+    for (const batch of batches) expect(body(batch)).toBeLessThanOrEqual(4 * 1024 * 1024);
+    expect(batches.map((b) => b.length)).toEqual([69, 69, 12]);
+    expect(splitBatches(sized(...Array.from({ length: 250 }, () => 10)), 100, 1e9).map((b) => b.length)).toEqual([100, 100, 50]);
+  });
+
+  it('fills a request up to exactly the limit; a task too big alone gets its own', () => {
+    expect(splitBatches(sized(40, 40, 40), 100, 17 + 81).map((b) => b.length)).toEqual([2, 1]);
+    expect(splitBatches(sized(10, 500, 10), 100, 100).map((b) => b.map((t) => t.i))).toEqual([[0], [1], [2]]);
   });
 });

@@ -1,8 +1,9 @@
 import { randomBytes } from 'crypto';
-import { DeliveryFailedError, NoLiveInstanceError } from '../errors';
+import { DeliveryFailedError, DeliveryNotMadeError, NoLiveInstanceError } from '../errors';
 import type { Task, TaskHandler } from '../interfaces';
-import { MAX_BATCH, type DeliveryBatch, type DeliveryResult } from './delivery-signature';
-import { noAnswerReason, signedPost } from './signed-post';
+import { MAX_BATCH, type DeliveryBody, type DeliveryResult } from './delivery-signature';
+import { isConnectionRefused, noAnswerReason, signedPost } from './signed-post';
+import { BATCH_HEAD, BATCH_TAIL, splitBatches } from './split-batches';
 import type { ServiceInstance } from './service-registry';
 
 /** FNV-1a of a string: spreads task ids over instances the same way in every replica. */
@@ -23,8 +24,11 @@ export function pickInstance<T>(instances: readonly T[], id: string, attempt: nu
   return avoid?.(picked) && instances.length > 1 ? instances[(first + 1) % instances.length] : picked;
 }
 
-/** Failed tasks remembered with the instance that failed them (the retry goes elsewhere). */
-const MAX_REMEMBERED_FAILURES = 10_000;
+/**
+ * With no live instance left, a task is handed back after this pause (or the consumer's abort), not at once:
+ * the consumer would take it again straight away until the scheduler stops the type's consumer.
+ */
+const NO_INSTANCE_PAUSE_MS = 200;
 
 function errorText(text: string): string {
   try {
@@ -36,9 +40,15 @@ function errorText(text: string): string {
   return text.slice(0, 200) || 'no body';
 }
 
+/** The request limit of an application registered by a version without `maxRequestBytes` (Express's default). */
+export const LEGACY_MAX_REQUEST_BYTES = 100 * 1024;
+
 /** A task handed to the delivery, until its result line (or a failure) settles it. */
 interface Pending {
   task: Task;
+  /** Its delivery's JSON, and that text's size in bytes. */
+  json: string;
+  bytes: number;
   resolve(result: unknown): void;
   reject(error: Error): void;
   settled: boolean;
@@ -54,15 +64,15 @@ function settle(pending: Pending, error: Error | null, result?: unknown): void {
 /**
  * The scheduler's handler of one registered type: POSTs due tasks, signed, to live instances of the owning
  * application. Tasks handed over in the same tick for the same instance go in one request (at most
- * `MAX_BATCH`), and each settles when its result line comes back: 200 is done (its `result` is the task's
- * result); any other status, a refused or failed request, a connection error or no answer within
- * `timeoutMs` + grace throws `DeliveryFailedError`: a failed attempt.
+ * `MAX_BATCH` tasks and `maxRequestBytes` bytes, the limit the application registered), and each settles
+ * when its result line comes back: 200 is done (its `result` is the task's result); any other status, a
+ * refused or failed request, a connection error or no answer within `timeoutMs` + grace throws
+ * `DeliveryFailedError`: a failed attempt. A refused connection, or no live instance, throws
+ * `DeliveryNotMadeError`: the consumer hands the task back without counting the attempt.
  */
 export class HttpDelivery implements TaskHandler {
   private readonly queued = new Map<string, { instance: ServiceInstance; items: Pending[] }>();
   private flushScheduled = false;
-  /** Task id -> the instance its last attempt failed on. */
-  private readonly failedOn = new Map<string, string>();
 
   constructor(
     private readonly app: string,
@@ -73,27 +83,32 @@ export class HttpDelivery implements TaskHandler {
     /** How long past `timeoutMs` the request may take. */
     private readonly graceMs: number,
     private readonly instances: () => readonly ServiceInstance[],
+    /**
+     * The instance a task's last recorded failure was on: kept with the task in Redis by the script that
+     * scheduled the retry (`DeliveryFailedError.instance`), so every scheduler replica avoids it.
+     */
+    private readonly lastFailedOn: (id: string) => Promise<string | null>,
+    /** Told when an instance refused the connection: it gets no more deliveries (see `ServiceScheduler`). */
+    private readonly refused: (instance: ServiceInstance) => void,
+    /** The largest request body the application's instances take (registered with the type). */
+    private readonly maxRequestBytes = LEGACY_MAX_REQUEST_BYTES,
   ) {}
 
-  handle(task: Task, signal: AbortSignal): Promise<unknown> {
-    const failedOn = this.failedOn.get(task.id);
+  async handle(task: Task, signal: AbortSignal): Promise<unknown> {
+    // NOTE: a first attempt has no failure to avoid: no read.
+    const failedOn = task.attempt > 1 ? await this.lastFailedOn(task.id).catch(() => null) : null;
     const instance = pickInstance(this.instances(), task.id, task.attempt, (i) => i.id === failedOn);
-    if (!instance) return Promise.reject(new NoLiveInstanceError(this.app));
+    if (!instance) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, NO_INSTANCE_PAUSE_MS);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      throw new NoLiveInstanceError(this.app);
+    }
     return new Promise((resolve, reject) => {
-      const pending: Pending = {
-        task,
-        resolve: (result) => {
-          this.failedOn.delete(task.id);
-          resolve(result);
-        },
-        reject: (error) => {
-          this.failedOn.delete(task.id);
-          if (this.failedOn.size >= MAX_REMEMBERED_FAILURES) this.failedOn.delete(this.failedOn.keys().next().value!);
-          this.failedOn.set(task.id, instance.id);
-          reject(error);
-        },
-        settled: false,
-      };
+      const body: DeliveryBody = { type: task.type, id: task.id, attempt: task.attempt, dueAt: task.dueAt, payload: task.payload, timeoutMs: this.timeoutMs };
+      const json = JSON.stringify(body);
+      const pending: Pending = { task, json, bytes: Buffer.byteLength(json), resolve, reject, settled: false };
       // NOTE: the consumer aborts on its timeout, a cancel or a lost lease; the request goes on for the others.
       signal.addEventListener('abort', () => settle(pending, signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason))), { once: true });
       let group = this.queued.get(instance.id);
@@ -109,17 +124,18 @@ export class HttpDelivery implements TaskHandler {
   private flush(): void {
     this.flushScheduled = false;
     for (const { instance, items } of this.queued.values()) {
-      for (let i = 0; i < items.length; i += MAX_BATCH) void this.send(instance, items.slice(i, i + MAX_BATCH));
+      for (const batch of splitBatches(items, MAX_BATCH, this.maxRequestBytes)) void this.send(instance, batch);
     }
     this.queued.clear();
   }
 
   private async send(instance: ServiceInstance, items: Pending[]): Promise<void> {
     const fail = (status: number, detail: string): void => items.forEach((p) => settle(p, new DeliveryFailedError(this.app, instance.id, status, detail)));
-    const batch: DeliveryBatch = {
-      deliveries: items.map(({ task }) => ({ type: task.type, id: task.id, attempt: task.attempt, dueAt: task.dueAt, payload: task.payload, timeoutMs: this.timeoutMs })),
-    };
-    const text = JSON.stringify(batch);
+    const text = BATCH_HEAD + items.map((p) => p.json).join(',') + BATCH_TAIL;
+    if (Buffer.byteLength(text) > this.maxRequestBytes) {
+      // NOTE: one task bigger than the application takes (submitted elsewhere, with a larger maxPayloadBytes).
+      return fail(413, `the task is larger than the ${this.maxRequestBytes} bytes the application takes (service.maxRequestBytes): submit smaller payloads`);
+    }
     const delivery = `${this.type}:${randomBytes(9).toString('hex')}`;
     try {
       const response = await signedPost(instance.url, this.secret, delivery, text, AbortSignal.timeout(this.timeoutMs + this.graceMs));
@@ -130,7 +146,10 @@ export class HttpDelivery implements TaskHandler {
       await this.readResults(response.body, items, instance);
       fail(200, 'the instance answered no result for the task');
     } catch (error) {
-      fail(0, noAnswerReason(error));
+      if (!isConnectionRefused(error)) return fail(0, noAnswerReason(error));
+      // NOTE: nothing reached the instance: not an attempt; the tasks go back and the instance gets no more.
+      items.forEach((p) => settle(p, new DeliveryNotMadeError(this.app, instance.id, 'the instance refused the connection')));
+      this.refused(instance);
     }
   }
 

@@ -1,22 +1,26 @@
 import type { ServerResponse } from 'http';
 import type { DelayQueueStore } from '../delay/delay-queue.store';
-import { DistributedQueueError, InvalidArgumentError } from '../errors';
+import { DistributedQueueError, InvalidArgumentError, TypeOwnedError } from '../errors';
 import { assertTaskType } from '../options/resolve-options';
 import { httpErrorOf } from '../errors/http-status';
 import { authenticate, type ReplayGuard } from './replay-guard';
-import { readRawBody, type IncomingRequest } from './request-body';
+import { BodyTooLargeError, DEFAULT_MAX_REQUEST_BYTES, readRawBody, type IncomingRequest } from './request-body';
 import { RPC_OPS, type SchedulerRpc } from './scheduler-rpc';
 import type { ServiceRegistry } from './service-registry';
 
-/** The largest call accepted (a submit carries up to ~1000 tasks). */
-const MAX_CALL_BYTES = 64 * 1024 * 1024;
-
 interface Answer {
   status: number;
-  body: { ok: true; result: unknown } | { ok: false; error: { name: string; message: string } };
+  body: { ok: true; result: unknown } | { ok: false; error: { name: string; message: string; [field: string]: unknown } };
 }
 
 const failure = (status: number, name: string, message: string): Answer => ({ status, body: { ok: false, error: { name, message } } });
+
+/** A library error's answer, with the fields the application needs to throw the same error (`SchedulerRpcClient`). */
+function errorAnswer(status: number, error: Error): Answer {
+  const answer = failure(status, error.name, error.message);
+  if (error instanceof TypeOwnedError && !answer.body.ok) Object.assign(answer.body.error, { type: error.type, owner: error.owner, app: error.app });
+  return answer;
+}
 
 const isDue = (due: unknown): boolean =>
   !!due && typeof due === 'object' && (Number.isFinite((due as { delay?: number }).delay) || Number.isFinite((due as { at?: number }).at));
@@ -43,13 +47,16 @@ export class SchedulerRpcServer {
     private readonly registry: ServiceRegistry,
     private readonly store: DelayQueueStore,
     private readonly replay: ReplayGuard,
+    /** The largest call body taken (`scheduler.maxRequestBytes`): 413 beyond. */
+    private readonly maxRequestBytes = DEFAULT_MAX_REQUEST_BYTES,
   ) {}
 
   /** Answers one call (the client path's POST handler). */
   async handle(req: IncomingRequest, res: ServerResponse): Promise<void> {
     const answer = await this.answer(req).catch((error: Error) => {
+      if (error instanceof BodyTooLargeError) return failure(413, 'PayloadTooLargeError', error.message);
       const known = httpErrorOf(error);
-      if (known) return failure(known.status, error.name, error.message);
+      if (known) return errorAnswer(known.status, error);
       return failure(error instanceof DistributedQueueError ? 400 : 503, error.name, error.message);
     });
     res.statusCode = answer.status;
@@ -58,7 +65,7 @@ export class SchedulerRpcServer {
   }
 
   private async answer(req: IncomingRequest): Promise<Answer> {
-    const raw = await readRawBody(req, MAX_CALL_BYTES);
+    const raw = await readRawBody(req, this.maxRequestBytes);
     const refused = await authenticate(this.secret, this.replay, req.headers, raw);
     if (refused) return failure(401, 'Unauthorized', refused);
     let call: SchedulerRpc;

@@ -9,7 +9,7 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { ResolvedServiceClientOptions } from '../options/resolve-service';
 import type { RedisClient } from '../redis/script-loader';
 import { DeliveryRunner } from './delivery-runner';
-import { MAX_BATCH, RESULTS_CONTENT_TYPE, type DeliveryBody } from './delivery-signature';
+import { RESULTS_CONTENT_TYPE, type DeliveryBody } from './delivery-signature';
 import { LineWriter, resultLine } from './result-lines';
 import { memoryReplayGuard, redisReplayGuard } from './replay-guard';
 import type { SchedulerRpcClient } from './scheduler-rpc-client';
@@ -17,9 +17,6 @@ import { BodyTooLargeError, readRawBody, type IncomingRequest } from './request-
 import { ServiceRegistry, type ServiceTypeOptions } from './service-registry';
 import { toServiceTypeOptions } from './service-type-options';
 import { shutdownCall } from '../runtime/graceful-stop';
-
-/** Room for the delivery's own fields beyond the largest payload. */
-const BODY_OVERHEAD = 64 * 1024;
 
 /** The registry as reached through the scheduler (`service.url`). */
 function schedulerRegistry(rpc: SchedulerRpcClient): Pick<ServiceRegistry, 'register' | 'leave'> {
@@ -83,7 +80,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
       // NOTE: without Redis (service.url) each instance remembers the deliveries it was sent itself.
       this.rpc ? memoryReplayGuard() : redisReplayGuard(this.redis, this.options.keyPrefix, service.appName),
     );
-    this.types = Object.fromEntries([...workers].map(([type, w]) => [type, toServiceTypeOptions(w.options)]));
+    this.types = Object.fromEntries([...workers].map(([type, w]) => [type, toServiceTypeOptions(w.options, service.maxRequestBytes)]));
     await this.registry.register(service.appName, null, this.types, service.instanceTtlMs);
     // NOTE: the instance is registered only once it can answer: a delivery before that would fail.
     if (server.listening) void this.join();
@@ -147,10 +144,10 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     if (!this.runner) return { status: 503, body: { ok: false, error: { name: 'Unavailable', message: 'this instance is starting' } } };
     let raw: string;
     try {
-      raw = await readRawBody(req, this.options.maxPayloadBytes * MAX_BATCH + BODY_OVERHEAD);
+      raw = await readRawBody(req, this.service!.maxRequestBytes);
     } catch (error) {
-      const status = error instanceof BodyTooLargeError ? 413 : 400;
-      return { status, body: { ok: false, error: { name: 'BadRequest', message: (error as Error).message } } };
+      const [status, name] = error instanceof BodyTooLargeError ? [413, 'PayloadTooLargeError'] : [400, 'BadRequest'];
+      return { status, body: { ok: false, error: { name, message: (error as Error).message } } };
     }
     return this.runner.accept(req.headers, raw);
   }

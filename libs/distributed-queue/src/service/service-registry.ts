@@ -9,6 +9,8 @@ export interface ServiceTypeOptions {
   maxAttempts: number;
   timeoutMs: number;
   backoff: unknown;
+  /** The largest request the application's instances take (`service.maxRequestBytes`); absent from older versions. */
+  maxRequestBytes?: number;
 }
 
 /** A live instance of an application: where its callback controller answers. */

@@ -9,7 +9,8 @@ import { EventSubscriber } from '../runtime/event-subscriber';
 import { shutdownCall } from '../runtime/graceful-stop';
 import type { ServerResponse } from 'http';
 import { DelayQueueStore } from '../delay/delay-queue.store';
-import { HttpDelivery } from './http-delivery';
+import { HttpDelivery, LEGACY_MAX_REQUEST_BYTES } from './http-delivery';
+import { REQUEST_OVERHEAD_BYTES } from './request-body';
 import { redisReplayGuard } from './replay-guard';
 import type { IncomingRequest } from './request-body';
 import { SchedulerRpcServer } from './scheduler-rpc-server';
@@ -46,12 +47,14 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     private readonly orchestrator: DistributedQueueOrchestrator,
     private readonly explorer: DistributedQueueExplorer,
     private readonly subscriber: EventSubscriber,
-    store: DelayQueueStore,
+    private readonly store: DelayQueueStore,
     @Inject(DISTRIBUTED_QUEUE_REDIS) redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {
     this.registry = new ServiceRegistry(redis, options.keyPrefix);
-    this.rpc = new SchedulerRpcServer(options.scheduler?.secret ?? '', this.registry, store, redisReplayGuard(redis, options.keyPrefix, 'rpc'));
+    this.rpc = new SchedulerRpcServer(
+      options.scheduler?.secret ?? '', this.registry, store, redisReplayGuard(redis, options.keyPrefix, 'rpc'), options.scheduler?.maxRequestBytes,
+    );
   }
 
   /** Answers a call of an application without Redis (`service.url`): see `SchedulerRpcServer`. */
@@ -72,6 +75,18 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   /** The application that owns `type` in the registry, or null (the HTTP API submits only owned types). */
   ownerOf(type: string): Promise<string | null> {
     return this.registry.ownerOf(type);
+  }
+
+  /**
+   * The largest payload (bytes of its JSON) a task of `type` may have to fit one delivery request of the
+   * owning application (the `service.maxRequestBytes` it registered, less room for the request's own
+   * fields); null when no application owns the type.
+   */
+  async payloadLimitOf(type: string): Promise<number | null> {
+    const owner = await this.registry.ownerOf(type);
+    if (owner === null) return null;
+    const registered = (await this.registry.types(owner))[type];
+    return (registered?.maxRequestBytes ?? LEGACY_MAX_REQUEST_BYTES) - REQUEST_OVERHEAD_BYTES;
   }
 
   /** Every registered application: its live instances and its types with their options. */
@@ -149,7 +164,10 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
 
   private async start(type: string, app: string, registered: ServiceTypeOptions): Promise<void> {
     const scheduler = this.options.scheduler!;
-    const handler = new HttpDelivery(app, type, scheduler.secret, registered.timeoutMs, scheduler.deliveryGraceMs, () => this.instances.get(app) ?? []);
+    const handler = new HttpDelivery(
+      app, type, scheduler.secret, registered.timeoutMs, scheduler.deliveryGraceMs, () => this.instances.get(app) ?? [], (id) => this.store.lastFailedOn(type, id),
+      (instance) => this.instanceRefused(app, instance), registered.maxRequestBytes,
+    );
     const options = mergeWorkerOptions(this.options.defaults, {
       concurrency: registered.concurrency,
       maxAttempts: registered.maxAttempts,
@@ -161,6 +179,19 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     this.explorer.addRuntimeType(type);
     await this.orchestrator.addConsumer(type, handler, options);
     this.logger.log(`Service mode: delivering "${type}" to "${app}" (${this.instances.get(app)?.length ?? 0} live instances)`);
+  }
+
+  /**
+   * An instance refused a delivery's connection (nothing listens: it died): no more deliveries to it from
+   * this replica at once, and it is removed from the registry, which tells every replica. A live instance
+   * registers again with its next heartbeat.
+   */
+  private instanceRefused(app: string, instance: ServiceInstance): void {
+    const live = this.instances.get(app);
+    if (!live?.some((i) => i.id === instance.id)) return;
+    this.instances.set(app, live.filter((i) => i.id !== instance.id));
+    this.logger.warn(`Service mode: instance ${instance.id} of "${app}" refused the connection: removed from the registry (its tasks wait for a live instance)`);
+    this.registry.leave(app, instance.id).catch((error: Error) => this.logger.warn(`Service mode: could not remove instance ${instance.id}: ${error.message}`));
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -13,6 +13,13 @@ export function signedPost(url: string, secret: string, delivery: string, body: 
   });
 }
 
+/** Whether a request failed because nothing listened (ECONNREFUSED on every address tried): nothing was sent. */
+export function isConnectionRefused(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string; errors?: { code?: string }[] } })?.cause;
+  if (cause?.code === 'ECONNREFUSED') return true;
+  return Array.isArray(cause?.errors) && cause.errors.length > 0 && cause.errors.every((e) => e?.code === 'ECONNREFUSED');
+}
+
 /** Why a request got no answer: the connection error's code (ECONNREFUSED, ECONNRESET...) or 'no answer in time'. */
 export function noAnswerReason(error: unknown): string {
   if ((error as Error)?.name === 'TimeoutError') return 'no answer in time';

@@ -4,6 +4,7 @@
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] running  KEYS[7] event stream
   ARGV[1] id  ARGV[2] token  ARGV[3] retry delay ms (-1 = bury)  ARGV[4] error name  ARGV[5] error message
   ARGV[6] events channel  ARGV[7] event stream length (0: no events written)
+  ARGV[8] (optional) service mode: the instance the failed delivery went to, kept with the error
   Returns: OUTCOME.NOT_OURS, RETRIED, BURIED or DROPPED (a cancel was requested)
 ]]
 --- @include "includes/outcome"
@@ -40,7 +41,7 @@ if r == nil or hasFlag(r, 'c') then
   return OUTCOME.DROPPED
 end
 r.attempts = attempt
-local err = errorJson(ARGV[4], ARGV[5], attempt, now)
+local err = errorJson(ARGV[4], ARGV[5], attempt, now, ARGV[8])
 if delay >= 0 then
   local before = headScore(waiting)
   r.due = now + delay

@@ -1,4 +1,7 @@
--- The JSON of a failure as stored in `errors` and shown to users.
-local function errorJson(name, message, attempts, now)
-  return cjson.encode({ name = name, message = message, attempts = attempts, failedAt = now })
+-- The JSON of a failure as stored in `errors` and shown to users; `instance` (optional, service mode): the
+-- application instance the failed delivery went to, which the next attempt avoids.
+local function errorJson(name, message, attempts, now, instance)
+  local err = { name = name, message = message, attempts = attempts, failedAt = now }
+  if instance ~= nil and instance ~= '' then err.instance = instance end
+  return cjson.encode(err)
 end
