@@ -1,6 +1,4 @@
-import type { DelayQueueStore } from '../delay/delay-queue.store';
 import type { Task, TaskHandler } from '../interfaces';
-import { newRequestId } from '../runtime/request-id';
 import type { CronStore, TickPayload } from './cron.store';
 import { nextTick } from './schedule-definition';
 
@@ -15,10 +13,7 @@ export const runTaskId = (schedule: string, tick: number): string => `${schedule
  * already due is not run.
  */
 export class CronTickHandler implements TaskHandler<TickPayload> {
-  constructor(
-    private readonly cron: CronStore,
-    private readonly delay: DelayQueueStore,
-  ) {}
+  constructor(private readonly cron: CronStore) {}
 
   async handle(task: Task<TickPayload>): Promise<void> {
     const tick = task.payload;
@@ -30,7 +25,8 @@ export class CronTickHandler implements TaskHandler<TickPayload> {
     if ((await this.cron.advance(tick, next)) === 'stale') return;
     const following = nextTick(definition, tick.tick);
     if (definition.missedTicks === 'skip' && following !== null && following <= now) return;
-    // NOTE: another Cluster slot than the tick's; a repeat after a crash finds the task by its id while it waits or runs.
-    await this.delay.submit(definition.type, [{ id: runTaskId(tick.name, tick.tick), due: { delay: 0 }, payload: definition.payload }], newRequestId());
+    // NOTE: another Cluster slot than the tick's: the run's slot remembers the ticks submitted, so a tick
+    // handled again after a crash anywhere in between submits nothing, even once the first run finished.
+    await this.cron.submitRun(definition.type, tick.name, runTaskId(tick.name, tick.tick), tick.tick, definition.payload);
   }
 }

@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { CRON_TICK_TYPE, DISTRIBUTED_CRON_METADATA, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, cronRunType } from '../distributed-queue.constants';
 import { DistributedQueueOrchestrator } from '../distributed-queue.orchestrator';
-import { DelayQueueStore } from '../delay/delay-queue.store';
 import type { CronRun, DistributedCronMetadata } from '../decorators/distributed-cron.decorator';
 import { InvalidOptionsError, InvalidScheduleError } from '../errors';
 import type { Task } from '../interfaces';
@@ -38,7 +37,6 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
     private readonly scanner: MetadataScanner,
     private readonly orchestrator: DistributedQueueOrchestrator,
     private readonly schedules: TaskScheduleService,
-    private readonly delay: DelayQueueStore,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {}
 
@@ -77,7 +75,7 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
       await this.orchestrator.addConsumer(cronRunType(name), handler, workerOptions);
     }
     if (this.options.schedules ?? this.methods.length > 0) {
-      const ticks = new CronTickHandler(this.schedules.store, this.delay);
+      const ticks = new CronTickHandler(this.schedules.store);
       await this.orchestrator.addConsumer(CRON_TICK_TYPE, ticks, mergeWorkerOptions(this.options.defaults, TICK_OPTIONS), false);
     }
     for (const { name, cron, found } of this.methods) {

@@ -17,7 +17,16 @@ interface CronScripts {
   dqCronUpsert(...args: (string | number)[]): Promise<[number, number, string]>;
   dqCronAdvance(...args: (string | number)[]): Promise<number>;
   dqCronRemove(...args: string[]): Promise<[number, string]>;
+  dqCronSubmitRun(...args: (string | number)[]): Promise<number>;
 }
+
+/** Ticks of a schedule whose run submission is remembered (a retried tick older than these is not run). */
+export const SUBMITTED_TICKS_KEPT = 256;
+/** How long the remembered ticks outlive the last submit of their schedule (a day: beyond any tick retry). */
+export const SUBMITTED_TICKS_TTL_MS = 24 * 3_600_000;
+
+/** How `submitRun` went: submitted now, submitted before (a repeated tick), or the id exists (waiting or running). */
+export type SubmitRunOutcome = 'submitted' | 'again' | 'exists';
 
 /** Key names of the schedules: in the tick type's Cluster slot, so a tick and its schedule change together. */
 export function cronKeys(prefix: string) {
@@ -38,10 +47,14 @@ export interface StoredSchedule {
 export class CronStore {
   readonly keys: ReturnType<typeof cronKeys>;
 
+  /**
+   * @param streamMaxLen entries kept in each type's event stream (as the delay store's); 0 writes no events.
+   */
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
     private readonly delay: DelayQueueStore,
+    private readonly streamMaxLen = 0,
   ) {
     this.keys = cronKeys(prefix);
   }
@@ -84,6 +97,19 @@ export class CronStore {
       k.definitions, k.versions, k.next, ...this.tickKeys(), k.last, this.channel, tick.name, String(tick.version), String(tick.tick), next === null ? '' : String(next),
     );
     return outcome === 1 ? 'advanced' : outcome === 2 ? 'again' : 'stale';
+  }
+
+  /**
+   * Submits the run of a tick, `id` of `type` due at the tick, unless this tick's run was submitted before
+   * (see submit-run-6.lua): a tick handled twice, whatever the crash between, makes one run.
+   */
+  async submitRun(type: string, schedule: string, id: string, tick: number, payload: string): Promise<SubmitRunOutcome> {
+    const k = this.delay.keys(type);
+    const submitted = `${k.jobs.slice(0, -':jobs'.length)}:cron:${schedule}`;
+    const outcome = await this.scripts.dqCronSubmitRun(
+      k.waiting, k.jobs, k.seq, k.log, k.recorded, submitted, k.events, this.streamMaxLen, id, tick, payload, SUBMITTED_TICKS_KEPT, SUBMITTED_TICKS_TTL_MS,
+    );
+    return outcome === 1 ? 'submitted' : outcome === 2 ? 'exists' : 'again';
   }
 
   /** Removes a schedule; returns whether it existed and its pending tick task (for the caller to cancel). */

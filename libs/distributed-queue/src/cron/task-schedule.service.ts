@@ -29,7 +29,7 @@ export class TaskScheduleService {
     @Inject(DISTRIBUTED_QUEUE_REDIS) redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {
-    this.store = new CronStore(redis, options.keyPrefix, delay);
+    this.store = new CronStore(redis, options.keyPrefix, delay, options.events.stream ? options.events.streamMaxLen : 0);
   }
 
   /**
