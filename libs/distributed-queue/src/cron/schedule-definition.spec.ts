@@ -37,6 +37,27 @@ describe('schedule definitions', () => {
     expect(refused('missed', { everyMs: 5000, type: 't', missedTicks: 'all' })).toMatch(/missedTicks/);
     expect(refused('bad@name', { everyMs: 5000, type: 't' })).toMatch(/the name must be/);
   });
+
+  it('reads a cron expression of 5 fields, or 6 with seconds first, and nothing else (as the README says)', () => {
+    const refused = (cron: string): string => {
+      try {
+        toDefinition('c', { cron, type: 't' }, MAX);
+      } catch (error) {
+        expect(error).toBeInstanceOf(InvalidScheduleError);
+        return (error as Error).message;
+      }
+      throw new Error(`accepted ${JSON.stringify(cron)}`);
+    };
+    for (const cron of ['', '   ', '* * *', '5', '* * * *', '* * * * * * *', '@daily', '@hourly']) {
+      expect(refused(cron)).toMatch(/bad cron expression .*5 fields, or 6 with seconds first/);
+    }
+    expect(toDefinition('c', { cron: ' 0  0 1 * 1 ', type: 't' }, MAX).cron).toBe(' 0  0 1 * 1 ');
+    expect(toDefinition('c', { cron: '*/5 * * * * *', type: 't' }, MAX).cron).toBe('*/5 * * * * *');
+    // A long expression is quoted by a prefix with its length, not whole.
+    const message = refused('1'.repeat(100_000));
+    expect(message.length).toBeLessThan(300);
+    expect(message).toContain('(100000 characters)');
+  });
 });
 
 describe('nextTick', () => {

@@ -1,5 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
 import { InvalidScheduleError } from '../errors';
+import { quote } from '../errors/quote';
 import type { MissedTicks, ScheduleOptions } from '../interfaces';
 import { assertTaskType } from '../options/resolve-options';
 import { PLAIN_NAME, PLAIN_NAME_RULE } from '../options/checks';
@@ -49,11 +50,7 @@ export function toDefinition(name: string, options: ScheduleOptions, maxPayloadB
   if (cron !== undefined) {
     if (typeof cron !== 'string') throw new InvalidScheduleError(name, 'cron must be a string');
     if (timeZone !== undefined && !isTimeZone(timeZone)) throw new InvalidScheduleError(name, `unknown time zone "${String(timeZone)}"`);
-    try {
-      CronExpressionParser.parse(cron, { tz: timeZone ?? 'UTC', strict: false }).next();
-    } catch (error) {
-      throw new InvalidScheduleError(name, `bad cron expression "${cron}": ${(error as Error).message}`);
-    }
+    checkCron(name, cron, timeZone ?? 'UTC');
   } else {
     if (timeZone !== undefined) throw new InvalidScheduleError(name, 'timeZone applies to cron only, not to everyMs');
     if (!Number.isInteger(everyMs) || everyMs! < MIN_EVERY_MS || everyMs! > MAX_EVERY_MS) {
@@ -79,6 +76,19 @@ export function toDefinition(name: string, options: ScheduleOptions, maxPayloadB
   if (Buffer.byteLength(payload) > maxPayloadBytes) throw new InvalidScheduleError(name, `the payload is larger than ${maxPayloadBytes} bytes`);
   // NOTE: fields in a fixed order, undefined ones left out: the same schedule gives the same JSON everywhere.
   return JSON.parse(JSON.stringify({ cron, everyMs, timeZone: cron === undefined ? undefined : timeZone ?? 'UTC', type: options.type, payload, startAt, endAt, missedTicks }));
+}
+
+/** Fields of a cron expression: 5, or 6 with seconds first (cron-parser alone takes 0 to 6, and aliases). */
+const CRON_FIELDS = /^\s*\S+(\s+\S+){4,5}\s*$/;
+
+function checkCron(name: string, cron: string, timeZone: string): void {
+  const bad = (why: string) => new InvalidScheduleError(name, `bad cron expression ${quote(cron)}: ${why}`);
+  if (!CRON_FIELDS.test(cron)) throw bad('expected 5 fields, or 6 with seconds first');
+  try {
+    CronExpressionParser.parse(cron, { tz: timeZone }).next();
+  } catch (error) {
+    throw bad((error as Error).message);
+  }
 }
 
 function isTimeZone(zone: unknown): boolean {
