@@ -5,6 +5,8 @@
  * - crash between writes: SIGKILL after a tick's run was submitted and before the tick task was acked,
  *   five times in a row on the same tick chain (each retry is cut again) -> one run per tick;
  * - crash while holding a tick (taken, nothing done yet), replicas up -> the schedule goes on from them;
+ * - crash in a run (the @DistributedCron method) with the decorator's default maxAttempts -> it completes on
+ *   another instance;
  * - replicas: two or three instances beside the crashing ones.
  */
 import { spawnChild, killAllChildren, type ChildHandle } from './support/child';
@@ -72,4 +74,20 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('distributed cron t
     for (const tick of handled) expect([tick, count.get(tick)]).toEqual([tick, 1]);
     for (const [tick, n] of count) expect([tick, n]).toEqual([tick, 1]);
   }, 240_000);
+
+  it("with the decorator's default maxAttempts, SIGKILL the instance in a run: the run completes on another instance", async () => {
+    const prefix = uniquePrefix('cron-run-kill');
+    const env = { DQ_CRON: '*/3 * * * * *', DQ_VISIBILITY_MS: '1000' };
+    const holder = await startInstance(target, prefix, 'a', { ...env, DQ_HOLD_FIRST_MS: '120000' });
+    const first: Run = await holder.waitForMessage((m) => m.type === 'start', 15_000);
+    const replicas = await Promise.all(['b', 'c'].map((i) => startInstance(target, prefix, i, env)));
+    holder.kill('SIGKILL');
+    await holder.exited;
+    const fleet = [holder, ...replicas];
+    await waitFor(() => reported(fleet, 'end').find((e) => e.tickAt === first.tickAt), { timeoutMs: 30_000, message: 'the cut run completed elsewhere' });
+    const ends = reported(fleet, 'end').filter((e) => e.tickAt === first.tickAt);
+    expect(ends).toHaveLength(1);
+    expect(ends[0].instance).not.toBe('a');
+    expect(ends[0].attempt).toBe(2);
+  }, 120_000);
 });

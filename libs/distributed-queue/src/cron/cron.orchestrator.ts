@@ -11,6 +11,12 @@ import { CronTickHandler } from './cron-tick.handler';
 import { toDefinition } from './schedule-definition';
 import { TaskScheduleService } from './task-schedule.service';
 
+/**
+ * Default runs per tick of a `@DistributedCron` method: a run whose instance died (its lease expired) counts
+ * as one, so with 1 a crash would dead-letter the run instead of completing it on another instance.
+ */
+export const CRON_RUN_MAX_ATTEMPTS = 3;
+
 /** Tick handling is short and must not stop: many attempts, a fixed second between them. */
 const TICK_OPTIONS = { concurrency: 10, maxAttempts: 20, timeoutMs: 30_000, backoff: { type: 'fixed' as const, delayMs: 1000, jitter: 0 } };
 
@@ -71,7 +77,7 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
           return found.method.call(found.instance, run, signal);
         },
       };
-      const workerOptions = mergeWorkerOptions(this.options.defaults, { concurrency: 1, maxAttempts: options.maxAttempts ?? 1, timeoutMs: options.timeoutMs });
+      const workerOptions = mergeWorkerOptions(this.options.defaults, { concurrency: 1, maxAttempts: options.maxAttempts ?? CRON_RUN_MAX_ATTEMPTS, timeoutMs: options.timeoutMs });
       await this.orchestrator.addConsumer(cronRunType(name), handler, workerOptions);
     }
     if (this.options.schedules ?? this.methods.length > 0) {
@@ -80,7 +86,7 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
     }
     for (const { name, cron, found } of this.methods) {
       const { options } = found.metadata;
-      await this.schedules.upsert(name, { cron, timeZone: options.timeZone, missedTicks: options.missedTicks, type: cronRunType(name) });
+      await this.schedules.declare(name, { cron, timeZone: options.timeZone, missedTicks: options.missedTicks, type: cronRunType(name) });
     }
     if (this.methods.length > 0) this.logger.log(`Distributed cron: ${this.methods.map((m) => `${m.name} (${m.cron})`).join(', ')}`);
   }

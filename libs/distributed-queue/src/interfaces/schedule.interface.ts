@@ -53,6 +53,11 @@ export interface DistributedCronOptions {
   missedTicks?: MissedTicks;
   /** The method's time budget per run (its signal aborts after it). @default the module's `defaults.timeoutMs` */
   timeoutMs?: number;
-  /** Runs per tick before a failing one is dead-lettered. @default 1 */
+  /**
+   * Runs per tick before the tick's run is dead-lettered. A run cut by a crash (its instance died, its lease
+   * expired) counts as one and is run again on another instance; so does a run that throws or times out.
+   * With 1, a crash dead-letters the run with `LeaseExpiredError`.
+   * @default 3
+   */
   maxAttempts?: number;
 }
