@@ -9,6 +9,9 @@ import { PLAIN_NAME, PLAIN_NAME_RULE } from '../options/checks';
 export const MIN_EVERY_MS = 1000;
 const MAX_EVERY_MS = 366 * 24 * 3_600_000;
 
+/** The option names of `ScheduleOptions`: any other is refused (a misspelt `timezone` would run in UTC). */
+const SCHEDULE_KEYS = ['cron', 'everyMs', 'type', 'payload', 'timeZone', 'startAt', 'endAt', 'missedTicks'];
+
 /** A schedule as stored in Redis (its JSON is compared to tell a change from the same definition again). */
 export interface ScheduleDefinition {
   cron?: string;
@@ -39,25 +42,28 @@ export function checkScheduleName(name: unknown): asserts name is string {
 /**
  * Validates a schedule and gives its stored form.
  * @throws InvalidScheduleError naming the schedule: cron and everyMs both or neither, a bad expression, an
- * unknown time zone, everyMs below `MIN_EVERY_MS`, timeZone with everyMs, endAt before startAt, a bad type
- * or a payload that is not JSON or too large
+ * unknown time zone, everyMs below `MIN_EVERY_MS`, timeZone with everyMs, endAt before startAt, a bad type,
+ * a payload that is not JSON or too large, an unknown option name; values are quoted by a prefix
  */
 export function toDefinition(name: string, options: ScheduleOptions, maxPayloadBytes: number): ScheduleDefinition {
   checkScheduleName(name);
   if (options === null || typeof options !== 'object') throw new InvalidScheduleError(name, 'expected { cron | everyMs, type, ... }');
+  for (const key of Object.keys(options)) {
+    if (!SCHEDULE_KEYS.includes(key)) throw new InvalidScheduleError(name, `unknown option ${quote(key)} (known: ${SCHEDULE_KEYS.join(', ')})`);
+  }
   const { cron, everyMs, timeZone, missedTicks = 'runOnce' } = options;
   if ((cron === undefined) === (everyMs === undefined)) throw new InvalidScheduleError(name, 'give either cron or everyMs');
   if (cron !== undefined) {
     if (typeof cron !== 'string') throw new InvalidScheduleError(name, 'cron must be a string');
-    if (timeZone !== undefined && !isTimeZone(timeZone)) throw new InvalidScheduleError(name, `unknown time zone "${String(timeZone)}"`);
+    if (timeZone !== undefined && !isTimeZone(timeZone)) throw new InvalidScheduleError(name, `unknown time zone ${quote(timeZone)}`);
     checkCron(name, cron, timeZone ?? 'UTC');
   } else {
     if (timeZone !== undefined) throw new InvalidScheduleError(name, 'timeZone applies to cron only, not to everyMs');
     if (!Number.isInteger(everyMs) || everyMs! < MIN_EVERY_MS || everyMs! > MAX_EVERY_MS) {
-      throw new InvalidScheduleError(name, `everyMs must be an integer from ${MIN_EVERY_MS} to ${MAX_EVERY_MS}, got ${String(everyMs)}`);
+      throw new InvalidScheduleError(name, `everyMs must be an integer from ${MIN_EVERY_MS} to ${MAX_EVERY_MS}, got ${quote(everyMs)}`);
     }
   }
-  if (missedTicks !== 'runOnce' && missedTicks !== 'skip') throw new InvalidScheduleError(name, "missedTicks must be 'runOnce' or 'skip'");
+  if (missedTicks !== 'runOnce' && missedTicks !== 'skip') throw new InvalidScheduleError(name, `missedTicks must be 'runOnce' or 'skip', got ${quote(missedTicks)}`);
   try {
     assertTaskType(options.type);
   } catch (error) {
