@@ -4,7 +4,8 @@
  * Failure matrix covered:
  * - crash between writes: SIGKILL after a tick's run was submitted and before the tick task was acked,
  *   five times in a row on the same tick chain (each retry is cut again) -> one run per tick;
- * - crash while holding a tick (taken, nothing done yet), replicas up -> the schedule goes on from them;
+ * - crash while holding a tick (taken, nothing done yet), replicas up -> the ticks due meanwhile run on
+ *   time on them (the chain of ticks runs two ahead), the held tick runs late after its lease, each once;
  * - crash in a run (the @DistributedCron method) with the decorator's default maxAttempts -> it completes on
  *   another instance;
  * - replicas: two or three instances beside the crashing ones.
@@ -52,26 +53,33 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('distributed cron t
       const exit = await Promise.race([child.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 30_000))]);
       if (!exit || exit.signal !== 'SIGKILL') throw new Error(`k${i} did not die in its tick (${JSON.stringify(exit)}):\n${child.output()}`);
     }
-    const handled = [...new Set(ticks(crashed, 'tick').map((t) => t.tick))];
-    // The window was hit again and again: a tick retried after its run had been submitted.
+    // The window was hit again and again: a tick handled again after its run had been submitted.
     expect(ticks(crashed, 'tick').some((t) => t.attempt >= 2)).toBe(true);
 
     // A last instance handles the ticks the crashes left (their leases expire) and goes on.
     const last = await startInstance(target, prefix, 'z', { ...env, DQ_REPORT_TICKS: '1' });
     const fleet = [...runners, ...crashed, last];
-    const done = (tick: number) => ticks([last], 'ticked').some((t) => t.tick === tick);
-    await waitFor(() => handled.every(done), { timeoutMs: 30_000, message: 'the last instance handled every tick the crashes left' });
+    const handled = [...new Set(ticks(crashed, 'tick').map((t) => t.tick))];
+    await waitFor(() => handled.every((tick) => ticks([last], 'ticked').some((t) => t.tick === tick)), {
+      timeoutMs: 30_000,
+      message: 'the last instance handled every tick the crashes left',
+    });
+    const submits = fleet.flatMap((c) => c.messages.filter((m: { type: string }) => m.type === 'submitted')) as { tick: number; outcome: string }[];
+    // Every tick a crash cut was handled again after its run had been submitted (each crashing instance
+    // died right after its handler returned): the repeat finds its run submitted ('again'), or covered by a
+    // catch-up of the ticks nobody handled while no instance ran ticks (superseded): nothing is submitted twice.
+    expect(submits.length).toBeGreaterThan(0);
+    const runs = [...new Set(submits.filter((s) => s.outcome === 'submitted').map((s) => s.tick))];
     const redis = connect(target);
     try {
-      const runKeys = keysOf(prefix, '__cron__.sweep');
-      // Whatever those ticks submitted has run: no run of them waits or runs any more.
-      await waitFor(async () => (await redis.hlen(runKeys.jobs)) === 0, { timeoutMs: 30_000, message: 'runs drained' });
-      await waitFor(() => handled.every((tick) => reported(fleet, 'end').some((e) => e.tickAt === tick)), { timeoutMs: 30_000, message: 'every tick ran' });
+      // Whatever those ticks submitted has run: no run waits or runs any more.
+      await waitFor(async () => (await redis.hlen(keysOf(prefix, '__cron__.sweep').jobs)) === 0, { timeoutMs: 30_000, message: 'runs drained' });
+      await waitFor(() => runs.every((tick) => reported(fleet, 'end').some((e) => e.tickAt === tick)), { timeoutMs: 30_000, message: 'every run ran' });
     } finally {
       redis.disconnect();
     }
     const count = endsPerTick(reported(fleet, 'end'));
-    for (const tick of handled) expect([tick, count.get(tick)]).toEqual([tick, 1]);
+    for (const tick of runs) expect([tick, count.get(tick)]).toEqual([tick, 1]);
     for (const [tick, n] of count) expect([tick, n]).toEqual([tick, 1]);
   }, 240_000);
 
@@ -90,4 +98,28 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('distributed cron t
     expect(ends[0].instance).not.toBe('a');
     expect(ends[0].attempt).toBe(2);
   }, 120_000);
+
+  it('SIGKILL an instance holding a tick (taken, nothing done yet): the ticks due meanwhile run on the others, and it runs late', async () => {
+    const prefix = uniquePrefix('cron-holder');
+    // A long lease: were the schedule to wait for the dead holder's tick, four ticks would pass unrun.
+    const env = { DQ_CRON: '*/2 * * * * *', DQ_VISIBILITY_MS: '12000', DQ_REPORT_TICKS: '1' };
+    const replicas = await Promise.all(['b', 'c'].map((i) => startInstance(target, prefix, i, env)));
+    // The third instance dies in the first tick it takes (it races the replicas for the ticks).
+    const holder = startCrashing(target, prefix, 'k', { ...env, DQ_DIE_IN_TICK: '1' });
+    const exit = await Promise.race([holder.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 60_000))]);
+    if (!exit || exit.signal !== 'SIGKILL') throw new Error(`k did not die in a tick (${JSON.stringify(exit)}):\n${holder.output()}`);
+    const held: number = ticks([holder], 'tick')[0].tick;
+    const fleet = [holder, ...replicas];
+    const meanwhile = [2000, 4000, 6000, 8000].map((d) => held + d);
+    await waitFor(() => meanwhile.every((tick) => reported(fleet, 'end').some((e) => e.tickAt === tick)), {
+      timeoutMs: 30_000,
+      message: 'the ticks due while the dead holder held its tick ran',
+    });
+    // They ran on time, not after the dead holder's lease (12 s after its tick).
+    for (const tick of meanwhile) expect(reported(fleet, 'start').find((r) => r.tickAt === tick)!.at).toBeLessThan(held + 12_000);
+    // The held tick itself runs once its lease expired, once.
+    await waitFor(() => reported(fleet, 'end').some((e) => e.tickAt === held), { timeoutMs: 40_000, message: 'the held tick ran late' });
+    await waitFor(() => reported(fleet, 'end').some((e) => e.tickAt >= held + 16_000), { timeoutMs: 30_000, message: 'the schedule went on' });
+    for (const [tick, n] of endsPerTick(reported(fleet, 'end'))) expect([tick, n]).toEqual([tick, 1]);
+  }, 180_000);
 });

@@ -122,3 +122,22 @@ export function nextTick(def: ScheduleDefinition, afterMs: number): number | nul
   }
   return def.endAt !== undefined && next > def.endAt ? null : next;
 }
+
+/**
+ * The last tick at or before `atMs` (epoch ms), not before `notBefore` (a tick of the schedule) nor after
+ * `endAt`: the run of a catch-up after every instance was down.
+ */
+export function lastTickBy(def: ScheduleDefinition, atMs: number, notBefore: number): number {
+  const at = def.endAt !== undefined ? Math.min(atMs, def.endAt) : atMs;
+  let last: number;
+  if (def.everyMs !== undefined) {
+    const anchor = def.startAt ?? 0;
+    last = anchor + Math.floor((at - anchor) / def.everyMs) * def.everyMs;
+  } else {
+    const expression = CronExpressionParser.parse(def.cron!, { currentDate: new Date(at + 1), tz: def.timeZone ?? 'UTC' });
+    last = expression.prev().getTime();
+    // NOTE: at or before, whatever the library does at a current date that is itself a tick.
+    while (last > at) last = expression.prev().getTime();
+  }
+  return Math.max(last, notBefore);
+}

@@ -58,7 +58,7 @@ export class TaskScheduleService {
 
   private async write(name: string, definition: ScheduleDefinition): Promise<ScheduleInfo> {
     const first = nextTick(definition, await this.store.now());
-    const { changed, oldTick } = await this.store.upsert(name, definition, first);
+    const { changed, oldTick } = await this.store.upsert(name, definition, [first, first === null ? null : nextTick(definition, first)]);
     if (oldTick) {
       await this.delay.cancel(CRON_TICK_TYPE, oldTick).catch((error: Error) => {
         this.logger.warn(`Schedule "${name}": the replaced tick ${oldTick} stays (it will do nothing): ${error.message}`);

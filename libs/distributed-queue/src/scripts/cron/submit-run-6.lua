@@ -31,6 +31,6 @@ local now = nowMs()
 if addTask(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[3], tick, ARGV[5], now) == 0 then return 2 end
 if tonumber(ARGV[2]) > 0 and redis.call('EXISTS', KEYS[5]) == 1 then
   logEvent(KEYS[4], tonumber(ARGV[2]), 'submitted',
-    { 'ids', cjson.encode({ ARGV[3] }), 'due', cjson.encode({ tick }), 'd', cjson.encode({ tick - now }), 'b', cjson.encode({ ARGV[5] }) })
+    { 'ids', cjson.encode({ ARGV[3] }), 'due', cjson.encode({ tick }), 'd', cjson.encode({ math.max(0, tick - now) }), 'b', cjson.encode({ ARGV[5] }) })
 end
 return 1
