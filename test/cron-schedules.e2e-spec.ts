@@ -74,7 +74,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('schedules set at r
   });
 
   it('refuses unknown option names, internal types and types no application here handles, quoting long values, writing nothing', async () => {
-    const admin = await startQueueApp({ connection: target.connection, keyPrefix: uniquePrefix('cron-strict'), workers: false, types: { report: {} } });
+    const admin = await startQueueApp({
+      connection: target.connection, keyPrefix: uniquePrefix('cron-strict'), workers: false, types: { report: {}, 'orders.ship': { ordered: true } },
+    });
     apps.push(admin);
     const schedules = admin.app.get(TaskScheduleService);
     const refusal = async (name: string, options: object): Promise<InvalidScheduleError | UnknownTaskTypeError> => {
@@ -90,6 +92,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('schedules set at r
     for (const type of ['__cron__', '__cron__.sweep', '__route__.orders']) {
       expect((await refusal('internal', { everyMs: 1000, type })).message).toMatch(/internal type/);
     }
+    // An ordered type runs from the route queue only: a schedule submits delay tasks.
+    expect((await refusal('ordered', { everyMs: 1000, type: 'orders.ship' })).message).toMatch(/"orders.ship" is ordered/);
     // A type no worker here runs and not declared in `types` (strictTypes, the default): as submit refuses it.
     expect(await refusal('nobody', { everyMs: 1000, type: 'no.such.type' })).toBeInstanceOf(UnknownTaskTypeError);
     // Values of 100,000 characters are quoted by a prefix with their length.
