@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DistributedCron, InvalidScheduleError, TaskScheduleService, UnknownTaskTypeError } from 'nestjs-distributed-queue';
 import { spawnChild, type ChildHandle } from './support/child';
-import { startQueueApp, useAppsAndChildren } from './support/queue-app';
+import { connect, keysOf, startQueueApp, useAppsAndChildren } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
@@ -111,6 +111,30 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('schedules set at r
       expect(message).toContain('(100000 characters)');
     }
     expect(await schedules.list()).toEqual([]);
+  });
+
+  it('remembers the last 256 submitted ticks of a schedule, for a day: a repeat or an older tick submits nothing', async () => {
+    const prefix = uniquePrefix('cron-memory');
+    const admin = await startQueueApp({ connection: target.connection, keyPrefix: prefix, workers: false, types: { report: {} } });
+    apps.push(admin);
+    const store = admin.app.get(TaskScheduleService).store;
+    const submit = (tick: number) => store.submitRun('report', 'mem', `mem@${tick}`, tick, '{}');
+    for (let tick = 1; tick <= 260; tick++) expect(await submit(tick)).toBe('submitted');
+    expect(await submit(260)).toBe('again');
+    expect(await submit(4)).toBe('again');
+    expect(await submit(5)).toBe('again');
+    expect(await submit(261)).toBe('submitted');
+    const redis = connect(target);
+    try {
+      const key = `${keysOf(prefix, 'report').jobs.slice(0, -':jobs'.length)}:cron:mem`;
+      expect(await redis.zcard(key)).toBe(256);
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(24 * 3_600_000 - 60_000);
+      expect(ttl).toBeLessThanOrEqual(24 * 3_600_000);
+      expect(await redis.hlen(keysOf(prefix, 'report').jobs)).toBe(261);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('a bad @DistributedCron fails the start with InvalidScheduleError naming the schedule', async () => {

@@ -4,7 +4,7 @@
   again (its tick task retried after a crash between this submit and its ack) finds its tick there and
   submits nothing, even when the first run already finished (a finished id no longer blocks a submit).
   The set keeps the last ARGV[6] ticks of the schedule (older ones, out of reach of any retry, are refused
-  as submitted) and expires ARGV[7] ms after the last submit: O(log n) per call, at most one entry trimmed.
+  as submitted) and expires ARGV[7] ms after the last submit: O(log n) per call, at most one entry removed.
   KEYS[1] run type waiting  KEYS[2] its jobs  KEYS[3] its sequence  KEYS[4] its event stream  KEYS[5] its
   recorded flag  KEYS[6] ticks submitted (ZSET tick ms -> tick ms) of this schedule
   ARGV[1] run type's events channel  ARGV[2] event stream length (0: none)  ARGV[3] run task id
@@ -22,10 +22,11 @@ local submitted, tick, keep = KEYS[6], tonumber(ARGV[4]), tonumber(ARGV[6])
 if redis.call('ZSCORE', submitted, ARGV[4]) then return 0 end
 if redis.call('ZCARD', submitted) >= keep then
   local oldest = redis.call('ZRANGE', submitted, 0, 0, 'WITHSCORES')
-  if oldest[2] and tick < tonumber(oldest[2]) then return 0 end
+  if tick < tonumber(oldest[2]) then return 0 end
+  -- NOTE: ZRANGE + ZREM of one member rather than ZREMRANGEBYRANK: the commands of the documented ACL rule.
+  redis.call('ZREM', submitted, oldest[1])
 end
 redis.call('ZADD', submitted, tick, ARGV[4])
-redis.call('ZREMRANGEBYRANK', submitted, 0, -(keep + 1))
 redis.call('PEXPIRE', submitted, tonumber(ARGV[7]))
 local now = nowMs()
 if addTask(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[3], tick, ARGV[5], now) == 0 then return 2 end
