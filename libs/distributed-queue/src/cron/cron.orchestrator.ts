@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { CRON_TICK_TYPE, DISTRIBUTED_CRON_METADATA, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, cronRunType } from '../distributed-queue.constants';
 import { DistributedQueueOrchestrator } from '../distributed-queue.orchestrator';
-import { DelayQueueStore } from '../delay/delay-queue.store';
 import type { CronRun, DistributedCronMetadata } from '../decorators/distributed-cron.decorator';
 import { InvalidOptionsError, InvalidScheduleError } from '../errors';
 import type { Task } from '../interfaces';
@@ -11,6 +10,12 @@ import { decoratedMethods, type DecoratedMethod } from '../runtime/decorated-met
 import { CronTickHandler } from './cron-tick.handler';
 import { toDefinition } from './schedule-definition';
 import { TaskScheduleService } from './task-schedule.service';
+
+/**
+ * Default runs per tick of a `@DistributedCron` method: a run whose instance died (its lease expired) counts
+ * as one, so with 1 a crash would dead-letter the run instead of completing it on another instance.
+ */
+export const CRON_RUN_MAX_ATTEMPTS = 3;
 
 /** Tick handling is short and must not stop: many attempts, a fixed second between them. */
 const TICK_OPTIONS = { concurrency: 10, maxAttempts: 20, timeoutMs: 30_000, backoff: { type: 'fixed' as const, delayMs: 1000, jitter: 0 } };
@@ -38,7 +43,6 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
     private readonly scanner: MetadataScanner,
     private readonly orchestrator: DistributedQueueOrchestrator,
     private readonly schedules: TaskScheduleService,
-    private readonly delay: DelayQueueStore,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
   ) {}
 
@@ -73,16 +77,16 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
           return found.method.call(found.instance, run, signal);
         },
       };
-      const workerOptions = mergeWorkerOptions(this.options.defaults, { concurrency: 1, maxAttempts: options.maxAttempts ?? 1, timeoutMs: options.timeoutMs });
+      const workerOptions = mergeWorkerOptions(this.options.defaults, { concurrency: 1, maxAttempts: options.maxAttempts ?? CRON_RUN_MAX_ATTEMPTS, timeoutMs: options.timeoutMs });
       await this.orchestrator.addConsumer(cronRunType(name), handler, workerOptions);
     }
     if (this.options.schedules ?? this.methods.length > 0) {
-      const ticks = new CronTickHandler(this.schedules.store, this.delay);
+      const ticks = new CronTickHandler(this.schedules.store);
       await this.orchestrator.addConsumer(CRON_TICK_TYPE, ticks, mergeWorkerOptions(this.options.defaults, TICK_OPTIONS), false);
     }
     for (const { name, cron, found } of this.methods) {
       const { options } = found.metadata;
-      await this.schedules.upsert(name, { cron, timeZone: options.timeZone, missedTicks: options.missedTicks, type: cronRunType(name) });
+      await this.schedules.declare(name, { cron, timeZone: options.timeZone, missedTicks: options.missedTicks, type: cronRunType(name) });
     }
     if (this.methods.length > 0) this.logger.log(`Distributed cron: ${this.methods.map((m) => `${m.name} (${m.cron})`).join(', ')}`);
   }

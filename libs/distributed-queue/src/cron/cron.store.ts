@@ -10,19 +10,42 @@ export interface TickPayload {
   tick: number;
 }
 
-/** How `advance` went: the next tick added now, added by an earlier attempt, or the schedule changed (do not run). */
-export type AdvanceOutcome = 'advanced' | 'again' | 'stale';
+/**
+ * What a tick runs (see advance-8.lua): itself ('run'), the last tick due by now for every missed one
+ * ('catchUp'), nothing because a catch-up covered it ('superseded') or because the schedule changed ('stale').
+ */
+export type AdvanceOutcome = { outcome: 'run' | 'catchUp'; run: number } | { outcome: 'superseded' | 'stale' };
+
+/** What the handler of a tick computed (from the definition and Redis's now) for `advance`. */
+export interface TickPlan {
+  /** Its following tick is due. */
+  late: boolean;
+  following: number | null;
+  /** The last tick due by now (the catch-up's run when every instance was down). */
+  latest: number;
+  /** The two ticks after now (the chain's end; null: the schedule has no more). */
+  ahead: [number | null, number | null];
+}
 
 interface CronScripts {
   dqCronUpsert(...args: (string | number)[]): Promise<[number, number, string]>;
-  dqCronAdvance(...args: (string | number)[]): Promise<number>;
+  dqCronAdvance(...args: (string | number)[]): Promise<[number, number]>;
   dqCronRemove(...args: string[]): Promise<[number, string]>;
+  dqCronSubmitRun(...args: (string | number)[]): Promise<number>;
 }
+
+/** Ticks of a schedule whose run submission is remembered (a retried tick older than these is not run). */
+export const SUBMITTED_TICKS_KEPT = 256;
+/** How long the remembered ticks outlive the last submit of their schedule (a day: beyond any tick retry). */
+export const SUBMITTED_TICKS_TTL_MS = 24 * 3_600_000;
+
+/** How `submitRun` went: submitted now, submitted before (a repeated tick), or the id exists (waiting or running). */
+export type SubmitRunOutcome = 'submitted' | 'again' | 'exists';
 
 /** Key names of the schedules: in the tick type's Cluster slot, so a tick and its schedule change together. */
 export function cronKeys(prefix: string) {
   const base = `${prefix}:{${prefix}:${CRON_TICK_TYPE}}:schedules`;
-  return { definitions: `${base}:defs`, versions: `${base}:versions`, next: `${base}:next`, last: `${base}:last` };
+  return { definitions: `${base}:defs`, versions: `${base}:versions`, next: `${base}:next`, last: `${base}:last`, caught: `${base}:caught` };
 }
 
 /** A stored schedule with its state. */
@@ -34,14 +57,20 @@ export interface StoredSchedule {
   lastTickAt: number | null;
 }
 
+const ms = (value: number | null): string => (value === null ? '' : String(value));
+
 /** Thin typed layer over the cron scripts. */
 export class CronStore {
   readonly keys: ReturnType<typeof cronKeys>;
 
+  /**
+   * @param streamMaxLen entries kept in each type's event stream (as the delay store's); 0 writes no events.
+   */
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
     private readonly delay: DelayQueueStore,
+    private readonly streamMaxLen = 0,
   ) {
     this.keys = cronKeys(prefix);
   }
@@ -66,30 +95,45 @@ export class CronStore {
   }
 
   /**
-   * Stores a definition; the same one again changes nothing. Returns whether it changed, and the old
-   * version's pending tick task (for the caller to cancel) when it did.
+   * Stores a definition with its first two ticks; the same one again changes nothing. Returns whether it
+   * changed, and the old version's last pending tick task (for the caller to cancel) when it did.
    */
-  async upsert(name: string, definition: ScheduleDefinition, firstTick: number | null): Promise<{ changed: boolean; version: number; oldTick: string | null }> {
+  async upsert(name: string, definition: ScheduleDefinition, ticks: [number | null, number | null]): Promise<{ changed: boolean; version: number; oldTick: string | null }> {
     const k = this.keys;
     const [changed, version, oldTick] = await this.scripts.dqCronUpsert(
-      k.definitions, k.versions, k.next, ...this.tickKeys(), k.last, this.channel, name, JSON.stringify(definition), firstTick === null ? '' : String(firstTick),
+      k.definitions, k.versions, k.next, ...this.tickKeys(), k.last, k.caught, this.channel, name, JSON.stringify(definition), ms(ticks[0]), ms(ticks[1]),
     );
     return { changed: changed === 1, version: Number(version), oldTick: oldTick || null };
   }
 
-  /** Marks a tick handled and adds the next one, once (see advance-7.lua). */
-  async advance(tick: TickPayload, next: number | null): Promise<AdvanceOutcome> {
+  /** Decides what a tick runs and keeps the schedule's chain of ticks two ahead of now (see advance-8.lua). */
+  async advance(tick: TickPayload, plan: TickPlan): Promise<AdvanceOutcome> {
     const k = this.keys;
-    const outcome = await this.scripts.dqCronAdvance(
-      k.definitions, k.versions, k.next, ...this.tickKeys(), k.last, this.channel, tick.name, String(tick.version), String(tick.tick), next === null ? '' : String(next),
+    const [outcome, run] = await this.scripts.dqCronAdvance(
+      k.definitions, k.versions, k.next, ...this.tickKeys(), k.last, k.caught, this.channel, tick.name, String(tick.version), String(tick.tick),
+      plan.late ? '1' : '0', ms(plan.following), String(plan.latest), ms(plan.ahead[0]), ms(plan.ahead[1]),
     );
-    return outcome === 1 ? 'advanced' : outcome === 2 ? 'again' : 'stale';
+    if (outcome === 1 || outcome === 2) return { outcome: outcome === 1 ? 'run' : 'catchUp', run: Number(run) };
+    return { outcome: outcome === 3 ? 'superseded' : 'stale' };
+  }
+
+  /**
+   * Submits the run of a tick, `id` of `type` due at the tick, unless this tick's run was submitted before
+   * (see submit-run-6.lua): a tick handled twice, whatever the crash between, makes one run.
+   */
+  async submitRun(type: string, schedule: string, id: string, tick: number, payload: string): Promise<SubmitRunOutcome> {
+    const k = this.delay.keys(type);
+    const submitted = `${k.jobs.slice(0, -':jobs'.length)}:cron:${schedule}`;
+    const outcome = await this.scripts.dqCronSubmitRun(
+      k.waiting, k.jobs, k.seq, k.log, k.recorded, submitted, k.events, this.streamMaxLen, id, tick, payload, SUBMITTED_TICKS_KEPT, SUBMITTED_TICKS_TTL_MS,
+    );
+    return outcome === 1 ? 'submitted' : outcome === 2 ? 'exists' : 'again';
   }
 
   /** Removes a schedule; returns whether it existed and its pending tick task (for the caller to cancel). */
   async remove(name: string): Promise<{ existed: boolean; oldTick: string | null }> {
     const k = this.keys;
-    const [existed, oldTick] = await this.scripts.dqCronRemove(k.definitions, k.versions, k.next, k.last, name);
+    const [existed, oldTick] = await this.scripts.dqCronRemove(k.definitions, k.versions, k.next, k.last, k.caught, name);
     return { existed: existed === 1, oldTick: oldTick || null };
   }
 
@@ -103,12 +147,12 @@ export class CronStore {
   async list(): Promise<StoredSchedule[]> {
     const k = this.keys;
     const [defs, versions, next, last] = await Promise.all([k.definitions, k.versions, k.next, k.last].map((key) => this.redis.hgetall(key)));
-    return Object.keys(defs).sort().map((name) => ({
-      name,
-      definition: JSON.parse(defs[name]) as ScheduleDefinition,
-      version: Number(versions[name] ?? 0),
-      nextTickAt: next[name] ? Number(next[name].split(':')[1]) : null,
-      lastTickAt: last[name] ? Number(last[name]) : null,
-    }));
+    return Object.keys(defs).sort().map((name) => {
+      const definition = JSON.parse(defs[name]) as ScheduleDefinition;
+      const lastTickAt = last[name] ? Number(last[name]) : null;
+      // NOTE: "<version>:<furthest tick added>:<next tick>": the chain runs two ticks ahead of the next.
+      const nextTickAt = next[name]?.split(':')[2] ? Number(next[name].split(':')[2]) : null;
+      return { name, definition, version: Number(versions[name] ?? 0), nextTickAt, lastTickAt };
+    });
   }
 }

@@ -1,5 +1,5 @@
 import { InvalidScheduleError } from '../errors';
-import { nextTick, toDefinition, type ScheduleDefinition } from './schedule-definition';
+import { lastTickBy, nextTick, toDefinition, type ScheduleDefinition } from './schedule-definition';
 
 const MAX = 1024 * 1024;
 const at = (iso: string): number => Date.parse(iso);
@@ -37,6 +37,27 @@ describe('schedule definitions', () => {
     expect(refused('missed', { everyMs: 5000, type: 't', missedTicks: 'all' })).toMatch(/missedTicks/);
     expect(refused('bad@name', { everyMs: 5000, type: 't' })).toMatch(/the name must be/);
   });
+
+  it('reads a cron expression of 5 fields, or 6 with seconds first, and nothing else (as the README says)', () => {
+    const refused = (cron: string): string => {
+      try {
+        toDefinition('c', { cron, type: 't' }, MAX);
+      } catch (error) {
+        expect(error).toBeInstanceOf(InvalidScheduleError);
+        return (error as Error).message;
+      }
+      throw new Error(`accepted ${JSON.stringify(cron)}`);
+    };
+    for (const cron of ['', '   ', '* * *', '5', '* * * *', '* * * * * * *', '@daily', '@hourly']) {
+      expect(refused(cron)).toMatch(/bad cron expression .*5 fields, or 6 with seconds first/);
+    }
+    expect(toDefinition('c', { cron: ' 0  0 1 * 1 ', type: 't' }, MAX).cron).toBe(' 0  0 1 * 1 ');
+    expect(toDefinition('c', { cron: '*/5 * * * * *', type: 't' }, MAX).cron).toBe('*/5 * * * * *');
+    // A long expression is quoted by a prefix with its length, not whole.
+    const message = refused('1'.repeat(100_000));
+    expect(message.length).toBeLessThan(300);
+    expect(message).toContain('(100000 characters)');
+  });
 });
 
 describe('nextTick', () => {
@@ -65,5 +86,20 @@ describe('nextTick', () => {
     const first = nextTick(daily130, at('2026-10-31T12:00:00Z'))!;
     expect(iso(first)).toBe('2026-11-01T05:30:00.000Z');
     expect(iso(nextTick(daily130, first))).toBe('2026-11-02T06:30:00.000Z');
+  });
+});
+
+describe('lastTickBy (the run of a catch-up: the last missed tick)', () => {
+  it('is the last tick at or before the time, not before the given tick, not after endAt', () => {
+    const every5 = def({ everyMs: 5000, type: 't' });
+    expect(lastTickBy(every5, 23_000, 5_000)).toBe(20_000);
+    expect(lastTickBy(every5, 25_000, 5_000)).toBe(25_000);
+    expect(lastTickBy(every5, 23_000, 20_000)).toBe(20_000);
+    expect(lastTickBy(def({ everyMs: 5000, type: 't', endAt: 12_000 }), 23_000, 5_000)).toBe(10_000);
+    const daily = def({ cron: '0 0 6 * * *', timeZone: 'America/New_York', type: 't' });
+    // Three days missed: the last 06:00 New York time before now, not the first.
+    expect(iso(lastTickBy(daily, at('2026-01-05T12:00:00Z'), at('2026-01-02T11:00:00Z')))).toBe('2026-01-05T11:00:00.000Z');
+    expect(iso(lastTickBy(daily, at('2026-01-05T11:00:00Z'), at('2026-01-02T11:00:00Z')))).toBe('2026-01-05T11:00:00.000Z');
+    expect(iso(lastTickBy(daily, at('2026-01-05T10:59:59.999Z'), at('2026-01-02T11:00:00Z')))).toBe('2026-01-04T11:00:00.000Z');
   });
 });

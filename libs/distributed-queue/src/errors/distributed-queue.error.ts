@@ -153,6 +153,6 @@ export class InvalidScheduleError extends DistributedQueueError {
     readonly schedule: string,
     problem: string,
   ) {
-    super(`Invalid schedule "${schedule}": ${problem}`);
+    super(`Invalid schedule ${quote(schedule)}: ${problem}`);
   }
 }

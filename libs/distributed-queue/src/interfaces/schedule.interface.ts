@@ -1,4 +1,8 @@
-/** What happens to ticks that came due while no instance ran (all down): run the last one once, or none. */
+/**
+ * What happens to ticks that came due while no instance ran (all down): `'runOnce'` runs the last one due by
+ * the return once (not the oldest, never all); `'skip'` runs none, nor any tick handled after its following
+ * tick was due (such as the tick of an instance that died holding it).
+ */
 export type MissedTicks = 'runOnce' | 'skip';
 
 /**
@@ -20,7 +24,7 @@ export interface ScheduleOptions<P = unknown> {
   startAt?: number | Date;
   /** No tick after this time (epoch ms or Date). @default none */
   endAt?: number | Date;
-  /** Ticks missed while every instance was down: the last one runs once on return, or none. @default 'runOnce' */
+  /** Ticks missed while every instance was down: the last one runs once on return, or none (see `MissedTicks`). @default 'runOnce' */
   missedTicks?: MissedTicks;
 }
 
@@ -53,6 +57,11 @@ export interface DistributedCronOptions {
   missedTicks?: MissedTicks;
   /** The method's time budget per run (its signal aborts after it). @default the module's `defaults.timeoutMs` */
   timeoutMs?: number;
-  /** Runs per tick before a failing one is dead-lettered. @default 1 */
+  /**
+   * Runs per tick before the tick's run is dead-lettered. A run cut by a crash (its instance died, its lease
+   * expired) counts as one and is run again on another instance; so does a run that throws or times out.
+   * With 1, a crash dead-letters the run with `LeaseExpiredError`.
+   * @default 3
+   */
   maxAttempts?: number;
 }
