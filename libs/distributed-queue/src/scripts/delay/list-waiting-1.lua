@@ -3,7 +3,8 @@
   The set is kept in chunks by submission, so a page in due order is a merge of chunks: this step reads at
   most STEP_CHUNKS chunks of the index (in order of their earliest due time, from where the last step
   stopped) and returns, of each, its first `limit` tasks after the cursor and within the range; it stops
-  early once STEP_TASKS tasks are read. The caller (delay/waiting-page.ts) merges the steps and keeps the
+  early once STEP_TASKS tasks are read, and skips the chunks that start after the due time by which one chunk
+  alone filled the page. The caller (delay/waiting-page.ts) merges the steps and keeps the
   first `limit`. A page is thus a walk over the chunks whose earliest due time comes before the page's last
   task, a bounded step per call: no call costs more than STEP_CHUNKS chunk reads and STEP_TASKS tasks.
   KEYS[1] waiting (the index)
@@ -72,13 +73,21 @@ for i = 1, #chunks, 2 do
   end
   local fromText = low == -math.huge and '-inf' or ((open and '(' or '') .. fmt(low))
   local got = redis.call('ZRANGEBYSCORE', wsChunkKey(ws, chunk), fromText, highText, 'WITHSCORES', 'LIMIT', 0, mixed and limit + WS_CHUNK or limit)
+  local own = 0
   for j = 1, #got, 2 do
     local seq = splitSeqTag(got[j]) or 0
     if not (mixed and tonumber(got[j + 1]) == afterDue and seq <= afterSeq) then
       out[#out + 1] = idOfMember(got[j])
       out[#out + 1] = seq
       out[#out + 1] = got[j + 1]
-      tasks = tasks + 1
+      tasks, own = tasks + 1, own + 1
+      -- NOTE: this chunk alone fills the page up to here: no task due later can be on it (a bound for the
+      -- chunks still to read; the caller's bound does the same across steps).
+      if own == limit then
+        local due = tonumber(got[j + 1])
+        if due < high then high, highText = due, fmt(due) end
+        break
+      end
     end
   end
   out[3], out[4], out[5] = chunk, chunks[i + 1], start + read
