@@ -18,10 +18,10 @@ export interface Settled {
 }
 
 /** What the history gets of a finished task's last attempt (see AttemptRecord). */
-function attemptRecord(s: Settled & { startedAt: number }): AttemptRecord {
+function attemptRecord(s: Settled, startedAt: number): AttemptRecord {
   const attempt = s.attempt ?? 1;
-  if (s.retried) return [s.startedAt, attempt, s.retried.name, s.retried.message];
-  return attempt === 1 ? s.startedAt : [s.startedAt, attempt];
+  if (s.retried) return [startedAt, attempt, s.retried.name, s.retried.message];
+  return attempt === 1 ? startedAt : [startedAt, attempt];
 }
 
 /**
@@ -80,9 +80,14 @@ export class PartitionAcks {
     if (this.flushing) return this.flushing.then(() => this.flush());
     if (this.finished.size === 0) return Promise.resolve();
     const items = this.finished.drain();
-    const acks = items.filter((s) => s.error === undefined).map((s) => s.seq);
-    const dead = items.flatMap((s): [number, string][] => (s.error === undefined ? [] : [[s.seq, s.error]]));
-    const starts = new Map(items.flatMap((s): [number, AttemptRecord][] => (s.startedAt === undefined ? [] : [[s.seq, attemptRecord({ ...s, startedAt: s.startedAt })]])));
+    const acks: number[] = [];
+    const dead: [number, string][] = [];
+    const starts = new Map<number, AttemptRecord>();
+    for (const s of items) {
+      if (s.error === undefined) acks.push(s.seq);
+      else dead.push([s.seq, s.error]);
+      if (s.startedAt !== undefined) starts.set(s.seq, attemptRecord(s, s.startedAt));
+    }
     let sent = false;
     this.flushing = this.store
       .ack(this.partition, this.me, this.epoch, acks, dead, starts)

@@ -308,11 +308,12 @@ export class PartitionRunner {
       if (outcome === 'aborted') return;
       const run = this.starts.get(item.seq);
       this.starts.delete(item.seq);
-      const startedAt = run?.at;
-      const event = this.events.take(item.seq);
-      if (outcome !== 'done') this.acks.add({ seq: item.seq, error: outcome, startedAt, event });
-      else if (!run?.failed) this.acks.add({ seq: item.seq, startedAt, attempt: run?.attempt, event });
-      else this.acks.add({ seq: item.seq, startedAt, attempt: run.attempt, retried: { name: run.failed.name, message: run.failed.message }, event });
+      // NOTE: one shape for every settled item (the hot path stays monomorphic).
+      const failed = outcome === 'done' ? run?.failed : undefined;
+      this.acks.add({
+        seq: item.seq, error: outcome === 'done' ? undefined : outcome, startedAt: run?.at, attempt: run?.attempt,
+        retried: failed && { name: failed.name, message: failed.message }, event: this.events.take(item.seq),
+      });
     }
   }
 
