@@ -1,4 +1,5 @@
 import { hostname } from 'os';
+import { DeliveryFailedError } from '../errors/delivery-failed.error';
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS } from '../runtime/request-id';
 import { decodeError, decodeLease, withoutSeqTag } from './task-codec';
@@ -156,10 +157,12 @@ export class DelayQueueStore {
    * Retries (`retryDelayMs` >= 0) or buries (-1) a failed reservation. `error.instance` (service mode): the
    * instance the failed delivery went to, kept with the error in the same script (see `lastFailedOn`).
    */
-  async fail(type: string, id: string, token: string, retryDelayMs: number, error: { name: string; message: string; instance?: string }): Promise<FailOutcome> {
+  async fail(type: string, id: string, token: string, retryDelayMs: number, error: Error): Promise<FailOutcome> {
     const k = this.keys(type);
+    // NOTE: service mode keeps the failed delivery's instance with the error: the retry avoids it.
+    const instance = error instanceof DeliveryFailedError ? error.instance : '';
     const code = await this.scripts.dqDelayFail(
-      k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, k.log, id, token, retryDelayMs, error.name, error.message, k.events, this.streamMaxLen, error.instance ?? '',
+      k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, k.log, id, token, retryDelayMs, error.name, error.message, k.events, this.streamMaxLen, instance,
     );
     return failOutcome(code);
   }

@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { CorruptTaskError, DeliveryFailedError, DeliveryNotMadeError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import { CorruptTaskError, DeliveryNotMadeError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { ACK_DELAY_MS } from '../runtime/ack-buffer';
@@ -53,8 +53,7 @@ export class TaskConsumer {
    */
   private backlog = false;
   /** take calls in flight, and the slots they asked for. */
-  private fetches = 0;
-  private requested = 0;
+  private fetches = 0; private requested = 0;
   private pumpQueued = false;
   private stopping = false;
   private readonly wake = new WakeSignal(() => this.poll());
@@ -382,12 +381,9 @@ export class TaskConsumer {
     const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;
     try {
-      // NOTE: service mode keeps the failed delivery's instance with the error: the retry avoids it.
-      const instance = error instanceof DeliveryFailedError ? error.instance : undefined;
-      const outcome = await this.store.fail(this.type, id, token, retryDelay, { name: error.name, message: error.message, instance });
+      const outcome = await this.store.fail(this.type, id, token, retryDelay, error);
       this.events.outcome(task, outcome, error, finishedAt);
-      const level = outcome === 'dead' ? 'error' : 'warn';
-      this.logger[level]?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);
+      this.logger[outcome === 'dead' ? 'error' : 'warn']?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);
     } catch (failError) {
       this.events.outcome(task, undefined, error, finishedAt);
       this.logger.warn?.(`[${this.type}] could not record failure of ${id} (its lease will expire): ${(failError as Error).message}`);
