@@ -56,6 +56,12 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('counts and listing
       expect(error).toBeInstanceOf(InvalidArgumentError);
       expect((error as InvalidArgumentError).argument).toBe(name);
     }
+    // listDead pages the same way: bad paging is a typed rejection, never passed on to Redis
+    for (const [args, name] of [[['rdy', -1], 'offset'], [['rdy', 0.5], 'offset'], [['rdy', 0, 0], 'limit'], [['rdy', 0, 1001], 'limit']] as const) {
+      const error = await (app.inspect.listDead as (...a: unknown[]) => Promise<unknown>)(...args).catch((e: Error) => e);
+      expect([name, error]).toEqual([name, expect.any(InvalidArgumentError)]);
+      expect((error as InvalidArgumentError).argument).toBe(name);
+    }
     expect(await app.inspect.getCounts('unused.type')).toEqual({ delayed: 0, ready: 0, running: 0, dead: 0, done: 0 });
   });
 

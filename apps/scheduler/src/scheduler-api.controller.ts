@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, UseFilters, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
 import {
   InvalidArgumentError, PayloadTooLargeError, ServiceScheduler, TaskInspectorService, TaskSubmitService, UnknownTaskTypeError, type SubmitOptions,
 } from 'nestjs-distributed-queue';
@@ -9,6 +9,13 @@ import { ApiTokenGuard } from './api-token.guard';
 interface SubmitBody extends SubmitOptions {
   type: string;
   payload?: unknown;
+}
+
+/** A whole number of the query string (digits only), or `fallback` when the parameter is absent. */
+function queryInt(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) throw new InvalidArgumentError(name, `must be a whole number, got ${JSON.stringify(value).slice(0, 40)}`);
+  return Number(value);
 }
 
 function objectBody<T>(body: unknown): T {
@@ -80,11 +87,12 @@ export class SchedulerApiController {
     return { rescheduled: await this.submitter.reschedule(type, id, { delay, runAt }) };
   }
 
-  /** The dead letters of a type (first 100). */
+  /** The dead letters of a type, oldest first: `?offset=` (default 0) and `?limit=` (1 to 1000, default 100). */
   @Get('dead/:type')
-  async dead(@Param('type') type: string) {
+  async dead(@Param('type') type: string, @Query('offset') offset: unknown, @Query('limit') limit: unknown) {
+    const page = [queryInt(offset, 'offset', 0), queryInt(limit, 'limit', 100)] as const;
     await this.registered(type);
-    return this.inspector.listDead(type);
+    return this.inspector.listDead(type, ...page);
   }
 
   /** Re-drives dead letters of a type: `{ ids? }` (none: up to 100) → `{ redriven }`. */

@@ -32,9 +32,17 @@ function taskInfo<P>(id: string, type: string, state: TaskState, record: string 
 const LISTED_STATES: TaskState[] = ['delayed', 'ready', 'running', 'dead', 'done'];
 
 /** Checks a listing's state and limit. @throws InvalidArgumentError */
+function checkLimit(limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
+}
+
+function checkOffset(offset: number): void {
+  if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
+}
+
 function checkPage(state: TaskState, limit: number): void {
   if (!LISTED_STATES.includes(state)) throw new InvalidArgumentError('state', `must be one of ${LISTED_STATES.join(', ')}, got ${quote(state)}`);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
+  checkLimit(limit);
 }
 
 function parseJson(json: string): unknown {
@@ -106,7 +114,7 @@ export class TaskInspectorService {
     const name = checkedTypeOf(type);
     const { offset = 0, limit = 100 } = page ?? {};
     checkPage(state, limit);
-    if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
+    checkOffset(offset);
     return this.listAt<P>(type, state, offset, limit);
   }
 
@@ -118,7 +126,7 @@ export class TaskInspectorService {
       return state === 'done' ? [] : ((await listOrderedTasks(this.routeControl, this.store, state, offset, limit)) as TaskInfo<P>[]);
     }
     if (state === 'dead') {
-      const { tasks } = await this.listDead<P>(name, offset, limit);
+      const { tasks } = await this.deadAt<P>(name, offset, limit);
       return tasks.map(({ id, payload, error }) => ({ id, type: name, state, attempts: error.attempts, payload, lastError: error }));
     }
     const rows = await this.store.list(name, state, offset, limit);
@@ -179,9 +187,20 @@ export class TaskInspectorService {
     return info;
   }
 
-  /** Dead letters of a type, oldest first. @default offset 0, limit 100 */
+  /**
+   * Dead letters of a type, oldest first: O(log n + limit) at any offset.
+   * @default offset 0, limit 100
+   * @throws InvalidArgumentError for an offset that is not an integer from 0, or a limit not from 1 to 1000
+   */
   async listDead<P = unknown>(typeOrContract: string | TaskContract<P>, offset = 0, limit = 100): Promise<{ total: number; tasks: DeadTask<P>[] }> {
     const type = checkedTypeOf(typeOrContract);
+    checkOffset(offset);
+    checkLimit(limit);
+    return this.deadAt<P>(type, offset, limit);
+  }
+
+  /** listDead() without checks (a page of listTaskPage asks for one task more, to know whether one follows). */
+  private async deadAt<P>(type: string, offset: number, limit: number): Promise<{ total: number; tasks: DeadTask<P>[] }> {
     const { total, items } = await this.store.deadList(type, offset, limit);
     const tasks = items.map(({ id, diedAt, record, error }) => {
       const decoded = record ? decodeRecord(record) : null;
