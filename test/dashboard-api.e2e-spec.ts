@@ -1,7 +1,7 @@
-import { CanActivate, ExecutionContext, INestApplication, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { DistributedQueueDashboardModule, InvalidOptionsError, type Task } from 'nestjs-distributed-queue';
 import { hostname } from 'os';
-import { signIn, startDashboard, TOKEN } from './support/dashboard';
+import { signIn, TOKEN, useDashboards } from './support/dashboard';
 import { untilAborted, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
@@ -10,15 +10,7 @@ import { waitFor } from './support/wait';
 const json = { 'content-type': 'application/json' };
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard admin API on %s', (_name, target: RedisTarget) => {
-  const apps: INestApplication[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-  });
-  const start = async (...args: Parameters<typeof startDashboard>) => {
-    const started = await startDashboard(...args);
-    apps.push(started.app);
-    return started;
-  };
+  const { start } = useDashboards();
 
   it('answers 401 to everything without the token, and to a wrong one; the page and API with it', async () => {
     const { call } = await start({ connection: target.connection, keyPrefix: uniquePrefix('dash-auth'), types: { t: {} }, workers: false }, { token: TOKEN }, []);

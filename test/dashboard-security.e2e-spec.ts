@@ -1,6 +1,5 @@
-import type { INestApplication } from '@nestjs/common';
 import { DistributedQueueDashboardModule, TaskInspectorService } from 'nestjs-distributed-queue';
-import { signIn, startDashboard, TOKEN, type Call } from './support/dashboard';
+import { signIn, TOKEN, useDashboards, type Call } from './support/dashboard';
 import { useAclUser } from './support/acl-user';
 import { workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
@@ -36,15 +35,7 @@ function headersOf(res: Response): Record<string, string | null> {
 }
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API security on %s', (_name, target: RedisTarget) => {
-  const apps: INestApplication[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-  });
-  const start = async (...args: Parameters<typeof startDashboard>) => {
-    const started = await startDashboard(...args);
-    apps.push(started.app);
-    return started;
-  };
+  const { start } = useDashboards();
   const auth = { authorization: `Bearer ${TOKEN}` };
   const json = { 'content-type': 'application/json', ...auth };
 
@@ -163,16 +154,12 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API secu
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard under the least-privilege ACL user on %s', (_name, target: RedisTarget) => {
   const acl = useAclUser(target, 'dq-dash');
-  const apps: INestApplication[] = [];
-  afterEach(async () => {
-    await Promise.all(apps.splice(0).map((a) => a.close()));
-  });
+  const { start } = useDashboards();
 
   it('signs in, pages by cursor over more chunks than one step reads, reschedules and signs out: no NOPERM', async () => {
     const keyPrefix = uniquePrefix('acl-dash');
     const connection = await acl.apply(libraryAclRule(keyPrefix));
-    const { app, call, submit } = await startDashboard({ connection, keyPrefix, types: { mail: {} }, workers: false }, { token: TOKEN }, []);
-    apps.push(app);
+    const { app, call, submit } = await start({ connection, keyPrefix, types: { mail: {} }, workers: false }, { token: TOKEN }, []);
     const N = 20_000; // 157 chunks of the waiting set: a page is read in more than one step (64 chunks a step)
     const base = Date.now() + 600_000;
     for (let i = 0; i < N; i += 1000) {

@@ -29,3 +29,20 @@ export async function signIn(call: Call, token = TOKEN): Promise<{ cookie: strin
   const session = cookies.find((c) => c.startsWith('dq_dash='))!.slice('dq_dash='.length);
   return { cookie: cookies.join('; '), csrf, session };
 }
+
+/**
+ * For a describe block: `start` starts a dashboard app (as startDashboard) that is closed after each test;
+ * `apps` holds the ones started, for tests that start others themselves.
+ */
+export function useDashboards(): { start: typeof startDashboard; apps: INestApplication[] } {
+  const apps: INestApplication[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  const start: typeof startDashboard = async (...args) => {
+    const started = await startDashboard(...args);
+    apps.push(started.app);
+    return started;
+  };
+  return { start, apps };
+}
