@@ -73,6 +73,23 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API secu
     expect(await answers[3][1].json()).toMatchObject({ payload: { secret: 'payload of a' } });
   });
 
+  it('answers every refusal (401 without a session, 403 without the CSRF header, 400 bad input, 404 unknown task) with the same headers', async () => {
+    const { call, submit } = await start({ connection: target.connection, keyPrefix: uniquePrefix('dash-err-headers'), types: { mail: {} }, workers: false }, { token: TOKEN }, []);
+    await submit.submit('mail', {}, { id: 'm1', delay: 60_000 });
+    const { cookie } = await signIn(call);
+    const answers: [string, number, Response][] = [
+      ['no session', 401, await call('/api/overview')],
+      ['no csrf', 403, await call('/api/types/mail/tasks/m1/cancel', { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: '{}' })],
+      ['bad state', 400, await call('/api/types/mail/tasks?state=nope', { headers: auth })],
+      ['bad reschedule', 400, await call('/api/types/mail/tasks/m1/reschedule', { method: 'POST', headers: json, body: '{"delayMs":null}' })],
+      ['unknown task', 404, await call('/api/types/mail/tasks/nope', { headers: auth })],
+    ];
+    for (const [label, status, res] of answers) {
+      expect([label, res.status]).toEqual([label, status]);
+      expect([label, headersOf(res)]).toEqual([label, SECURITY]);
+    }
+  });
+
   it('refuses every malformed reschedule body with a typed 400 and leaves the task as it was', async () => {
     const { app, call, submit } = await start({ connection: target.connection, keyPrefix: uniquePrefix('dash-resched'), types: { mail: {} }, workers: false }, { token: TOKEN }, []);
     const inspect = app.get(TaskInspectorService);
