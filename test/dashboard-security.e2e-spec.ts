@@ -73,6 +73,19 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API secu
     expect(await answers[3][1].json()).toMatchObject({ payload: { secret: 'payload of a' } });
   });
 
+  it('shows a task of the largest payload accepted (1 MB by default) whole in its detail, and lists it with the rest', async () => {
+    const { call, submit } = await start({ connection: target.connection, keyPrefix: uniquePrefix('dash-big'), types: { mail: {} }, workers: false }, { token: TOKEN }, []);
+    const blob = 'x'.repeat(1024 * 1024 - 64);
+    await submit.submit('mail', { blob }, { id: 'big', delay: 60_000 });
+    await submit.submit('mail', { blob: 'small' }, { id: 'small', delay: 120_000 });
+    const detail = await call('/api/types/mail/tasks/big', { headers: auth });
+    expect([detail.status, headersOf(detail)]).toEqual([200, SECURITY]);
+    expect(((await detail.json()) as { payload: { blob: string } }).payload.blob).toBe(blob);
+    const listing = await call('/api/types/mail/tasks?state=delayed', { headers: auth });
+    expect(listing.status).toBe(200);
+    expect(((await listing.json()) as { tasks: { id: string }[] }).tasks.map((t) => t.id)).toEqual(['big', 'small']);
+  });
+
   it('answers every refusal (401 without a session, 403 without the CSRF header, 400 bad input, 404 unknown task) with the same headers', async () => {
     const { call, submit } = await start({ connection: target.connection, keyPrefix: uniquePrefix('dash-err-headers'), types: { mail: {} }, workers: false }, { token: TOKEN }, []);
     await submit.submit('mail', {}, { id: 'm1', delay: 60_000 });
