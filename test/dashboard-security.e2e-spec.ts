@@ -175,6 +175,17 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API secu
     expect((await logout(one.call, a)).status).toBe(401);
   });
 
+  it('a new token ends the sessions signed in with the old one (a leaked token is rotated), on every instance', async () => {
+    const queue = { connection: target.connection, keyPrefix: uniquePrefix('dash-rotate'), types: { t: {} }, workers: false };
+    const old = await start(queue, { token: TOKEN }, []);
+    const rotated = await start(queue, { token: `${TOKEN}-rotated` }, []);
+    const before = await signIn(old.call);
+    const after = await signIn(rotated.call, `${TOKEN}-rotated`);
+    const status = async (call: Call, cookie: string) => (await call('/api/overview', { headers: { cookie } })).status;
+    expect([await status(old.call, before.cookie), await status(rotated.call, before.cookie)]).toEqual([200, 401]);
+    expect([await status(old.call, after.cookie), await status(rotated.call, after.cookie)]).toEqual([401, 200]);
+  });
+
   it('refuses a bad session lifetime at start-up', () => {
     for (const sessionTtlMs of [0, -1, 1.5, '1000', 400 * 24 * 3600 * 1000]) {
       expect(() => DistributedQueueDashboardModule.forRoot({ token: TOKEN, sessionTtlMs: sessionTtlMs as number })).toThrow(/dashboard\.sessionTtlMs/);

@@ -33,7 +33,7 @@ export class DistributedQueueDashboardModule {
       controllers: [dashboardController(resolved.path)],
       providers: [
         { provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardApiService, DashboardAuthGuard,
-        { provide: DashboardSessions, useFactory: (moduleRef: ModuleRef) => new DashboardSessions(moduleRef, resolved.sessionTtlMs), inject: [ModuleRef] },
+        { provide: DashboardSessions, useFactory: (moduleRef: ModuleRef) => new DashboardSessions(moduleRef, resolved.sessionTtlMs, resolved.token), inject: [ModuleRef] },
       ],
     };
   }

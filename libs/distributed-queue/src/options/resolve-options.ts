@@ -8,6 +8,7 @@ import {
   type ResolvedEventsOptions, type ResolvedMetricsOptions, type ResolvedTracingOptions,
 } from './resolve-observability';
 import { resolveHistoryOptions, type ResolvedHistoryOptions } from './resolve-history';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '../service/request-body';
 import { resolveServiceMode, type QueueMode, type ResolvedSchedulerOptions, type ResolvedServiceClientOptions } from './resolve-service';
 import { hostname } from 'os';
 import type {
@@ -235,7 +236,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     types,
     // NOTE: the scheduler runs the types the registry holds; its HTTP API checks them there.
     strictTypes: modes.mode === 'scheduler' ? false : options.strictTypes ?? true,
-    maxPayloadBytes: options.maxPayloadBytes ?? 1024 * 1024,
+    maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
     keepDone: options.keepDone ?? 1000,
     route: resolveRouteOptions(options.route),
     events,
