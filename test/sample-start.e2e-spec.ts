@@ -2,7 +2,7 @@ import { spawn } from 'child_process';
 import * as path from 'path';
 import { withBuildLock } from './support/build-lock';
 import { httpCall } from './support/http';
-import { getFreePort } from './support/redis-server';
+import { getFreePort, startRedisServer } from './support/redis-server';
 import { getTargets } from './support/targets';
 import { waitFor } from './support/wait';
 
@@ -38,6 +38,47 @@ describe('the README start command', () => {
       throw new Error(`${(error as Error).message}\n--- npm start output ---\n${output.slice(-3000)}`);
     } finally {
       if (npm.exitCode === null) npm.kill('SIGKILL');
+    }
+  }), 360_000);
+
+  run('stops cleanly and in bounded time on SIGTERM while its Redis is down', () => withBuildLock(async () => {
+    const redis = await startRedisServer({ extraArgs: ['--save', ''] });
+    const port = await getFreePort();
+    const base = `http://127.0.0.1:${port}`;
+    // NOTE: the app itself, not npm: npm exits at once on a signal it forwards, so its exit says nothing.
+    const build = spawn('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: 'ignore' });
+    expect(await new Promise((resolve) => build.once('exit', resolve))).toBe(0);
+    const app = spawn(process.execPath, ['dist/apps/orders/main.js'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PORT: String(port), REDIS_URL: redis.url, MACHINE_ID: `down-test-${port}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    app.stdout.on('data', (chunk: Buffer) => (output += chunk));
+    app.stderr.on('data', (chunk: Buffer) => (output += chunk));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => app.once('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      await waitFor(() => listening(base), { timeoutMs: 120_000, intervalMs: 250, message: 'the sample answers' });
+      await httpCall(base, 'POST', '/orders', { item: 'pen', amount: 2 });
+      redis.kill('SIGKILL');
+      await waitFor(() => !redis.isRunning(), { timeoutMs: 5000 });
+      await new Promise((resolve) => setTimeout(resolve, 3000)); // the outage is noticed and logged
+      const started = performance.now();
+      app.kill('SIGTERM');
+      // The sample's shutdownTimeoutMs is the default 10 s; the library's bound is that + 2 s.
+      const exit = await Promise.race([exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the sample did not exit')), 20_000))]);
+      const took = performance.now() - started;
+      console.log(`[sample] SIGTERM with Redis down: exited ${JSON.stringify(exit)} after ${Math.round(took)} ms`);
+      // Nest's shutdown hooks end by raising the signal again once the application is closed.
+      expect(exit.code === 0 || exit.signal === 'SIGTERM').toBe(true);
+      expect(took).toBeLessThan(12_000 + 3000);
+      // Quiet: the outage is a warning per connection, not a stream of errors.
+      expect(output).not.toMatch(/ERROR|Unhandled error event|MaxRetriesPerRequest/);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n--- the sample's output ---\n${output.slice(-3000)}`);
+    } finally {
+      if (app.exitCode === null) app.kill('SIGKILL');
+      await redis.remove();
     }
   }), 360_000);
 

@@ -16,7 +16,7 @@ import { TaskInspectorService } from './services/task-inspector.service';
 import { TaskSubmitService } from './services/task-submit.service';
 import type { DistributedQueueModuleOptions } from './interfaces';
 import { resolveModuleOptions, type ResolvedModuleOptions } from './options/resolve-options';
-import { createRedisClient } from './redis/redis-connection';
+import { RedisConnections } from './redis/redis-connections';
 import { EventSubscriber } from './runtime/event-subscriber';
 import { TaskEventBus } from './events/task-event-bus';
 import { TaskEventExplorer } from './events/task-event.explorer';
@@ -36,6 +36,7 @@ import { ServiceScheduler } from './service/service-scheduler';
 import type { IncomingRequest } from './service/request-body';
 import { installBodyGate } from './service/body-gate';
 import { noRedis } from './redis/no-redis';
+import { DatabaseCheck } from './redis/database-check';
 import { SchedulerRpcClient } from './service/scheduler-rpc-client';
 import { RemoteDelayQueueStore } from './service/remote-delay-store';
 
@@ -67,9 +68,9 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     },
     {
       provide: DISTRIBUTED_QUEUE_REDIS,
-      useFactory: (options: ResolvedModuleOptions) =>
-        options.service?.url ? noRedis() : createRedisClient(options.connection, 'commands', `dq:${options.keyPrefix}:commands`),
-      inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+      useFactory: (options: ResolvedModuleOptions, connections: RedisConnections) =>
+        options.service?.url ? noRedis() : connections.open('commands', 'commands'),
+      inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, RedisConnections],
     },
     {
       provide: SCHEDULER_RPC,
@@ -104,6 +105,8 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
       useFactory: (client: RedisClient, route: RouteStore | null) => (route ? new RouteControlStore(client, route) : null),
       inject: [DISTRIBUTED_QUEUE_REDIS, ROUTE_STORE],
     },
+    RedisConnections,
+    DatabaseCheck,
     DistributedQueueExplorer,
     EventSubscriber,
     TaskEventBus,

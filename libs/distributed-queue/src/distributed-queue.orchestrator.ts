@@ -1,7 +1,7 @@
 import {
   BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown,
 } from '@nestjs/common';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, routeDelayType } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, isInternalType, routeDelayType } from './distributed-queue.constants';
 import { TaskSubmitService } from './services/task-submit.service';
 import type { Task, TaskHandler } from './interfaces';
 import { mergeWorkerOptions } from './options/resolve-options';
@@ -13,6 +13,7 @@ import type { ResolvedModuleOptions, ResolvedWorkerOptions } from './options/res
 import { EventSubscriber } from './runtime/event-subscriber';
 import { TaskEventBus } from './events/task-event-bus';
 import { closeRedisClient } from './redis/redis-connection';
+import { labelledLogger } from './runtime/labelled-logger';
 import type { RedisClient } from './redis/script-loader';
 
 /**
@@ -52,7 +53,8 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
       await this.addConsumer(routeDelayType(route.qId), handler, options, false);
     }
     await Promise.all(workers.map(({ type, handler, options }) => this.addConsumer(type, handler, options)));
-    if (this.consumers.size > 0) this.logger.log(WORKERS_STARTED([...this.consumers.keys()]));
+    const types = [...this.consumers.keys()].filter((type) => !isInternalType(type));
+    if (types.length > 0) this.logger.log(WORKERS_STARTED(types));
   }
 
   /**
@@ -61,7 +63,8 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
    */
   async addConsumer(type: string, handler: TaskHandler, options: ResolvedWorkerOptions, withEvents = true): Promise<void> {
     if (this.consumers.has(type)) throw new Error(`a consumer of "${type}" already runs`);
-    const consumer = new TaskConsumer(type, handler, options, this.store, this.options.keepDone, this.logger, withEvents ? this.events : undefined);
+    const logger = labelledLogger(this.logger, type);
+    const consumer = new TaskConsumer(type, handler, options, this.store, this.options.keepDone, logger, withEvents ? this.events : undefined);
     this.consumers.set(type, consumer);
     await this.subscriber.subscribe(this.store.keys(type).events, (m) => consumer.onEvent(m));
     consumer.start();

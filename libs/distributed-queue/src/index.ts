@@ -29,3 +29,4 @@ export {
 } from './service/delivery-signature';
 export { TaskScheduleService } from './cron/task-schedule.service';
 export { MIN_EVERY_MS } from './cron/schedule-definition';
+export { MAX_MESSAGE_BYTES, MAX_STACK_BYTES } from './runtime/error-stack';

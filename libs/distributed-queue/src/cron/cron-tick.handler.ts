@@ -11,9 +11,9 @@ export const runTaskId = (schedule: string, tick: number): string => `${schedule
  * every instance was down are not run in a burst; and the next tick is pending while this one is held, so a
  * holder that dies stalls only its own tick) and submits the run it decides on, task `<name>@<tick>` of the
  * schedule's type, once. A tick late past its following tick runs late when its holder died while the fleet
- * went on; when every instance was down, the first of the missed ticks handled runs the last one due by now
- * once (`missedTicks: 'runOnce'`), the other missed ones do nothing. With `missedTicks: 'skip'` no late tick
- * runs. A schedule replaced or removed since does nothing.
+ * went on (the tick is retried); when every instance was down, the last tick due by now runs once for the
+ * missed ones (`missedTicks: 'runOnce'`), the other missed ones do nothing, in whatever order they are
+ * handled. With `missedTicks: 'skip'` no late tick runs. A schedule replaced or removed since does nothing.
  */
 export class CronTickHandler implements TaskHandler<TickPayload> {
   constructor(private readonly cron: CronStore) {}
@@ -27,7 +27,10 @@ export class CronTickHandler implements TaskHandler<TickPayload> {
     const following = nextTick(definition, tick.tick);
     const late = following !== null && following <= now;
     const ahead = nextTick(definition, Math.max(now, tick.tick));
-    const plan = { late, following, latest: late ? lastTickBy(definition, now, tick.tick) : tick.tick, ahead: [ahead, ahead === null ? null : nextTick(definition, ahead)] as [number | null, number | null] };
+    const plan = {
+      late, following, latest: late ? lastTickBy(definition, now, tick.tick) : tick.tick,
+      ahead: [ahead, ahead === null ? null : nextTick(definition, ahead)] as [number | null, number | null], retried: task.attempt > 1,
+    };
     const decided = await this.cron.advance(tick, plan);
     if (!('run' in decided)) return;
     if (late && definition.missedTicks === 'skip') return;

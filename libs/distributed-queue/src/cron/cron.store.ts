@@ -25,6 +25,8 @@ export interface TickPlan {
   latest: number;
   /** The two ticks after now (the chain's end; null: the schedule has no more). */
   ahead: [number | null, number | null];
+  /** The tick's task is retried (not its first attempt): a late tick runs late only then (see advance-8.lua). */
+  retried: boolean;
 }
 
 interface CronScripts {
@@ -111,7 +113,7 @@ export class CronStore {
     const k = this.keys;
     const [outcome, run] = await this.scripts.dqCronAdvance(
       k.definitions, k.versions, k.next, ...this.tickKeys(), k.last, k.caught, this.channel, tick.name, String(tick.version), String(tick.tick),
-      plan.late ? '1' : '0', ms(plan.following), String(plan.latest), ms(plan.ahead[0]), ms(plan.ahead[1]),
+      plan.late ? '1' : '0', ms(plan.following), String(plan.latest), ms(plan.ahead[0]), ms(plan.ahead[1]), plan.retried ? '1' : '0',
     );
     if (outcome === 1 || outcome === 2) return { outcome: outcome === 1 ? 'run' : 'catchUp', run: Number(run) };
     return { outcome: outcome === 3 ? 'superseded' : 'stale' };
@@ -147,12 +149,20 @@ export class CronStore {
   async list(): Promise<StoredSchedule[]> {
     const k = this.keys;
     const [defs, versions, next, last] = await Promise.all([k.definitions, k.versions, k.next, k.last].map((key) => this.redis.hgetall(key)));
-    return Object.keys(defs).sort().map((name) => {
-      const definition = JSON.parse(defs[name]) as ScheduleDefinition;
-      const lastTickAt = last[name] ? Number(last[name]) : null;
-      // NOTE: "<version>:<furthest tick added>:<next tick>": the chain runs two ticks ahead of the next.
-      const nextTickAt = next[name]?.split(':')[2] ? Number(next[name].split(':')[2]) : null;
-      return { name, definition, version: Number(versions[name] ?? 0), nextTickAt, lastTickAt };
-    });
+    return Object.keys(defs).sort().map((name) => stored(name, defs[name], versions[name], next[name], last[name]));
   }
+
+  /** One schedule, or null: its own fields only (an upsert reads its schedule back at any number of them). */
+  async one(name: string): Promise<StoredSchedule | null> {
+    const k = this.keys;
+    const [json, version, next, last] = await Promise.all([k.definitions, k.versions, k.next, k.last].map((key) => this.redis.hget(key, name)));
+    return json ? stored(name, json, version, next, last) : null;
+  }
+}
+
+function stored(name: string, json: string, version: string | null | undefined, next: string | null | undefined, last: string | null | undefined): StoredSchedule {
+  const definition = JSON.parse(json) as ScheduleDefinition;
+  // NOTE: "<version>:<furthest tick added>:<next tick>": the chain runs two ticks ahead of the next.
+  const nextTickAt = next?.split(':')[2] ? Number(next.split(':')[2]) : null;
+  return { name, definition, version: Number(version ?? 0), nextTickAt, lastTickAt: last ? Number(last) : null };
 }

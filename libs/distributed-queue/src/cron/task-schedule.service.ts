@@ -91,6 +91,7 @@ export class TaskScheduleService {
   /** One schedule, or null. */
   async get(name: string): Promise<ScheduleInfo | null> {
     checkScheduleName(name);
-    return (await this.list()).find((s) => s.name === name) ?? null;
+    const found = await this.store.one(name);
+    return found && toInfo(found);
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InvalidArgumentError, UnknownTaskTypeError } from '../errors';
+import { quote } from '../errors/quote';
 import type { TaskState } from '../interfaces';
 import { QueueControlService } from '../services/queue-control.service';
 import { TaskInspectorService } from '../services/task-inspector.service';
@@ -22,7 +23,7 @@ const REDRIVE_BATCH = 1000;
 const intParam = (value: unknown, name: string, fallback: number): number => {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n)) throw new InvalidArgumentError(name, `must be an integer, got ${String(value)}`);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError(name, `must be an integer, got ${quote(value)}`);
   return n;
 };
 

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { httpErrorOf } from '../errors';
 import { SECURITY_HEADERS } from './dashboard-page';
+import { DashboardClosing } from './dashboard-closing';
 
 /** The reply object of Express and Fastify alike: both have these four. */
 export interface HttpReply {
@@ -24,8 +25,11 @@ export function sendJson(reply: HttpReply, status: number, body: unknown): void 
 export class DashboardErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('DistributedQueueDashboard');
 
+  constructor(private readonly closing: DashboardClosing) {}
+
   catch(error: unknown, host: ArgumentsHost): void {
     const reply = host.switchToHttp().getResponse<HttpReply>();
+    this.closing.mark(reply);
     const known = httpErrorOf(error);
     if (known) {
       sendJson(reply, known.status, known.body);

@@ -1,5 +1,6 @@
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
-import type { Observable } from 'rxjs';
+import { tap, type Observable } from 'rxjs';
+import { DashboardClosing } from './dashboard-closing';
 import type { HttpReply } from './dashboard-error.filter';
 import { SECURITY_HEADERS } from './dashboard-page';
 
@@ -11,9 +12,12 @@ import { SECURITY_HEADERS } from './dashboard-page';
  */
 @Injectable()
 export class DashboardHeadersInterceptor implements NestInterceptor {
+  constructor(private readonly closing: DashboardClosing) {}
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const reply = context.switchToHttp().getResponse<HttpReply>();
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
-    return next.handle();
+    // NOTE: after the handler, before the answer is written: the application may have begun to shut down.
+    return next.handle().pipe(tap(() => this.closing.mark(reply)));
   }
 }

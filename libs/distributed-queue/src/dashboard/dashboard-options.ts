@@ -1,5 +1,7 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { InvalidOptionsError } from '../errors';
+import { quote } from '../errors/quote';
+import { didYouMean } from '../options/suggest';
 
 /** Options of `DistributedQueueDashboardModule.forRoot`. Without `token` or `guard`, every request gets 401. */
 export interface DashboardOptions {
@@ -44,7 +46,7 @@ const MAX_SESSION_TTL_MS = 30 * 24 * 3600_000;
 export function resolveDashboardOptions(options: DashboardOptions = {}): ResolvedDashboardOptions {
   if (options === null || typeof options !== 'object') throw new InvalidOptionsError('dashboard', 'must be an object');
   for (const key of Object.keys(options)) {
-    if (!KEYS.includes(key)) throw new InvalidOptionsError(`dashboard.${key}`, `unknown option (known: ${KEYS.join(', ')})`);
+    if (!KEYS.includes(key)) throw new InvalidOptionsError(`dashboard.${key}`, `unknown option${didYouMean(key, KEYS)} (known: ${KEYS.join(', ')})`);
   }
   const path = options.path ?? '/queues';
   if (typeof path !== 'string' || !/^\/[A-Za-z0-9._~\-/]*$/.test(path) || path.includes('//') || (path.length > 1 && path.endsWith('/'))) {
@@ -62,7 +64,7 @@ export function resolveDashboardOptions(options: DashboardOptions = {}): Resolve
   }
   const sessionTtlMs = options.sessionTtlMs ?? SESSION_TTL_MS;
   if (typeof sessionTtlMs !== 'number' || !Number.isInteger(sessionTtlMs) || sessionTtlMs < 1000 || sessionTtlMs > MAX_SESSION_TTL_MS) {
-    throw new InvalidOptionsError('dashboard.sessionTtlMs', `must be an integer number of ms from 1000 to ${MAX_SESSION_TTL_MS} (30 days)`);
+    throw new InvalidOptionsError('dashboard.sessionTtlMs', `must be an integer number of ms from 1000 to ${MAX_SESSION_TTL_MS} (30 days), got ${quote(sessionTtlMs)}`);
   }
   return { path, token: options.token, guard, title: options.title ?? 'Queues', sessionTtlMs };
 }

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { DashboardClosing } from './dashboard-closing';
 import { ModuleRef } from '@nestjs/core';
 import { DashboardSessions } from './dashboard-sessions';
 import { DashboardApiService } from './dashboard-api.service';
@@ -32,7 +33,7 @@ export class DistributedQueueDashboardModule {
       module: DistributedQueueDashboardModule,
       controllers: [dashboardController(resolved.path)],
       providers: [
-        { provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardApiService, DashboardAuthGuard,
+        { provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardApiService, DashboardAuthGuard, DashboardClosing,
         { provide: DashboardSessions, useFactory: (moduleRef: ModuleRef) => new DashboardSessions(moduleRef, resolved.sessionTtlMs, resolved.token), inject: [ModuleRef] },
       ],
     };

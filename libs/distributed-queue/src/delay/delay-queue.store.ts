@@ -1,4 +1,5 @@
 import { hostname } from 'os';
+import { keptError } from '../runtime/error-stack';
 import { DeliveryFailedError } from '../errors/delivery-failed.error';
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS } from '../runtime/request-id';
@@ -156,13 +157,16 @@ export class DelayQueueStore {
   /**
    * Retries (`retryDelayMs` >= 0) or buries (-1) a failed reservation. `error.instance` (service mode): the
    * instance the failed delivery went to, kept with the error in the same script (see `lastFailedOn`).
+   * `stack` (bounded by the caller, see `stackOf`) is kept with the error and in its event entry.
    */
-  async fail(type: string, id: string, token: string, retryDelayMs: number, error: Error): Promise<FailOutcome> {
+  async fail(type: string, id: string, token: string, retryDelayMs: number, error: Error, stack?: string): Promise<FailOutcome> {
+    const kept = keptError(error);
     const k = this.keys(type);
     // NOTE: service mode keeps the failed delivery's instance with the error: the retry avoids it.
     const instance = error instanceof DeliveryFailedError ? error.instance : '';
     const code = await this.scripts.dqDelayFail(
-      k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, k.log, id, token, retryDelayMs, error.name, error.message, k.events, this.streamMaxLen, instance,
+      k.waiting, k.active, k.jobs, k.dead, k.errors, k.running, k.log, id, token, retryDelayMs, kept.name, kept.message, k.events, this.streamMaxLen, instance,
+      stack ?? '',
     );
     return failOutcome(code);
   }

@@ -5,6 +5,7 @@ import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { ACK_DELAY_MS } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
 import { callHandler, runController } from '../runtime/handler-call';
+import { failedAttemptLine, stackOf } from '../runtime/error-stack';
 import { shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
 import { ReservedQueue, type Held } from './reserved-queue';
@@ -16,6 +17,7 @@ import type { TaskEventBus } from '../events/task-event-bus';
 import { ConsumerEvents } from './consumer-events';
 import { DelayAcks, type AckBatch } from './delay-acks';
 import { splitTraceContext } from '../tracing/trace-carrier';
+import { reportFailure } from '../redis/outage-log';
 
 /** The id and token of a running task's reservation. */
 const heldOf = (t: RunningTask): Held => [t.reservation.id, t.reservation.token];
@@ -132,7 +134,7 @@ export class TaskConsumer {
       this.lastContactAt = Date.now();
       for (const id of lost) this.abortRunning(id, new LeaseLostError(id));
     } catch (error) {
-      this.logger.warn?.(`[${this.type}] lease renewal failed: ${(error as Error).message}`);
+      reportFailure(this.logger, `[${this.type}] lease renewal`, error);
     }
   }
 
@@ -175,7 +177,7 @@ export class TaskConsumer {
     try {
       if (this.acks.size > 0) await shutdownCall(this.flushAcks(), 'last acks');
     } catch (error) {
-      this.logger.warn?.(`[${this.type}] last acks failed (their leases will expire): ${(error as Error).message}`);
+      reportFailure(this.logger, `[${this.type}] last acks`, error, `[${this.type}] last acks failed (their leases will expire): ${(error as Error).message}`);
     }
   }
 
@@ -184,7 +186,7 @@ export class TaskConsumer {
     this.settling++;
     this.store
       .release(this.type, held)
-      .catch((error: Error) => this.logger.warn?.(`[${this.type}] hand-back failed (leases will expire): ${error.message}`))
+      .catch((error: Error) => reportFailure(this.logger, `[${this.type}] hand-back`, error, `[${this.type}] hand-back failed (leases will expire): ${error.message}`))
       .finally(() => {
         this.settling--;
         if (thenTake && !this.stopping) this.schedulePump();
@@ -242,7 +244,7 @@ export class TaskConsumer {
         this.mayHaveWork = true;
         this.retries.push({ lane, requestId });
       }
-      this.logger.warn?.(`[${this.type}] fetch failed, retrying: ${(error as Error).message}`);
+      reportFailure(this.logger, `[${this.type}] fetch`, error, `[${this.type}] fetch failed, retrying: ${(error as Error).message}`);
       this.errorTimer ??= setTimeout(() => {
         this.errorTimer = undefined;
         this.schedulePump();
@@ -381,9 +383,10 @@ export class TaskConsumer {
     const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;
     try {
-      const outcome = await this.store.fail(this.type, id, token, retryDelay, error);
+      const stack = stackOf(error);
+      const outcome = await this.store.fail(this.type, id, token, retryDelay, error, stack);
       this.events.outcome(task, outcome, error, finishedAt);
-      this.logger[outcome === 'dead' ? 'error' : 'warn']?.(`[${this.type}] task ${id} attempt ${attempt} failed (${error.name}: ${error.message}): ${outcome}`);
+      this.logger[outcome === 'dead' ? 'error' : 'warn']?.(failedAttemptLine(`[${this.type}] task ${id} attempt ${attempt}`, error, `: ${outcome}`, stack));
     } catch (failError) {
       this.events.outcome(task, undefined, error, finishedAt);
       this.logger.warn?.(`[${this.type}] could not record failure of ${id} (its lease will expire): ${(failError as Error).message}`);

@@ -11,6 +11,11 @@ export class DeliveryFailedError extends DistributedQueueError {
     readonly instance: string,
     readonly status: number,
     detail: string,
+    /**
+     * The stack of the handler's error as the application sent it back (bounded there and here, see
+     * `MAX_STACK_BYTES`); undefined when it sent none (a non-Error thrown, an older version, no answer).
+     */
+    readonly remoteStack?: string,
   ) {
     super(`Delivery to "${app}" instance ${instance} failed${status ? ` with HTTP ${status}` : ''}: ${detail}`);
   }

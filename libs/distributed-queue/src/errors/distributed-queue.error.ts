@@ -32,7 +32,7 @@ export class InvalidTaskTypeError extends DistributedQueueError {
 export class UnknownTaskTypeError extends DistributedQueueError {
   constructor(readonly type: string) {
     super(
-      `Unknown task type "${type}": no @TaskWorker handles it here and it is not declared in the "types" option ` +
+      `Unknown task type ${quote(type)}: no @TaskWorker handles it here and it is not declared in the "types" option ` +
         `(declare it there to submit from a producer-only application, or set strictTypes: false)`,
     );
   }

@@ -5,3 +5,4 @@ export * from './type-owned.error';
 export * from './delivery-failed.error';
 export { httpErrorOf } from './http-status';
 export * from './service-url.error';
+export * from './redis-unavailable.error';

@@ -6,6 +6,7 @@ import { shutdownCall } from '../runtime/graceful-stop';
 import { eventsOfEntry } from './event-entry';
 import { EventStreams, type EventStreamRef } from './event-streams';
 import { TaskEventBus } from './task-event-bus';
+import { reportFailure } from '../redis/outage-log';
 
 /** Entries read per stream per call. */
 const READ_COUNT = 500;
@@ -81,7 +82,7 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
       if (this.failing) this.logger.log('event streams readable again');
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.logger.warn(`reading event streams failed (retrying): ${(error as Error).message}`);
+      if (!this.failing) reportFailure(this.logger, 'reading event streams', error, `reading event streams failed (retrying): ${(error as Error).message}`);
       this.failing = true;
       return false;
     }

@@ -4,7 +4,8 @@ import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import type { TaskEventName } from '../interfaces/task-event.interface';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { delayQueueKeys } from '../redis/queue-keys';
-import { closeRedisClient, createRedisClient } from '../redis/redis-connection';
+import { closeRedisClient } from '../redis/redis-connection';
+import { RedisConnections } from '../redis/redis-connections';
 import type { RedisClient } from '../redis/script-loader';
 import type { RouteStore } from '../route/route.store';
 import { eventsOfEntry } from './event-entry';
@@ -51,6 +52,7 @@ export class EventStreams implements OnApplicationShutdown {
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Optional() @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
+    private readonly connections: RedisConnections,
   ) {}
 
   /** The streams of `types`, each once (the ordered types share their route queue's). */
@@ -93,9 +95,20 @@ export class EventStreams implements OnApplicationShutdown {
    */
   async keepFlagsRaised(streams: Pick<EventStreamRef, 'flag' | 'recorded'>[], record?: RecordLevel): Promise<() => void> {
     await this.raiseFlags(streams, record);
-    const timer = setInterval(() => void this.raiseFlags(streams, record).catch(() => undefined), FLAG_EVERY_MS);
+    const raise = (): void => void this.raiseFlags(streams, record).catch(() => undefined);
+    const timer = setInterval(raise, FLAG_EVERY_MS);
     timer.unref();
-    return () => clearInterval(timer);
+    // NOTE: a Redis restarted without persistence lost the flags: raise them again as soon as it is back.
+    this.redis.on('ready', raise);
+    return () => {
+      clearInterval(timer);
+      this.redis.off('ready', raise);
+    };
+  }
+
+  /** True while some instance follows the stream (its flag is up). */
+  async isFollowed(flag: string): Promise<boolean> {
+    return (await this.redis.exists(flag)) === 1;
   }
 
   /** How many entries the stream holds. */
@@ -127,7 +140,7 @@ export class EventStreams implements OnApplicationShutdown {
   private readerClient(): RedisClient {
     // NOTE: with service.url the commands client is a stand-in that refuses every call: no connection to open.
     if (this.options.service?.url) return this.redis;
-    return (this.reader ??= createRedisClient(this.options.connection, 'reader', `dq:${this.options.keyPrefix}:streams`));
+    return (this.reader ??= this.connections.open('reader', 'streams'));
   }
 
   /** Redis time (ms). */
@@ -137,13 +150,14 @@ export class EventStreams implements OnApplicationShutdown {
   }
 
   /**
-   * Events per task type in `streams` since `sinceMs` (Redis clock), at most 10,000 entries per stream read.
+   * Events per task type in `streams` since `sinceMs` (Redis clock), from the newest 10,000 entries per stream
+   * at most (read newest first: a burst of older events in the window does not hide the recent ones).
    * A route queue's streams hold all its ordered types: one read counts them all.
    */
   async recentCounts(streams: EventStreamRef[], sinceMs: number): Promise<Map<string, Partial<Record<TaskEventName, number>>>> {
     const counts = new Map<string, Partial<Record<TaskEventName, number>>>();
     const entries = await Promise.all(
-      streams.map((s) => this.readerClient().xrange(s.key, `${Math.floor(sinceMs)}-0`, '+', 'COUNT', RECENT_LIMIT) as Promise<StreamEntry[]>),
+      streams.map((s) => this.readerClient().xrevrange(s.key, '+', `${Math.floor(sinceMs)}-0`, 'COUNT', RECENT_LIMIT) as Promise<StreamEntry[]>),
     );
     entries.forEach((list, i) => {
       for (const entry of list) {

@@ -38,13 +38,19 @@ export function decodeStreamEntry([entryId, flat]: StreamEntry, from: { type?: s
     if (attempts[i] !== undefined) out.attempt = Number(attempts[i]);
     if (dues[i] !== undefined) out.dueAt = Number(dues[i]);
     if (delays[i] !== undefined) out.delayMs = Number(delays[i]);
+    // NOTE: the script's clock (due − delay), not the entry id's: XADD may stamp the entry a millisecond later.
+    if (out.dueAt !== undefined && out.delayMs !== undefined) out.at = out.dueAt - out.delayMs;
     if (typeof bodies[i] === 'string') out.body = bodies[i] as string;
     if (keys[i] !== undefined) out.key = String(keys[i]);
     if (from.partition !== undefined) out.partition = from.partition;
     if (machine) out.machine = machine;
     if (typeof starts[i] === 'number' && starts[i] !== 0) out.startedAt = starts[i] as number;
-    const error = errors[i] as { name?: unknown; message?: unknown } | undefined;
-    if (error) out.error = { name: String(error.name ?? 'Error'), message: String(error.message ?? '') };
+    const error = errors[i] as { name?: unknown; message?: unknown; stack?: unknown } | undefined;
+    if (error) {
+      out.error = { name: String(error.name ?? 'Error'), message: String(error.message ?? '') };
+      // NOTE: entries written before stacks were kept have none
+      if (typeof error.stack === 'string' && error.stack) out.error.stack = error.stack;
+    }
     return out;
   });
 }

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, isInternalType } from '../distributed-queue.constants';
 import { DistributedQueueOrchestrator } from '../distributed-queue.orchestrator';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { RouteOrchestrator } from '../route/route.orchestrator';
 import { toError } from '../runtime/handler-call';
+import { typeLabel } from '../runtime/type-label';
 import { withTimeout } from '../runtime/with-timeout';
 import { consumerHealth, heartbeatHealth, overallHealth, routeMemberHealth, type HealthCheckDetail } from './health-checks';
 import { ServiceClient } from '../service/service-client';
@@ -13,7 +14,11 @@ import { ServiceClient } from '../service/service-client';
 export interface DistributedQueueHealthDetail extends HealthCheckDetail {
   /** Redis answered PING within the bound. */
   redis: HealthCheckDetail;
-  /** Per running delay-queue consumer (by type): it reached Redis recently. */
+  /**
+   * Per running delay-queue consumer (by type): it reached Redis recently. The library's own consumers
+   * (`__route__.<qId>`, `__cron__`, `__cron__.<schedule>`) only with `includeInternalTypes`; they count
+   * towards `status` either way, named by what they do in `message`.
+   */
   consumers: Record<string, HealthCheckDetail>;
   /** When this application runs ordered workers: its machine heartbeats, so it is a member of the route queue. */
   route?: HealthCheckDetail;
@@ -31,6 +36,8 @@ export type DistributedQueueHealthResult<K extends string = 'distributed-queue'>
 export interface HealthCheckOptions {
   /** How long Redis has to answer PING, in ms. @default 1000 */
   timeoutMs?: number;
+  /** List the library's own consumers in `consumers` too, under their types. @default false */
+  includeInternalTypes?: boolean;
 }
 
 /**
@@ -66,12 +73,13 @@ export class DistributedQueueHealthIndicator {
       ? { status: 'up', message: 'not used: this application reaches the queues through the scheduler' }
       : await this.pingRedis(options.timeoutMs ?? 1000);
     const now = Date.now();
-    const consumers = Object.fromEntries(this.orchestrator.getConsumers().map((c) => [c.type, consumerHealth(c, now)]));
+    const all = this.orchestrator.getConsumers().map((c): [string, HealthCheckDetail] => [c.type, consumerHealth(c, now)]);
+    const consumers = Object.fromEntries(all.filter(([type]) => options.includeInternalTypes || !isInternalType(type)));
     const machine = this.route.routeMachine;
     const route = machine && this.options.route
       ? routeMemberHealth(this.options.route.qId, machine.id, machine.lastHeartbeatAt, this.options.route.offlineMs, now)
       : undefined;
-    const checks: [string, HealthCheckDetail][] = [['redis', redis], ...Object.entries(consumers).map(([type, d]): [string, HealthCheckDetail] => [`consumer ${type}`, d])];
+    const checks: [string, HealthCheckDetail][] = [['redis', redis], ...all.map(([type, d]): [string, HealthCheckDetail] => [`consumer ${typeLabel(type)}`, d])];
     if (route) checks.push(['route', route]);
     const service = this.options.service;
     const instance = service

@@ -33,8 +33,8 @@ export interface HistoryEvent {
   machine?: string;
   /** completed, retrying, dead: when the attempt started (epoch ms, Redis clock). */
   startedAt?: number;
-  /** retrying, dead: the error. */
-  error?: { name: string; message: string };
+  /** retrying, dead: the error (`stack`: bounded, when the failed attempt's error had one). */
+  error?: { name: string; message: string; stack?: string };
 }
 
 /** The statuses of a history row. */
@@ -55,7 +55,8 @@ export interface TaskHistoryRecord {
   payload: unknown;
   key: string | null;
   partition: number | null;
-  lastError: { name: string; message: string } | null;
+  /** The last failed attempt's error; `stack` when it had one (bounded, see `TaskErrorInfo.stack`). */
+  lastError: { name: string; message: string; stack?: string } | null;
   machine: string | null;
   /** Epoch ms: submitted, due, last started (the seed's `execution_time`), finished (done, dead or cancelled), last change. */
   createdAt: number | null;

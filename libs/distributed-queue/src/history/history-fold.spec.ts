@@ -51,6 +51,13 @@ describe('foldHistoryEvents', () => {
     expect(p.finishedTime).toBeNull();
   });
 
+  it("keeps the last error's stack in lastError; an error without one is kept as before", () => {
+    const [p] = foldHistoryEvents([ev('retrying', 100, { attempt: 1, error: { name: 'E', message: 'm', stack: 'E: m\n    at f' } })]);
+    expect(JSON.parse(p.lastError!)).toEqual({ name: 'E', message: 'm', stack: 'E: m\n    at f' });
+    const [q] = foldHistoryEvents([ev('retrying', 100, { attempt: 1, error: { name: 'E', message: 'm' } })]);
+    expect(q.lastError).toBe('{"name":"E","message":"m"}');
+  });
+
   it('without a submitted, only what the events carry is known', () => {
     const [p] = foldHistoryEvents([ev('started', 500, { attempt: 4, machine: 'm' }), ev('recovered', 600)]);
     expect(p).toMatchObject({ submitted: false, status: 'waiting', reentry: 4, machine: 'm', createTime: 500 });
@@ -75,6 +82,7 @@ describe('foldHistoryEvents', () => {
     [{ attempt: '2' }, /attempt that is not an integer/],
     [{ machine: 7 }, /machine that is not a string/],
     [{ error: { name: 'E' } }, /error without a name and a message/],
+    [{ error: { name: 'E', message: 'm', stack: 7 } }, /error stack that is not a string/],
     [{ entryId: 'x-1' }, /bad entryId/],
   ])('rejects a malformed event %j', (bad, message) => {
     const events = [ev('submitted', 1), { ...ev('started', 2), ...bad } as HistoryEvent];

@@ -71,6 +71,7 @@ export function historyEventProblem(e: HistoryEvent): string | undefined {
   if (e.error != null && (typeof e.error.name !== 'string' || typeof e.error.message !== 'string')) {
     return 'has an error without a name and a message';
   }
+  if (e.error != null && e.error.stack != null && typeof e.error.stack !== 'string') return 'has an error stack that is not a string';
   return undefined;
 }
 
@@ -109,7 +110,7 @@ function step(p: TaskPatch, e: HistoryEvent): TaskPatch {
   if (e.key != null) p.key = e.key;
   if (e.partition != null) p.partition = e.partition;
   if (e.machine != null) p.machine = e.machine;
-  if (e.error != null) p.lastError = JSON.stringify({ name: e.error.name, message: e.error.message });
+  if (e.error != null) p.lastError = JSON.stringify({ name: e.error.name, message: e.error.message, stack: e.error.stack });
   if (e.event === 'started') p.executionTime = e.at;
   if (e.startedAt != null) p.executionTime = e.startedAt;
   p.finishedTime = FINISHED.has(p.status) ? e.at : null;

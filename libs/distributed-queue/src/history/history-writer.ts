@@ -11,11 +11,14 @@ import { HISTORY_STORE, type HistoryStore } from './history-store';
 import { HistoryFlushTimeoutError } from '../errors';
 import { StreamCopyState } from './history-coalescer';
 import { TypeTimeouts } from './history-ttr';
+import { reportFailure } from '../redis/outage-log';
 
 /** How long a writer's lease on a stream lasts; renewed at every pass. */
 const LEASE_MS = 15_000;
 /** A stream this full (of `events.streamMaxLen`) with events not yet copied is warned about. */
 const BACKLOG_WARN = 0.8;
+/** How long copied entries stay in a stream that fleet listeners follow (they read every `followIntervalMs`). */
+export const FOLLOWERS_KEEP_MS = 30_000;
 /** How often the streams' backlog is checked (on its own timer: a pass may wait for PostgreSQL). */
 const BACKLOG_CHECK_MS = 1000;
 /** After a failed pass (PostgreSQL or Redis unreachable), wait this long. */
@@ -209,7 +212,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
       if (this.failing) this.logger.log('history: copying again');
       this.failing = false;
     } catch (error) {
-      if (!this.failing) this.logger.warn(`history: copying failed, events wait in Redis (${(error as Error).message})`);
+      if (!this.failing) reportFailure(this.logger, 'history: copying', error, `history: copying failed, events wait in Redis (${(error as Error).message})`);
       this.failing = true;
       for (const stream of this.streams) this.forget(stream);
     }
@@ -242,9 +245,20 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
       this.timeouts.fill(plan.patches);
       await this.store!.applyPatches(stream.key, plan.patches, plan.position);
       stream.recorded = plan.position;
-      await this.events.trimBefore(stream.key, plan.position);
+      await this.events.trimBefore(stream.key, await this.trimPoint(stream, plan.position));
     }
     return entries.length >= batchSize;
+  }
+
+  /**
+   * Where a copied stream may be trimmed: up to `position`, but while fleet listeners follow the stream
+   * (its flag is up) only up to `FOLLOWERS_KEEP_MS` before it, so that a follower reading less often than
+   * this writer copies still reads every entry.
+   */
+  private async trimPoint(stream: Copied, position: string): Promise<string> {
+    if (!(await this.events.isFollowed(stream.flag))) return position;
+    const ms = Number(position.split('-')[0]) - FOLLOWERS_KEEP_MS;
+    return ms > 0 ? `${ms}-0` : '0-0';
   }
 
   /** Drops what this instance read and held of a stream: the next pass starts from PostgreSQL's position. */

@@ -117,7 +117,7 @@ export interface HistoryRow {
   body: string | null;
   ordering_key: string | null;
   partition: number | null;
-  last_error: { name: string; message: string } | null;
+  last_error: { name: string; message: string; stack?: string } | null;
   machine: string | null;
   create_ms: number;
   due_ms: number | null;

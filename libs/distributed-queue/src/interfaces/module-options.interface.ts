@@ -28,6 +28,18 @@ export interface DistributedQueueModuleOptions {
   workers?: boolean;
   /** On shutdown, in-flight tasks get this long to finish before they are handed back. @default 10000 */
   shutdownTimeoutMs?: number;
+  /**
+   * Every call to Redis settles within this many ms: a call made while the connection is down waits this
+   * long for a reconnect, a sent call this long for its reply; then it rejects with `RedisUnavailableError`
+   * (a call that never left is never sent later). At shutdown no call waits for a reconnect, and
+   * `shutdownTimeoutMs` + 2 s after it began every connection is cut. @default 5000
+   */
+  redisTimeoutMs?: number;
+  /**
+   * Start-up waits this long for Redis to be ready (ioredis retries meanwhile), then fails with
+   * `RedisStartupError` naming the target and the last connection error. @default 10000
+   */
+  startupTimeoutMs?: number;
   /** Worker options for every type. */
   defaults?: TaskWorkerOptions;
   /** Per-type worker options; also declares types a producer-only application may submit. */

@@ -16,6 +16,13 @@ export interface MetricsOptions {
   durationBuckets?: number[];
   /** Buckets (seconds) of the lateness histogram (start − due). @default [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 300] */
   latenessBuckets?: number[];
+  /**
+   * Count the library's own types too in the counters and histograms, each under its own `type` label: the
+   * runs of a `@DistributedCron` method are tasks of type `__cron__.<schedule>` (the mover of delayed ordered
+   * tasks, `__route__.<qId>`, and the schedule ticks, `__cron__`, report no lifecycle events).
+   * @default false
+   */
+  includeInternalTypes?: boolean;
 }
 
 /** Module option `tracing`: OpenTelemetry spans through `@opentelemetry/api` (an optional peer dependency). */

@@ -35,7 +35,11 @@ export interface TaskEvent<P = unknown> {
    * (and key for ordered tasks) but no payload (`payload` is undefined), `dueAt` is 0 when unknown.
    */
   task: Task<P>;
-  /** `failed`, `retrying`, `dead`: the error (an `Error` locally; name and message from the stream). */
+  /**
+   * `failed`, `retrying`, `dead`: the error. Locally the `Error` the handler threw, as thrown (its own `stack`;
+   * service mode: a `DeliveryFailedError` with the application's stack in `remoteStack`); from the stream its
+   * name, message and `stack` (bounded, absent when there was none, see `TaskErrorInfo.stack`).
+   */
   error?: Error | TaskErrorInfo;
   /** `completed`, local only: what the handler returned. */
   result?: unknown;

@@ -106,6 +106,13 @@ export interface TaskErrorInfo {
   failedAt: number;
   /** Service mode: the application instance the failed delivery went to (its next attempt goes elsewhere). */
   instance?: string;
+  /**
+   * The error's stack, bounded to `MAX_STACK_BYTES` (4 KiB: whole lines from the top, then a line saying how
+   * many were cut). Service mode: the stack the application sent back. Absent when the thrown value was not an
+   * Error, when the failure is the queue's own (a lease expired, a corrupt record), and in failures recorded by
+   * versions before stacks were kept.
+   */
+  stack?: string;
 }
 
 /** A dead-lettered task. */
@@ -163,7 +170,8 @@ export interface OrderedDeadTask {
   key: string;
   payload: unknown;
   diedAt: number;
-  error: { name: string; message: string; attempts?: number };
+  /** Why it died; `stack` when the failed attempt's error had one (bounded, see `TaskErrorInfo.stack`). */
+  error: { name: string; message: string; attempts?: number; stack?: string };
 }
 
 /** Who owns what in the route queue. */

@@ -2,6 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import type { TaskCounts } from '../interfaces';
 import { toError } from '../runtime/handler-call';
 import { withTimeout } from '../runtime/with-timeout';
+import { reportFailure } from '../redis/outage-log';
 
 /** States counted by the `tasks` gauge. */
 export const COUNTED_STATES = ['delayed', 'ready', 'running', 'dead', 'done'] as const;
@@ -57,6 +58,6 @@ export class QueueStateReader {
   private failed(error: unknown): void {
     if (this.failing) return;
     this.failing = true;
-    this.logger.warn(`metrics: reading the queue state failed (${toError(error).message}); the gauges keep their last values`);
+    reportFailure(this.logger, 'metrics: reading the queue state', error, `metrics: reading the queue state failed (${toError(error).message}); the gauges keep their last values`);
   }
 }

@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { isInternalType } from '../distributed-queue.constants';
-import type { TaskEventBus } from '../events/task-event-bus';
+import { ANY_TYPE_WITH_INTERNAL, type TaskEventBus } from '../events/task-event-bus';
 import type { TaskEvent, TaskEventName } from '../interfaces/task-event.interface';
 import type { ResolvedMetricsOptions } from '../options/resolve-observability';
 import { registeredMetric } from './metric-registration';
@@ -46,20 +46,29 @@ export function attachTaskEventMetrics(registry: Registry, options: ResolvedMetr
   );
 
   let attached = true;
+  const skipped = (type: string): boolean => !options.includeInternalTypes && isInternalType(type);
   bus.onSubmitted((type, created) => {
-    if (attached && !isInternalType(type)) submitted.inc(type, created);
+    if (attached && !skipped(type)) submitted.inc(type, created);
   });
   const record = (event: TaskEvent): void => {
     const { type, dueAt } = event.task;
-    if (isInternalType(type)) return;
+    if (skipped(type)) return;
     counters.get(event.event)?.inc(type);
     if (event.event === 'completed' && event.durationMs !== undefined) duration.observe(type, event.durationMs / 1000);
     const ran = event.event === 'completed' || event.event === 'failed';
     if (ran && event.startedAt !== undefined && dueAt > 0) lateness.observe(type, Math.max(0, event.startedAt - dueAt) / 1000);
   };
-  const off = bus.on('local', '*', Object.keys(COUNTED) as TaskEventName[], record);
+  const off = bus.on('local', options.includeInternalTypes ? ANY_TYPE_WITH_INTERNAL : '*', Object.keys(COUNTED) as TaskEventName[], record);
+  // NOTE: service mode: the application's runs of delivered tasks; the scheduler decides retries and dead letters.
+  const offRuns = bus.onHandlerRun(({ type, ok, dueAt, startedAt, durationMs }) => {
+    if (skipped(type)) return;
+    counters.get(ok ? 'completed' : 'failed')?.inc(type);
+    if (ok) duration.observe(type, durationMs / 1000);
+    if (dueAt > 0) lateness.observe(type, Math.max(0, startedAt - dueAt) / 1000);
+  });
   return () => {
     attached = false;
     off();
+    offRuns();
   };
 }

@@ -1,5 +1,6 @@
 import { InvalidOptionsError } from '../errors';
 import { quote } from '../errors/quote';
+import { didYouMean } from './suggest';
 
 /** Throws unless `value` is undefined or an object with only `allowed` keys. */
 export function checkKeys(value: unknown, allowed: string[], path: string): void {
@@ -9,7 +10,7 @@ export function checkKeys(value: unknown, allowed: string[], path: string): void
   }
   for (const key of Object.keys(value)) {
     if (!allowed.includes(key)) {
-      throw new InvalidOptionsError(path ? `${path}.${key}` : key, `unknown option (known: ${allowed.join(', ')})`);
+      throw new InvalidOptionsError(path ? `${path}.${key}` : key, `unknown option${didYouMean(key, allowed)} (known: ${allowed.join(', ')})`);
     }
   }
 }

@@ -11,12 +11,13 @@ export interface ResolvedMetricsOptions {
   prefix: string;
   durationBuckets: number[];
   latenessBuckets: number[];
+  includeInternalTypes: boolean;
 }
 
 export type ResolvedTracingOptions = Required<TracingOptions>;
 
 const EVENTS_KEYS = ['stream', 'streamMaxLen', 'followIntervalMs'];
-const METRICS_KEYS = ['registry', 'prefix', 'durationBuckets', 'latenessBuckets'];
+const METRICS_KEYS = ['registry', 'prefix', 'durationBuckets', 'latenessBuckets', 'includeInternalTypes'];
 const TRACING_KEYS = ['tracerName'];
 
 /** Validates and completes the `events` option. */
@@ -47,11 +48,13 @@ export function resolveMetricsOptions(metrics: boolean | MetricsOptions | undefi
   }
   checkBuckets(given.durationBuckets, 'metrics.durationBuckets');
   checkBuckets(given.latenessBuckets, 'metrics.latenessBuckets');
+  checkBool(given.includeInternalTypes, 'metrics.includeInternalTypes');
   return {
     registry: given.registry,
     prefix: given.prefix ?? 'dq_',
     durationBuckets: given.durationBuckets ?? [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60],
     latenessBuckets: given.latenessBuckets ?? [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 300],
+    includeInternalTypes: given.includeInternalTypes ?? false,
   };
 }
 

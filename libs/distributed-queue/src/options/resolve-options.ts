@@ -1,6 +1,7 @@
 import { InvalidOptionsError, InvalidTaskTypeError } from '../errors';
 import { quote } from '../errors/quote';
 import { checkBool, checkInt, checkKeys } from './checks';
+import { checkConnectionOptions as checkConnection } from './connection-options';
 import { MAX_TIMER_MS } from '../runtime/long-timer';
 import { randomBytes } from 'crypto';
 import {
@@ -9,6 +10,7 @@ import {
 } from './resolve-observability';
 import { resolveHistoryOptions, type ResolvedHistoryOptions } from './resolve-history';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../service/request-body';
+import { DEFAULT_REDIS_TIMEOUT_MS } from '../redis/bounded-calls';
 import { resolveServiceMode, type QueueMode, type ResolvedSchedulerOptions, type ResolvedServiceClientOptions } from './resolve-service';
 import { hostname } from 'os';
 import type {
@@ -33,6 +35,8 @@ export interface ResolvedModuleOptions {
   keyPrefix: string;
   workers: boolean;
   shutdownTimeoutMs: number;
+  redisTimeoutMs: number;
+  startupTimeoutMs: number;
   defaults: ResolvedWorkerOptions;
   /** `defaults` as the application gave them (to tell which were set). */
   declaredDefaults?: TaskWorkerOptions;
@@ -68,6 +72,9 @@ export const DEFAULT_WORKER_OPTIONS: ResolvedWorkerOptions = {
   pollIntervalMs: 1000,
 };
 
+/** How long start-up waits for Redis by default. */
+export const DEFAULT_STARTUP_TIMEOUT_MS = 10_000;
+
 /** The longest delay, backoff or lease kept in Redis: 100 years. */
 export const MAX_DELAY_MS = 100 * 365 * 24 * 3600_000;
 
@@ -76,7 +83,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
+  'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'startupTimeoutMs', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -105,7 +112,7 @@ export function validateWorkerOptions(options: TaskWorkerOptions | undefined, pa
   checkInt(backoff.delayMs, `${path}.backoff.delayMs`, 0, MAX_DELAY_MS);
   checkInt(backoff.maxDelayMs, `${path}.backoff.maxDelayMs`, 0, MAX_DELAY_MS);
   if (backoff.jitter !== undefined && (typeof backoff.jitter !== 'number' || !(backoff.jitter >= 0 && backoff.jitter <= 1))) {
-    throw new InvalidOptionsError(`${path}.backoff.jitter`, 'must be a number from 0 to 1');
+    throw new InvalidOptionsError(`${path}.backoff.jitter`, `must be a number from 0 to 1, got ${quote(backoff.jitter)}`);
   }
 }
 
@@ -125,24 +132,6 @@ export function assertTaskType(type: unknown): asserts type is string {
   if (typeof type !== 'string' || type.length === 0) throw new InvalidTaskTypeError(type, 'must be a non-empty string');
   if (type.length > 200) throw new InvalidTaskTypeError(type, 'must be at most 200 characters');
   if (RESERVED.test(type)) throw new InvalidTaskTypeError(type, 'must not contain braces or white space');
-}
-
-function checkConnection(connection: unknown): void {
-  if (connection === undefined || typeof connection === 'string') {
-    if (typeof connection === 'string' && !/^rediss?:\/\//.test(connection)) {
-      throw new InvalidOptionsError('connection', 'a URL must start with redis:// or rediss://');
-    }
-    return;
-  }
-  if (connection === null || typeof connection !== 'object') {
-    throw new InvalidOptionsError('connection', 'must be a URL, ioredis options or { cluster: [...] }');
-  }
-  if ('cluster' in connection) {
-    const nodes = (connection as { cluster: unknown }).cluster;
-    if (!Array.isArray(nodes) || nodes.length === 0) {
-      throw new InvalidOptionsError('connection.cluster', 'must be a non-empty list of nodes');
-    }
-  }
 }
 
 const ROUTE_KEYS = [
@@ -207,6 +196,8 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   checkBool(options.strictTypes, 'strictTypes');
   checkBool(options.schedules, 'schedules');
   checkInt(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 0, MAX_TIMER_MS);
+  checkInt(options.redisTimeoutMs, 'redisTimeoutMs', 50, MAX_TIMER_MS);
+  checkInt(options.startupTimeoutMs, 'startupTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.maxPayloadBytes, 'maxPayloadBytes', 1, 512 * 1024 * 1024);
   checkInt(options.keepDone, 'keepDone', 0, 1_000_000);
   validateWorkerOptions(options.defaults, 'defaults');
@@ -231,6 +222,8 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     keyPrefix,
     workers: options.workers ?? true,
     shutdownTimeoutMs: options.shutdownTimeoutMs ?? 10_000,
+    redisTimeoutMs: options.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
+    startupTimeoutMs: options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
     defaults: mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, options.defaults),
     declaredDefaults: options.defaults,
     types,

@@ -1,45 +1,24 @@
-import { Logger, type LoggerService } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterConnection, RedisConnection } from '../interfaces';
+import { boundCalls, DEFAULT_REDIS_TIMEOUT_MS, describeTarget, type CallBounds } from './bounded-calls';
+import { OutageLog, type ConnectionLogger } from './outage-log';
 import { defineScripts, type RedisClient } from './script-loader';
+import { refuseFailedSelect } from './connection-checks';
+
+export type { ConnectionLogger } from './outage-log';
 
 function isCluster(connection: RedisConnection): connection is ClusterConnection {
   return typeof connection === 'object' && 'cluster' in connection;
 }
 
-/** Where connection trouble is reported: a Nest `Logger` or any `LoggerService`. */
-export type ConnectionLogger = Pick<LoggerService, 'log' | 'warn' | 'debug'>;
-
-/**
- * Reports a connection's outages once each: the first error warns, errors while still down go to debug
- * (ioredis emits one per reconnect attempt), 'ready' after an outage logs once. A cluster client has a
- * scope per node besides its own, as a cluster stays ready while one of its nodes is down.
- */
-class OutageLog {
-  private readonly down = new Set<string>();
-
-  constructor(private readonly logger: ConnectionLogger, private readonly name: string) {}
-
-  error(scope: string, error: Error): void {
-    const where = scope ? `${this.name} (${scope})` : this.name;
-    if (this.down.has(scope)) {
-      this.logger.debug?.(`Redis connection ${where} still down: ${error.message}`);
-      return;
-    }
-    this.down.add(scope);
-    this.logger.warn(`Redis connection ${where} failed: ${error.message}; reconnecting`);
-  }
-
-  ready(scope: string): void {
-    if (this.down.delete(scope)) this.logger.log(`Redis connection ${scope ? `${this.name} (${scope})` : this.name} reconnected`);
-  }
-}
-
-function logOutages(client: RedisClient, name: string, logger: ConnectionLogger): void {
-  const outages = new OutageLog(logger, name);
+/** Sends connection trouble of `client` to its outage log (once per outage, see `OutageLog`). */
+function logOutages(client: RedisClient, name: string, logger: ConnectionLogger, closing: () => boolean): OutageLog {
+  const outages = new OutageLog(logger, name, () => client.ping(), closing);
   // NOTE: without an 'error' listener ioredis prints "[ioredis] Unhandled error event" on every retry.
   client.on('error', (error: Error) => outages.error('', error));
   client.on('ready', () => outages.ready(''));
+  client.on('end', () => outages.end());
   if (client instanceof Cluster) {
     client.on('node error', (error: Error, key: string) => outages.error(`node ${key}`, error));
     client.on('+node', (node: Redis) => {
@@ -47,19 +26,22 @@ function logOutages(client: RedisClient, name: string, logger: ConnectionLogger)
       node.on('ready', () => outages.ready(`node ${key}`));
     });
   }
+  return outages;
 }
 
 /**
  * Opens a client. `commands` clients carry the Lua scripts (see `defineScripts`) and pipeline other
  * commands automatically; `subscriber` clients only subscribe (ioredis resubscribes by itself after a
  * reconnect); `reader` clients send long reads (event streams) apart from the commands connection.
- * Connection errors go to `logger`, once per outage.
+ * Every call settles within `bounds` (see `boundCalls`); connection trouble goes to `logger`, once per outage.
  */
 export function createRedisClient(
   connection: RedisConnection,
   role: 'commands' | 'subscriber' | 'reader',
   name: string,
   logger: ConnectionLogger = new Logger('DistributedQueue'),
+  bounds: CallBounds = { timeoutMs: DEFAULT_REDIS_TIMEOUT_MS, closing: false },
+  target = describeTarget(connection),
 ): RedisClient {
   // NOTE: lazy, so that an application whose start-up fails before the first command leaves no socket open.
   const common = { connectionName: name, enableAutoPipelining: role === 'commands', lazyConnect: true };
@@ -77,12 +59,17 @@ export function createRedisClient(
   } else {
     client = new Redis({ ...connection, ...common });
   }
-  logOutages(client, name, logger);
+  const outages = logOutages(client, name, logger, () => bounds.closing);
+  boundCalls(client, name, target, bounds, outages);
+  refuseFailedSelect(client);
   if (role === 'commands') defineScripts(client);
   return client;
 }
 
-/** Closes a client, waiting for replies in flight; falls back to disconnect when the server is gone. */
+/**
+ * Closes a client, waiting for replies in flight (each call is bounded, see `boundCalls`); falls back to
+ * disconnect when the server is gone or does not answer within a second.
+ */
 export async function closeRedisClient(client: RedisClient): Promise<void> {
   if (client.status === 'end') return;
   if (client.status === 'wait') {

@@ -12,7 +12,7 @@ export interface Settled {
   /** Its last attempt's number (1 when absent), for the history. */
   attempt?: number;
   /** The error of the attempt before the last, when that one failed (a retry), for the history. */
-  retried?: { name: string; message: string };
+  retried?: { name: string; message: string; stack?: string };
   /** Its local `completed` or `dead` event (when something listens): emitted once Redis has the ack. */
   event?: TaskEvent;
 }
@@ -20,7 +20,10 @@ export interface Settled {
 /** What the history gets of a finished task's last attempt (see AttemptRecord). */
 function attemptRecord(s: Settled, startedAt: number): AttemptRecord {
   const attempt = s.attempt ?? 1;
-  if (s.retried) return [startedAt, attempt, s.retried.name, s.retried.message];
+  if (s.retried) {
+    const { name, message, stack } = s.retried;
+    return stack ? [startedAt, attempt, name, message, stack] : [startedAt, attempt, name, message];
+  }
   return attempt === 1 ? startedAt : [startedAt, attempt];
 }
 

@@ -5,6 +5,7 @@ import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { backoffDelay } from '../runtime/backoff';
 import { SHUTDOWN_CALL_MS, stopWithGrace } from '../runtime/graceful-stop';
 import { callHandler, runController, toError } from '../runtime/handler-call';
+import { failedAttemptLine, keptError, stackOf } from '../runtime/error-stack';
 import type { SharedTimeouts } from '../runtime/shared-timeouts';
 import { WakeSignal } from '../runtime/wake-signal';
 import { withTimeout } from '../runtime/with-timeout';
@@ -15,6 +16,7 @@ import { tryOpenGate } from './route-topology';
 import type { Slots } from './slots';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { Task } from '../interfaces';
+import { reportFailure } from '../redis/outage-log';
 
 /** An ordered worker: its handler and options. */
 export interface OrderedWorker {
@@ -45,7 +47,7 @@ const RETRY_MS = 200;
 /** Settles one running attempt: null when it succeeded, with what its handler returned. */
 type Settle = (error: Error | null, result?: unknown) => void;
 
-const errorJson = (error: Error, attempts: number) => JSON.stringify({ name: error.name, message: error.message, attempts });
+const errorJson = (error: Error, attempts: number) => JSON.stringify({ ...keptError(error), attempts, stack: stackOf(error) });
 
 /**
  * Consumes one owned partition: takes a batch (replaying what a previous owner left in flight first), runs
@@ -171,7 +173,7 @@ export class PartitionRunner {
       try {
         taken = await store.take(this.partition, me, this.epoch, maxReplays);
       } catch (error) {
-        this.ctx.logger.warn?.(`[route p${this.partition}] take failed: ${(error as Error).message}`);
+        reportFailure(this.ctx.logger, '[route] take', error, `[route p${this.partition}] take failed: ${(error as Error).message}`);
         await this.wake.sleep(RETRY_MS);
         continue;
       }
@@ -234,7 +236,7 @@ export class PartitionRunner {
   }
 
   private warnAckFailed(error: Error): false {
-    this.ctx.logger.warn?.(`[route p${this.partition}] ack failed, retrying: ${error.message}`);
+    reportFailure(this.ctx.logger, '[route] ack', error, `[route p${this.partition}] ack failed, retrying: ${error.message}`);
     return false;
   }
 
@@ -263,7 +265,7 @@ export class PartitionRunner {
       this.revoking = false;
       this.halt = new AbortController();
     } catch (error) {
-      this.ctx.logger.warn?.(`[route p${this.partition}] hand-over failed, retrying: ${(error as Error).message}`);
+      reportFailure(this.ctx.logger, '[route] hand-over', error, `[route p${this.partition}] hand-over failed, retrying: ${(error as Error).message}`);
       await this.wake.sleep(RETRY_MS);
     }
     return false;
@@ -312,7 +314,7 @@ export class PartitionRunner {
       const failed = outcome === 'done' ? run?.failed : undefined;
       this.acks.add({
         seq: item.seq, error: outcome === 'done' ? undefined : outcome, startedAt: run?.at, attempt: run?.attempt,
-        retried: failed && { name: failed.name, message: failed.message }, event: this.events.take(item.seq),
+        retried: failed && { ...keptError(failed), stack: stackOf(failed) }, event: this.events.take(item.seq),
       });
     }
   }
@@ -338,7 +340,7 @@ export class PartitionRunner {
       const failure = await this.attempt(worker, item, attempt + replays, slots);
       if (!failure) return 'done';
       if (this.stopping) return 'aborted';
-      this.ctx.logger.warn?.(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt} failed: ${failure.message}`);
+      this.ctx.logger.warn?.(failedAttemptLine(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt}`, failure));
       const final = attempt >= maxAttempts;
       if (final) this.events.later(item, 'dead', attempt + replays, { error: failure });
       else if (!this.halted) this.events.now(item, 'retrying', attempt + replays, { error: failure });

@@ -65,7 +65,7 @@ function entryInfo(entry: string, state: PartitionHolding, partition: number): T
     const attempts = error.attempts ?? 0;
     return {
       id: task?.id ?? '', type: task?.type ?? '', state, key: task?.key, partition, attempts, payload: task?.payload,
-      lastError: { name: error.name, message: error.message, attempts, failedAt: diedAt },
+      lastError: { name: error.name, message: error.message, attempts, failedAt: diedAt, ...(typeof error.stack === 'string' && { stack: error.stack }) },
     };
   }
   const task = decodeRouteItem(entry);

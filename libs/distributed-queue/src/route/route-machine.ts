@@ -7,6 +7,7 @@ import { Slots } from './slots';
 import { shutdownCall } from '../runtime/graceful-stop';
 import { SharedTimeouts } from '../runtime/shared-timeouts';
 import type { TaskEventBus } from '../events/task-event-bus';
+import { reportFailure } from '../redis/outage-log';
 
 /**
  * This application instance as a member of the route queue (seed 000's machine): registers and
@@ -88,7 +89,7 @@ export class RouteMachine {
     if (this.stopped) return Promise.resolve();
     if (this.beating) return this.beating;
     this.beating = this.beat()
-      .catch((error: Error) => this.logger.warn?.(`[route] heartbeat failed: ${error.message}`))
+      .catch((error: Error) => reportFailure(this.logger, '[route] heartbeat', error))
       .finally(() => {
         this.beating = undefined;
         if (this.beatAgain) {
@@ -143,7 +144,7 @@ export class RouteMachine {
         plan.map((m, p) => (m ? this.store.assign(p, m, owners[p] !== undefined && alive.has(owners[p]!)) : undefined)),
       );
     } catch (error) {
-      this.logger.warn?.(`[route] rebalance failed: ${(error as Error).message}`);
+      reportFailure(this.logger, '[route] rebalance', error);
     } finally {
       this.planning = false;
     }
@@ -162,7 +163,7 @@ export class RouteMachine {
       await shutdownCall(Promise.all(runners.map((r) => this.store.leave(r.partition, this.ctx.me, r.epoch))), 'leaving the partitions');
       await shutdownCall(this.store.depart(this.ctx.me), 'departing');
     } catch (error) {
-      this.logger.warn?.(`[route] leaving failed (the others take over after the offline threshold): ${(error as Error).message}`);
+      reportFailure(this.logger, '[route] leaving', error, `[route] leaving failed (the others take over after the offline threshold): ${(error as Error).message}`);
     }
   }
 }

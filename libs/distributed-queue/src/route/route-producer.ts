@@ -1,4 +1,4 @@
-import { PartitionFullError } from '../errors';
+import { PartitionFullError, SubmitIncompleteError } from '../errors';
 import type { OrderedSubmitResult } from '../interfaces';
 import { partitionOf } from './route-keys';
 import { newRequestId } from '../runtime/request-id';
@@ -27,6 +27,13 @@ function outcomeOf(id: string, partition: number, { outcome, dropped }: PushResu
   const result: OrderedSubmitResult = { id, partition, outcome };
   if (dropped !== undefined) result.droppedId = (JSON.parse(dropped) as { id: string }).id;
   return result;
+}
+
+/** Waits for every call to settle (none is left running unseen); then `onError` gets the first failure. */
+async function settleAll(calls: Promise<void>[], onError: (error: unknown) => never): Promise<void> {
+  const outcomes = await Promise.allSettled(calls);
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) onError(failed.reason);
 }
 
 /** Pushes ordered tasks to the partition of their key, following the partition count Redis holds. */
@@ -73,7 +80,7 @@ export class RouteProducer {
         else groups.set(p, [i]);
       }
       const stale: number[] = [];
-      await Promise.all(
+      await settleAll(
         [...groups].map(async ([partition, indexes]) => {
           // NOTE: one request id per call: ioredis re-sending the call after a reconnect appends nothing twice.
           const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item), newRequestId(), entering);
@@ -83,6 +90,11 @@ export class RouteProducer {
           }
           indexes.forEach((i, j) => (results[i] = outcomeOf(entries[i].id, partition, replies[j])));
         }),
+        (error) => {
+          // NOTE: each partition's call is all or nothing; say which items the others wrote.
+          if (results.some((r) => r !== undefined)) throw new SubmitIncompleteError(`route queue ${this.store.options.qId}`, [...results], error);
+          throw error;
+        },
       );
       if (stale.length > 0) {
         // NOTE: a resize is in progress: re-read the count; retry in the original order.

@@ -74,9 +74,9 @@ export function decodeRouteItem(raw: string): RouteItem | null {
  * What the history needs of an ordered task's last attempt, sent with its ack: its start (epoch ms) for a
  * first attempt that succeeded (the common case: a number keeps the argument small), else
  * `[start, attempt]`, or `[start, attempt, error name, error message]` when an earlier attempt failed
- * (the script then logs that retry before the completion).
+ * (the script then logs that retry before the completion), with the error's bounded stack fifth when it had one.
  */
-export type AttemptRecord = number | [number, number] | [number, number, string, string];
+export type AttemptRecord = number | [number, number] | [number, number, string, string] | [number, number, string, string, string];
 
 /** The route queue's Redis access for one qId: the only code that sends route commands. */
 export class RouteStore {

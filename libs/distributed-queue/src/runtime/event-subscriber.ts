@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
-import { closeRedisClient, createRedisClient } from '../redis/redis-connection';
+import { closeRedisClient } from '../redis/redis-connection';
+import { RedisConnections } from '../redis/redis-connections';
 import type { RedisClient } from '../redis/script-loader';
 import { NoRedisConnectionError } from '../errors';
 
@@ -13,13 +14,15 @@ import { NoRedisConnectionError } from '../errors';
  */
 @Injectable()
 export class EventSubscriber implements OnApplicationShutdown {
-  private readonly logger = new Logger('DistributedQueue');
   private client?: RedisClient;
   private readonly handlers = new Map<string, (message: string) => void>();
   private readonly reconnectHooks = new Set<() => void>();
   private connectedOnce = false;
 
-  constructor(@Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions) {}
+  constructor(
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    private readonly connections: RedisConnections,
+  ) {}
 
   /** Sends the messages of `channel` to `handler` (one handler per channel). */
   async subscribe(channel: string, handler: (message: string) => void): Promise<void> {
@@ -42,7 +45,7 @@ export class EventSubscriber implements OnApplicationShutdown {
   private connection(): RedisClient {
     if (this.client) return this.client;
     if (this.options.service?.url) throw new NoRedisConnectionError('subscribe');
-    const client = createRedisClient(this.options.connection, 'subscriber', `dq:${this.options.keyPrefix}:subscriber`);
+    const client = this.connections.open('subscriber', 'subscriber');
     client.on('message', (channel: string, message: string) => this.handlers.get(channel)?.(message));
     client.on('ready', () => {
       if (this.connectedOnce) for (const hook of this.reconnectHooks) hook();
@@ -56,6 +59,5 @@ export class EventSubscriber implements OnApplicationShutdown {
     this.handlers.clear();
     this.reconnectHooks.clear();
     if (this.client) await closeRedisClient(this.client);
-    this.logger.debug?.('subscriber closed');
   }
 }

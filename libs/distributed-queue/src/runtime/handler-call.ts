@@ -29,7 +29,11 @@ export function runController(handler: TaskHandler): AbortController | undefined
 
 /** Anything a handler threw or rejected with, as an Error. */
 export function toError(thrown: unknown): Error {
-  return thrown instanceof Error ? thrown : new Error(String(thrown));
+  if (thrown instanceof Error) return thrown;
+  const error = new Error(String(thrown));
+  // NOTE: the value thrown had no stack; this one's would show where it was caught, not where it was thrown
+  error.stack = undefined;
+  return error;
 }
 
 /**

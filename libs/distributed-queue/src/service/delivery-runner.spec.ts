@@ -64,7 +64,8 @@ describe('DeliveryRunner', () => {
     // NOTE: the slow one is reported last, after its timeout; the others as soon as they ended.
     expect(results.slice(0, 3).map((r) => r.i).sort()).toEqual([1, 2, 3]);
     expect(results).toEqual(expect.arrayContaining([
-      { i: 1, status: 500, error: { name: 'RangeError', message: 'no stock' } },
+      // the handler's stack goes back with its error (bounded, see MAX_STACK_BYTES)
+      { i: 1, status: 500, error: { name: 'RangeError', message: 'no stock', stack: expect.stringMatching(/^RangeError: no stock\n {4}at /) } },
       { i: 2, status: 200, result: { echoed: {} } },
       { i: 3, status: 404, error: { name: 'UnknownTaskType', message: 'no @TaskWorker for "nobody" in this application' } },
     ]));

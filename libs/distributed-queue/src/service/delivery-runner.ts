@@ -1,6 +1,8 @@
-import { TaskTimeoutError } from '../errors';
+import { ShutdownError, TaskTimeoutError } from '../errors';
+import type { HandlerRun } from '../events/task-event-bus';
 import type { Task, TaskHandler } from '../interfaces';
 import { callHandler, runController } from '../runtime/handler-call';
+import { keptError, stackOf } from '../runtime/error-stack';
 import { DEFAULT_TOLERANCE_MS, type DeliveryBatch, type DeliveryBody, type DeliveryResult } from './delivery-signature';
 import { authenticate, type ReplayGuard } from './replay-guard';
 
@@ -28,12 +30,20 @@ const isTask = (d: Partial<DeliveryBody> | null): d is DeliveryBody =>
  * ends: 200 with the result; 500 with the error; 504 past its `timeoutMs` (the signal is aborted); 404 for
  * a type this application has no worker for. The scheduler counts all but 200 as a failed attempt.
  */
+/** The result status of a delivery cut by the instance's shutdown: handed back, no attempt counted. */
+export const SHUTDOWN_STATUS = 503;
+
 export class DeliveryRunner {
+  /** The deliveries running now: each ends at once with `ShutdownError` when this instance stops. */
+  private readonly running = new Set<(error: ShutdownError) => void>();
+
   constructor(
     private readonly secret: string,
     private readonly targets: (type: string) => DeliveryTarget | undefined,
     private readonly replay: ReplayGuard,
     private readonly toleranceMs = DEFAULT_TOLERANCE_MS,
+    /** Told of each handler run as it ends (its outcome as answered: a run past its timeout failed). */
+    private readonly onRun: (run: HandlerRun) => void = () => undefined,
   ) {}
 
   /** Checks a request (`rawBody` exactly as received): its tasks, or why it is refused. */
@@ -62,16 +72,44 @@ export class DeliveryRunner {
     const task: Task = { id: body.id, type: body.type, payload: body.payload, attempt: body.attempt, dueAt: body.dueAt };
     const timeoutMs = Math.min(target.timeoutMs, body.timeoutMs > 0 ? body.timeoutMs : target.timeoutMs);
     const controller = runController(target.handler);
+    const startedAt = Date.now();
+    const started = performance.now();
     return new Promise<DeliveryResult>((resolve) => {
+      let answered = false;
+      const end = (result: DeliveryResult): void => {
+        clearTimeout(timer);
+        this.running.delete(stop);
+        if (answered) return;
+        answered = true;
+        resolve(result);
+        // NOTE: a run cut by this instance's shutdown is handed back, neither completed nor failed.
+        if (result.status !== SHUTDOWN_STATUS) this.onRun({ type: task.type, ok: result.status === 200, dueAt: task.dueAt, startedAt, durationMs: performance.now() - started });
+      };
       const timer = setTimeout(() => {
         const error = new TaskTimeoutError(timeoutMs);
         controller?.abort(error);
-        resolve({ i, status: 504, error: { name: error.name, message: error.message } });
+        end({ i, status: 504, error: { name: error.name, message: error.message } });
       }, timeoutMs);
+      const stop = (error: ShutdownError): void => {
+        controller?.abort(error);
+        end({ i, status: SHUTDOWN_STATUS, error: { name: error.name, message: error.message } });
+      };
+      this.running.add(stop);
       callHandler(target.handler, task, controller, (error, result) => {
-        clearTimeout(timer);
-        resolve(error ? { i, status: 500, error: { name: error.name, message: error.message } } : { i, status: 200, result });
+        end(error ? { i, status: 500, error: { ...keptError(error), stack: stackOf(error) } } : { i, status: 200, result });
       });
     });
+  }
+
+  /**
+   * The instance stops and its grace is over: every running handler is aborted with `ShutdownError` and its
+   * delivery answered at once (`SHUTDOWN_STATUS`: the scheduler hands the task back without counting the
+   * attempt), so that the HTTP server can close. Returns how many were running.
+   */
+  abortAll(): number {
+    const running = [...this.running];
+    const error = new ShutdownError();
+    running.forEach((stop) => stop(error));
+    return running.length;
   }
 }

@@ -36,10 +36,13 @@ export interface DeliveryBatch {
   deliveries: DeliveryBody[];
 }
 
-/** One line of the answer: how the task at index `i` of the request ended. */
+/**
+ * One line of the answer: how the task at index `i` of the request ended; a handler's error carries its stack
+ * (bounded, see `MAX_STACK_BYTES`) when it had one (versions before stacks were kept send none).
+ */
 export type DeliveryResult =
   | { i: number; status: 200; result?: unknown }
-  | { i: number; status: 404 | 500 | 504; error: { name: string; message: string } };
+  | { i: number; status: 404 | 500 | 503 | 504; error: { name: string; message: string; stack?: string } };
 
 /** The most tasks one request carries. */
 export const MAX_BATCH = 100;

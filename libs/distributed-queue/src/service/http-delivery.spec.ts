@@ -1,4 +1,5 @@
-import { pickInstance } from './http-delivery';
+import { MAX_STACK_BYTES } from '../runtime/error-stack';
+import { failedDelivery, pickInstance } from './http-delivery';
 import { splitBatches } from './split-batches';
 
 describe('pickInstance', () => {
@@ -49,5 +50,19 @@ describe('splitBatches', () => {
   it('fills a request up to exactly the limit; a task too big alone gets its own', () => {
     expect(splitBatches(sized(40, 40, 40), 100, 17 + 81).map((b) => b.length)).toEqual([2, 1]);
     expect(splitBatches(sized(10, 500, 10), 100, 100).map((b) => b.map((t) => t.i))).toEqual([[0], [1], [2]]);
+  });
+});
+
+describe('failedDelivery', () => {
+  it("keeps the application's stack, bounded again (an instance of another version may send any size), and none when it sent none", () => {
+    const stack = ['Error: no stock', ...Array.from({ length: 5000 }, (_, i) => `    at f${i} (/app.ts:${i}:1)`)].join('\n');
+    const error = failedDelivery('shop', 'i1', { i: 0, status: 500, error: { name: 'Error', message: 'no stock', stack } });
+    expect(error).toMatchObject({ app: 'shop', instance: 'i1', status: 500, message: 'Delivery to "shop" instance i1 failed with HTTP 500: Error: no stock' });
+    expect(Buffer.byteLength(error.remoteStack!)).toBeLessThanOrEqual(MAX_STACK_BYTES);
+    expect(error.remoteStack).toMatch(/^Error: no stock\n {4}at f0 [^]*\n {4}\.\.\. \d+ more lines$/);
+    const short = failedDelivery('shop', 'i1', { i: 0, status: 500, error: { name: 'Error', message: 'x', stack: 'Error: x\n    at g' } });
+    expect(short.remoteStack).toBe('Error: x\n    at g');
+    expect(failedDelivery('shop', 'i1', { i: 0, status: 504, error: { name: 'TaskTimeoutError', message: 't' } }).remoteStack).toBeUndefined();
+    expect(failedDelivery('shop', 'i1', { i: 0, status: 500, error: { name: 'E', message: 'm', stack: 42 as unknown as string } }).remoteStack).toBeUndefined();
   });
 });

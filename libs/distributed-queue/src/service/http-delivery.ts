@@ -1,6 +1,8 @@
 import { randomBytes } from 'crypto';
 import { DeliveryFailedError, DeliveryNotMadeError, NoLiveInstanceError } from '../errors';
+import { SHUTDOWN_STATUS } from './delivery-runner';
 import type { Task, TaskHandler } from '../interfaces';
+import { boundedStack, keptError } from '../runtime/error-stack';
 import { MAX_BATCH, type DeliveryBody, type DeliveryResult } from './delivery-signature';
 import { isConnectionRefused, noAnswerReason, signedPost } from './signed-post';
 import { BATCH_HEAD, BATCH_TAIL, splitBatches } from './split-batches';
@@ -178,6 +180,19 @@ export class HttpDelivery implements TaskHandler {
     const pending = items[result.i];
     if (!pending) return;
     if (result.status === 200) settle(pending, null, result.result);
-    else settle(pending, new DeliveryFailedError(this.app, instance.id, result.status, `${result.error?.name}: ${result.error?.message}`));
+    else if (result.status === SHUTDOWN_STATUS && result.error?.name === 'ShutdownError') {
+      settle(pending, new DeliveryNotMadeError(this.app, instance.id, 'the instance stopped before the task ended'));
+    } else settle(pending, failedDelivery(this.app, instance.id, result));
   }
+}
+
+/**
+ * The failed attempt a result line other than 200 reports, with the application's stack when it sent one.
+ * NOTE: that stack is bounded again here: an instance of another version may send any size.
+ */
+export function failedDelivery(app: string, instance: string, result: Exclude<DeliveryResult, { status: 200 }>): DeliveryFailedError {
+  const error = result.error as Partial<typeof result.error> | undefined;
+  const stack = boundedStack(typeof error?.stack === 'string' ? error.stack : undefined);
+  const kept = keptError({ name: error?.name, message: error?.message });
+  return new DeliveryFailedError(app, instance, result.status, `${kept.name}: ${kept.message}`, stack);
 }

@@ -9,7 +9,8 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { ResolvedServiceClientOptions } from '../options/resolve-service';
 import type { RedisClient } from '../redis/script-loader';
 import { DeliveryRunner } from './delivery-runner';
-import { RESULTS_CONTENT_TYPE, type DeliveryBody } from './delivery-signature';
+import { DEFAULT_TOLERANCE_MS, RESULTS_CONTENT_TYPE, type DeliveryBody } from './delivery-signature';
+import { TaskEventBus } from '../events/task-event-bus';
 import { LineWriter, resultLine } from './result-lines';
 import { memoryReplayGuard, redisReplayGuard } from './replay-guard';
 import type { SchedulerRpcClient } from './scheduler-rpc-client';
@@ -17,6 +18,7 @@ import { BodyTooLargeError, readRawBody, type IncomingRequest } from './request-
 import { ServiceRegistry, type ServiceTypeOptions } from './service-registry';
 import { toServiceTypeOptions } from './service-type-options';
 import { shutdownCall } from '../runtime/graceful-stop';
+import { reportFailure } from '../redis/outage-log';
 
 /** The registry as reached through the scheduler (`service.url`). */
 function schedulerRegistry(rpc: SchedulerRpcClient): Pick<ServiceRegistry, 'register' | 'leave'> {
@@ -52,6 +54,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(SCHEDULER_RPC) private readonly rpc: SchedulerRpcClient | null,
+    private readonly events: TaskEventBus,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {}
 
@@ -79,6 +82,8 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
       },
       // NOTE: without Redis (service.url) each instance remembers the deliveries it was sent itself.
       this.rpc ? memoryReplayGuard() : redisReplayGuard(this.redis, this.options.keyPrefix, service.appName),
+      DEFAULT_TOLERANCE_MS,
+      (run) => this.events.handlerRan(run),
     );
     this.types = Object.fromEntries([...workers].map(([type, w]) => [type, toServiceTypeOptions(w.options, service.maxRequestBytes)]));
     await this.registry.register(service.appName, null, this.types, service.instanceTtlMs);
@@ -103,7 +108,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
       this.joined = true;
       this.lastRenewAt = Date.now();
     } catch (error) {
-      this.logger.warn(`Service mode: could not renew instance ${service.instanceId}: ${(error as Error).message}`);
+      reportFailure(this.logger, 'Service mode: renewing the instance', error, `Service mode: could not renew instance ${service.instanceId}: ${(error as Error).message}`);
     }
   }
 
@@ -170,5 +175,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
         });
       });
     }
+    // NOTE: the HTTP server closes only once every request is answered: the grace is over, answer them.
+    if (this.runner?.abortAll()) this.logger.log('Service mode: deliveries still running at the end of the grace handed back to the scheduler');
   }
 }

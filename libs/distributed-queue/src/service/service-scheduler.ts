@@ -15,6 +15,7 @@ import { redisReplayGuard } from './replay-guard';
 import type { IncomingRequest } from './request-body';
 import { SchedulerRpcServer } from './scheduler-rpc-server';
 import { ServiceRegistry, type ServiceInstance, type ServiceTypeOptions } from './service-registry';
+import { reportFailure } from '../redis/outage-log';
 
 interface RunningType {
   app: string;
@@ -113,7 +114,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
       return;
     }
     this.syncing = this.syncOnce()
-      .catch((error: Error) => this.logger.warn(`Service mode: could not read the registry: ${error.message}`))
+      .catch((error: Error) => reportFailure(this.logger, 'Service mode: reading the registry', error, `Service mode: could not read the registry: ${error.message}`))
       .finally(() => {
         this.syncing = undefined;
         if (this.again) {

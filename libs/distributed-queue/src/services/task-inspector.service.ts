@@ -261,7 +261,7 @@ export class TaskInspectorService {
    * completed, failed attempts, retries, dead letters, cancels, recoveries. Completions are logged only while
    * the stream is followed: a call asks for them for the next 30 s, so a dashboard that polls sees them all
    * from its second minute on. Needs `events.stream` (else every count is 0). O(events in the window), at
-   * most 10,000 entries per stream read.
+   * most the newest 10,000 entries per stream read (older ones in the window are not counted).
    * @default windowMs 60000
    */
   async getActivity(typeOrContract: string | TaskContract<unknown, boolean>, windowMs = 60_000): Promise<TaskActivity> {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType, TASK_TRACER } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
-import { InvalidSubmitOptionsError, PartitionFullError, RouteNotConfiguredError, UnknownTaskTypeError } from '../errors';
+import { InvalidSubmitOptionsError, PartitionFullError, RouteNotConfiguredError, SubmitIncompleteError, UnknownTaskTypeError } from '../errors';
 import type {
   CancelResult, OrderedSubmitItem, OrderedSubmitOptions, OrderedSubmitResult, SubmitItem, SubmitOptions, SubmitResult,
 } from '../interfaces';
@@ -67,7 +67,14 @@ export class TaskSubmitService {
     const tasks = items.map((item, index) => this.toNewTask(item, index, traceparent));
     const results: SubmitResult[] = [];
     for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
-      const written = await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK), newRequestId());
+      let written: SubmitResult[];
+      try {
+        written = await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK), newRequestId());
+      } catch (error) {
+        // NOTE: each call is all or nothing; say which items earlier calls wrote.
+        if (i === 0) throw error;
+        throw new SubmitIncompleteError(type, [...results, ...new Array<undefined>(tasks.length - i)], error);
+      }
       this.bus.submitted(type, written.filter((r) => r.created).length);
       results.push(...written);
     }
@@ -130,14 +137,24 @@ export class TaskSubmitService {
     });
     const results: OrderedSubmitResult[] = new Array(entries.length);
     const now = entries.filter((e) => !e.delayed);
-    const pushed = await producer.pushMany(now.map((e) => e.entry));
+    // NOTE: one call per partition, then one for the delayed ones: each all or nothing; say which were written.
+    const incomplete = (error: unknown): SubmitIncompleteError<OrderedSubmitResult> => new SubmitIncompleteError(type, [...results], error);
+    const pushed = await producer.pushMany(now.map((e) => e.entry)).catch((error: unknown) => {
+      if (!(error instanceof SubmitIncompleteError)) throw error;
+      now.forEach((e, i) => (results[e.index] = error.results[i] as OrderedSubmitResult));
+      throw incomplete(error.cause);
+    });
     now.forEach((e, i) => (results[e.index] = pushed[i]));
     this.bus.submitted(type, pushed.filter((r) => r.outcome === 'queued' || r.outcome === 'dropped-oldest').length);
     const later = entries.filter((e) => e.delayed);
     if (later.length > 0) {
       const partitions = await producer.partitionsOf(later.map((e) => e.entry.key));
       const delayType = routeDelayType(this.routeStore!.options.qId);
-      const written = await this.store.submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), newRequestId());
+      const written = await this.store
+        .submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), newRequestId())
+        .catch((error: unknown) => {
+          throw now.length > 0 ? incomplete(error) : error;
+        });
       this.bus.submitted(type, written.filter((r) => r.created).length);
       later.forEach((e, i) => (results[e.index] = { id: e.entry.id, partition: partitions[i], outcome: 'scheduled' }));
     }

@@ -5,6 +5,7 @@
   ARGV[1] id  ARGV[2] token  ARGV[3] retry delay ms (-1 = bury)  ARGV[4] error name  ARGV[5] error message
   ARGV[6] events channel  ARGV[7] event stream length (0: no events written)
   ARGV[8] (optional) service mode: the instance the failed delivery went to, kept with the error
+  ARGV[9] (optional) the error's stack, bounded by the caller ('' or absent: none), kept with the error
   Returns: OUTCOME.NOT_OURS, RETRIED, BURIED or DROPPED (a cancel was requested)
 ]]
 --- @include "includes/outcome"
@@ -32,7 +33,9 @@ redis.call('ZREM', active, id)
 redis.call('HDEL', running, id)
 local _, started = leaseAttemptStart(lease)
 -- NOTE: every outcome of a failed attempt carries its error: readers make a `failed` event of it.
-local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }), 'err', cjson.encode({ { name = ARGV[4], message = ARGV[5] } }),
+local stack = ARGV[9]
+if stack == '' then stack = nil end
+local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }), 'err', cjson.encode({ { name = ARGV[4], message = ARGV[5], stack = stack } }),
   's', cjson.encode({ started }), 'm', leaseHolder(lease) }
 if r == nil or hasFlag(r, 'c') then
   redis.call('HDEL', jobs, id)
@@ -41,7 +44,7 @@ if r == nil or hasFlag(r, 'c') then
   return OUTCOME.DROPPED
 end
 r.attempts = attempt
-local err = errorJson(ARGV[4], ARGV[5], attempt, now, ARGV[8])
+local err = errorJson(ARGV[4], ARGV[5], attempt, now, ARGV[8], stack)
 if delay >= 0 then
   local before = headScore(waiting)
   r.due = now + delay

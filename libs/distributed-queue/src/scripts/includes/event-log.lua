@@ -1,6 +1,6 @@
 -- Appends one lifecycle event entry to a capped stream (maxLen <= 0: streams are off, nothing written).
 -- An entry is a batch: e = event name, ids = JSON array of task ids, a = JSON array of their attempts, and
--- for failures err = JSON array of {name, message}; ordered tasks add t (types) and k (keys) arrays.
+-- for failures err = JSON array of {name, message} (and stack when the failure has one); ordered tasks add t (types) and k (keys) arrays.
 -- Fields come as a flat list of name, value pairs after e. Completions (the hot path) are written only while
 -- the stream's followed flag exists: an instance that follows the stream keeps it set.
 local function logEvent(stream, maxLen, event, fields)

@@ -6,8 +6,9 @@
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] dead letters kept  ARGV[4] event stream length (0: none written)
   ARGV[5] JSON object seq -> the finished items' last attempt ('' when not sent): its start ms for a first
           attempt, else [start ms, attempt] or [start ms, attempt, error name, error message] when the attempt
-          before it failed (with the history on, that retry is logged as `retrying` before the completion, marked
-          history-only: fleet listeners do not hear ordered retries, written late and only with the history on)
+          before it failed, with that error's stack fifth when it had one (with the history on, that retry is
+          logged as `retrying` before the completion, marked history-only: fleet listeners do not hear ordered
+          retries, written late and only with the history on)
   ARGV[6] number of acked seqs A
   ARGV[7 .. 6+A] acked seqs, then pairs of seq, error json for buried items
   Returns: OUTCOME.OK (1) done, NOT_OURS (2) fenced (not the owner any more: nothing changed)
@@ -28,7 +29,7 @@ local function attemptOf(seq)
   local v = starts and starts[seq]
   if type(v) == 'table' then
     local err = nil
-    if v[3] ~= nil then err = { name = tostring(v[3]), message = tostring(v[4] or '') } end
+    if v[3] ~= nil then err = { name = tostring(v[3]), message = tostring(v[4] or ''), stack = v[5] } end
     return tonumber(v[1]) or 0, tonumber(v[2]), err
   end
   if v == nil then return 0, nil, nil end
@@ -66,7 +67,7 @@ local function logItems(event, items, seqs, errs)
   local fields = { 'ids', cjson.encode(ids), 't', cjson.encode(types), 'k', cjson.encode(keys), 'a', cjson.encode(attempts) }
   if errs then
     local out = {}
-    for i, e in ipairs(errs) do out[i] = { name = e.name, message = e.message } end
+    for i, e in ipairs(errs) do out[i] = { name = e.name, message = e.message, stack = e.stack } end
     fields[#fields + 1], fields[#fields + 2] = 'err', cjson.encode(out)
   end
   if starts then

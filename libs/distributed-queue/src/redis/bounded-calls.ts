@@ -1,0 +1,161 @@
+import type { Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
+import { RedisUnavailableError } from '../errors';
+import { tagOutage, type OutageLog } from './outage-log';
+import type { RedisClient } from './script-loader';
+
+/** How long the library waits for one Redis call by default: queued while reconnecting, or for its reply. */
+export const DEFAULT_REDIS_TIMEOUT_MS = 5000;
+
+/** The parts of an ioredis `Command` this file uses (ioredis does not export the type's internals). */
+interface Command {
+  name: string;
+  promise: Promise<unknown>;
+  isResolved: boolean;
+  reject(error: Error): void;
+  /** ioredis's own timeout timer: cleared by ioredis when the command settles. */
+  _commandTimeoutTimer?: NodeJS.Timeout;
+  /** Armed by this file (once per command, whichever client sees it first). */
+  dqArmed?: true;
+  /** Timed out: never written after that, even when a reconnect flushes the offline queue. */
+  dqExpired?: true;
+  /** Rejected (an error reply or a lost connection): ioredis sets `isResolved` only on success. */
+  dqRejected?: true;
+  /** Written to a ready connection (its outcome is unknown when it times out). */
+  dqSent?: true;
+}
+
+/** A pipeline's pseudo-stream: it writes the whole pipeline once each of its commands has been written. */
+interface PipelineStream {
+  isPipeline: true;
+  write(data: string): void;
+}
+
+type SendCommand = (command: Command, stream?: unknown, node?: unknown) => Promise<unknown>;
+
+/** The state of one connection's bounds, shared by its wrapper and the shutdown that tightens them. */
+export interface CallBounds {
+  /** A call settles within this many ms. */
+  timeoutMs: number;
+  /** Set when the application shuts down: no call waits for a reconnect (it rejects at once). */
+  closing: boolean;
+}
+
+/** ioredis's messages for a connection that is gone (its retries exhausted, closed, not writable). */
+const CONNECTION_LOST = /Connection is closed|Stream isn't writeable|Reached the max retries|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|connect ETIMEDOUT|None of startup nodes is available|Failed to refresh slots cache/;
+
+/** True for ioredis's errors of a lost connection (as opposed to a reply error of Redis itself). */
+export function isConnectionError(error: Error): boolean {
+  return !(error instanceof RedisUnavailableError) && CONNECTION_LOST.test(error.message);
+}
+
+/** States of a connection with no socket to write to (ioredis reconnects meanwhile). */
+const RECONNECTING = new Set(['reconnecting', 'connecting', 'close']);
+
+function ready(client: RedisClient): boolean {
+  return client.status === 'ready';
+}
+
+/**
+ * Makes every call on `client` settle within `bounds`: a call queued while the connection is down, or sent
+ * and unanswered, rejects with `RedisUnavailableError` after `bounds.timeoutMs`; a call that timed out in
+ * the offline queue is never sent afterwards (nothing is written late); ioredis's connection errors become
+ * `RedisUnavailableError` too. A cluster's node connections are wrapped as they appear, so a node's offline
+ * queue drops expired calls as well.
+ * NOTE: wraps the instance's `sendCommand`, through which ioredis passes every command, including the
+ * offline queue's and a reconnect's re-sends.
+ */
+export function boundCalls(client: RedisClient, connection: string, target: string, bounds: CallBounds, outage?: OutageLog): void {
+  const unavailable = (sent: boolean, reason: string): RedisUnavailableError => tagOutage(new RedisUnavailableError(connection, target, sent, reason), outage);
+  const arm = (command: Command, up: boolean): void => {
+    command.dqArmed = true;
+    const reject = command.reject;
+    command.reject = (error: Error) => {
+      command.dqRejected = true;
+      reject(isConnectionError(error) ? unavailable(command.dqSent === true, error.message) : error);
+    };
+    const ms = bounds.timeoutMs;
+    // NOTE: the timer phase runs before the poll phase: after a stalled event loop (a loaded machine) the
+    // reply may be waiting in the socket. setImmediate runs after the poll phase has read it.
+    command._commandTimeoutTimer = setTimeout(() => setImmediate(() => {
+      if (command.isResolved || command.dqRejected || command.dqExpired) return;
+      command.dqExpired = true;
+      const sent = command.dqSent === true;
+      reject(unavailable(sent, sent ? `no reply within ${ms} ms` : `${up ? 'not sent' : 'not connected'} within ${ms} ms`));
+      dropSilentConnection(client);
+    }), ms);
+    command._commandTimeoutTimer.unref();
+  };
+  wrapSend(client, (command, stream) => {
+    if (!command.dqArmed) {
+      if (bounds.closing && !ready(client)) {
+        command.reject(unavailable(false, 'not connected (shutting down)'));
+        return false;
+      }
+      // NOTE: a call already waited the whole bound for this outage: fail fast until the connection is back,
+      // so that an operation of several calls is bounded too. ('connect' is the handshake: let it through.)
+      if (outage?.isDown && RECONNECTING.has(client.status)) {
+        command.reject(unavailable(false, 'the connection is down (reconnecting)'));
+        return false;
+      }
+      arm(command, ready(client));
+    }
+    return true;
+  });
+  if (client instanceof Cluster) {
+    client.on('+node', (node: Redis) => wrapSend(node, () => true));
+  }
+}
+
+/**
+ * Wraps `client.sendCommand`: `admit` may refuse a command (it rejected it); an expired command is dropped
+ * instead of written. A command written to a ready connection is marked sent.
+ */
+function wrapSend(client: RedisClient, admit: (command: Command, stream: unknown) => boolean): void {
+  const target = client as unknown as { sendCommand: SendCommand };
+  const send = target.sendCommand;
+  target.sendCommand = function (this: RedisClient, command: Command, stream?: unknown, node?: unknown) {
+    if (command.dqExpired || !admit(command, stream)) {
+      // NOTE: a pipeline writes itself once each of its commands was written: account for this one, empty.
+      if (stream && (stream as PipelineStream).isPipeline) (stream as PipelineStream).write('');
+      return command.promise;
+    }
+    if (!(client instanceof Cluster) && ready(client)) command.dqSent = true;
+    return send.call(this, command, stream, node);
+  };
+}
+
+/**
+ * A call found no answer on an open connection: the server or the network is silent (paused, black-holed,
+ * failed over behind a dead route). The socket is destroyed so that ioredis reconnects (and, with Sentinel,
+ * asks where the master is now) instead of waiting for TCP to give up (about 15 minutes); what was in flight
+ * is re-sent after the reconnect as after any dropped connection, and the scripts' request ids make a
+ * repeat harmless. A cluster's nodes are left to the cluster's own handling.
+ */
+function dropSilentConnection(client: RedisClient): void {
+  if (client instanceof Cluster || (client.status !== 'ready' && client.status !== 'connect')) return;
+  (client as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+}
+
+/** Where a connection goes, for messages: never its password. */
+export function describeTarget(connection: unknown): string {
+  if (typeof connection === 'string') {
+    try {
+      const url = new URL(connection);
+      return `${url.hostname}:${url.port || 6379}${url.pathname.length > 1 ? url.pathname : ''}`;
+    } catch {
+      return 'an unreadable URL';
+    }
+  }
+  if (connection && typeof connection === 'object') {
+    const options = connection as { cluster?: { host?: string; port?: number }[]; sentinels?: unknown[]; name?: string; host?: string; port?: number; path?: string; db?: number };
+    if (Array.isArray(options.cluster)) {
+      const nodes = options.cluster.slice(0, 3).map((n) => (typeof n === 'object' ? `${n.host ?? '127.0.0.1'}:${n.port ?? 6379}` : String(n)));
+      return `cluster ${nodes.join(', ')}${options.cluster.length > 3 ? ', …' : ''}`;
+    }
+    if (Array.isArray(options.sentinels)) return `sentinel master "${options.name ?? 'mymaster'}"`;
+    if (options.path) return options.path;
+    return `${options.host ?? '127.0.0.1'}:${options.port ?? 6379}${options.db ? `/${options.db}` : ''}`;
+  }
+  return '127.0.0.1:6379';
+}

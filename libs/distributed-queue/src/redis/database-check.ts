@@ -1,0 +1,18 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import { checkDatabase } from './connection-checks';
+import type { RedisClient } from './script-loader';
+
+/** At start-up, fails with `InvalidOptionsError` when the server refuses the connection's database index. */
+@Injectable()
+export class DatabaseCheck implements OnModuleInit {
+  constructor(
+    @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+  ) {}
+
+  onModuleInit(): Promise<void> {
+    return checkDatabase(this.redis, this.options.connection);
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Quiet outages (issue 26, item 4): per connection one warning when it is lost and one line when it is back;
+ * the library's own calls that fail meanwhile are counted into those lines, not logged one by one; nothing
+ * at DEBUG while Redis is away.
+ *
+ * Failure matrix (a redis-server of this file's own; an application with delay and ordered workers,
+ * fleet event listeners, metrics and a schedule, so that every periodic caller runs: fetches, lease
+ * renewals, heartbeats, rebalances, event-stream reads, metric reads, cron ticks):
+ * | Redis is…                                | lines expected                                             |
+ * | killed for 8 s, then restarted            | per connection: 1 warn "failed", 1 log "reconnected … N call(s) failed meanwhile"; no other warn or error of the library's own calls; no debug |
+ * | paused (SIGSTOP) 8 s, then resumed        | the commands connection: 1 warn, 1 "reconnected"; no other warn, error or debug |
+ */
+import 'reflect-metadata';
+import { Injectable, Logger, type LoggerService } from '@nestjs/common';
+import { Registry } from 'prom-client';
+import { DistributedCron, OnTaskEvent, type TaskEvent } from 'nestjs-distributed-queue';
+import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
+import { routeTestOptions } from './support/route';
+import { startRedisServer, type RedisServerHandle } from './support/redis-server';
+import { uniquePrefix } from './support/targets';
+import { sleep, waitFor } from './support/wait';
+
+/** Keeps what the application logs. */
+class CapturingLogger implements LoggerService {
+  readonly entries: { level: string; message: string }[] = [];
+  log = (m: unknown) => void this.entries.push({ level: 'log', message: String(m) });
+  error = (m: unknown) => void this.entries.push({ level: 'error', message: String(m) });
+  warn = (m: unknown) => void this.entries.push({ level: 'warn', message: String(m) });
+  debug = (m: unknown) => void this.entries.push({ level: 'debug', message: String(m) });
+  verbose = (m: unknown) => void this.entries.push({ level: 'verbose', message: String(m) });
+  lines(level: string, pattern = /./): string[] {
+    return this.entries.filter((e) => e.level === level && pattern.test(e.message)).map((e) => e.message);
+  }
+}
+
+let heard = 0;
+@Injectable()
+class Listeners {
+  @OnTaskEvent('quiet.delay', 'completed', { scope: 'fleet' })
+  onCompleted(_event: TaskEvent): void {
+    heard++;
+  }
+
+  @DistributedCron('* * * * * *', { name: 'quiet-cron' })
+  tick(): void {}
+}
+
+describe('a Redis outage is logged once per connection, quietly', () => {
+  let server: RedisServerHandle;
+  let app: QueueApp | undefined;
+  beforeAll(async () => {
+    server = await startRedisServer({ extraArgs: ['--save', ''] });
+  });
+  afterEach(async () => {
+    if (server.isRunning()) server.kill('SIGCONT');
+    else await server.restart();
+    await app?.close();
+    app = undefined;
+    Logger.overrideLogger(['error']);
+  });
+  afterAll(() => server.remove());
+
+  async function start(): Promise<{ logger: CapturingLogger; prefix: string }> {
+    const prefix = uniquePrefix('quiet');
+    app = await startQueueApp(
+      {
+        connection: server.url, keyPrefix: prefix, redisTimeoutMs: 1000, metrics: { prefix: `q${prefix.replace(/\W/g, '')}_`, registry: new Registry() },
+        route: routeTestOptions(prefix, 'solo', 2, 10_000, 200), defaults: { pollIntervalMs: 100, visibilityTimeoutMs: 1000 },
+        events: { stream: true },
+      },
+      [workerClass('quiet.delay', {}, () => undefined), workerClass('quiet.ordered', { ordered: true }, () => undefined), Listeners],
+    );
+    await app.submit.submit('quiet.delay', {});
+    await app.submit.submitOrdered('quiet.ordered', 'k', {});
+    await waitFor(() => heard > 0, { timeoutMs: 10_000, message: 'the fleet listener hears a completion' });
+    const logger = new CapturingLogger();
+    Logger.overrideLogger(logger);
+    return { logger, prefix };
+  }
+
+  function expectQuiet(logger: CapturingLogger, prefix: string, connections: string[]): void {
+    const mine = (message: string) => message.includes(`dq:${prefix}:`);
+    const failed = logger.lines('warn', /^Redis connection \S+ failed/).filter(mine);
+    const back = logger.lines('log', /^Redis connection \S+ reconnected/).filter(mine);
+    const name = (line: string) => /^Redis connection (\S+)/.exec(line)![1];
+    expect(failed.map(name).sort()).toEqual(connections.map((c) => `dq:${prefix}:${c}`).sort());
+    expect(back.map(name).sort()).toEqual(connections.map((c) => `dq:${prefix}:${c}`).sort());
+    // Everything else the library warned or errored about meanwhile (none of it should be about Redis).
+    const others = [...logger.lines('warn'), ...logger.lines('error')].filter((m) => !/^Redis connection /.test(m));
+    expect(others).toEqual([]);
+    expect(logger.lines('debug')).toEqual([]);
+    // The calls that failed meanwhile are counted in the line that says the connection is back.
+    expect(back.some((line) => /\d+ call\(s\) of the library failed meanwhile/.test(line))).toBe(true);
+  }
+
+  it('killed for 8 s: one warning and one line back per connection, the failed calls counted, no debug', async () => {
+    const { logger, prefix } = await start();
+    server.kill('SIGKILL');
+    await waitFor(() => !server.isRunning(), { timeoutMs: 5000 });
+    await sleep(8000);
+    await server.restart();
+    await waitFor(() => logger.lines('log', /reconnected/).length >= 3, { timeoutMs: 15_000, message: 'every connection back' });
+    const before = heard;
+    await app!.submit.submit('quiet.delay', {});
+    await waitFor(() => heard > before, { timeoutMs: 10_000, message: 'the fleet listener hears again' });
+    expectQuiet(logger, prefix, ['commands', 'subscriber', 'streams']);
+  }, 60_000);
+
+  it('paused for 8 s: one warning and one line back for the commands connection, no debug', async () => {
+    const { logger, prefix } = await start();
+    server.kill('SIGSTOP');
+    await sleep(8000);
+    server.kill('SIGCONT');
+    await waitFor(() => logger.lines('log', /reconnected/).filter((l) => l.includes(`dq:${prefix}:commands`)).length === 1, {
+      timeoutMs: 15_000, message: 'the commands connection back',
+    });
+    // Every connection that said it was lost says it is back (each reconnects on its own schedule).
+    const named = (level: string, pattern: RegExp) => logger.lines(level, pattern).filter((l) => l.includes(`dq:${prefix}:`)).map((l) => /^Redis connection (\S+)/.exec(l)![1]);
+    await waitFor(() => named('warn', /^Redis connection \S+ failed/).every((c) => named('log', /^Redis connection \S+ reconnected/).includes(c)), {
+      timeoutMs: 15_000, message: 'every lost connection back',
+    });
+    const lost = named('warn', /^Redis connection \S+ failed/).map((c) => c.split(':').pop()!);
+    expectQuiet(logger, prefix, lost.length ? lost : ['commands']);
+  }, 60_000);
+});
