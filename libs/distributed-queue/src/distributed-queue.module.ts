@@ -37,6 +37,7 @@ import type { IncomingRequest } from './service/request-body';
 import { installBodyGate } from './service/body-gate';
 import { noRedis } from './redis/no-redis';
 import { DatabaseCheck } from './redis/database-check';
+import { StartupSteps } from './runtime/startup-steps';
 import { SchedulerRpcClient } from './service/scheduler-rpc-client';
 import { RemoteDelayQueueStore } from './service/remote-delay-store';
 
@@ -107,6 +108,7 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     },
     RedisConnections,
     DatabaseCheck,
+    StartupSteps,
     DistributedQueueExplorer,
     EventSubscriber,
     TaskEventBus,

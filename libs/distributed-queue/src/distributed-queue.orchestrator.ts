@@ -14,6 +14,7 @@ import { EventSubscriber } from './runtime/event-subscriber';
 import { TaskEventBus } from './events/task-event-bus';
 import { closeRedisClient } from './redis/redis-connection';
 import { labelledLogger } from './runtime/labelled-logger';
+import { StartupSteps } from './runtime/startup-steps';
 import type { RedisClient } from './redis/script-loader';
 
 /**
@@ -25,6 +26,9 @@ import type { RedisClient } from './redis/script-loader';
 export class DistributedQueueOrchestrator implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('DistributedQueue');
   private readonly consumers = new Map<string, TaskConsumer>();
+  /** Types whose consumer is being added (subscribing). */
+  private readonly adding = new Set<string>();
+  private stopped = false;
   private readonly onReconnect = (): void => this.consumers.forEach((c) => c.poll());
 
   constructor(
@@ -35,13 +39,19 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     private readonly events: TaskEventBus,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    private readonly startup: StartupSteps,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): Promise<void> {
     this.subscriber.onReconnect(this.onReconnect);
     this.redis.on('ready', this.onReconnect);
     // NOTE: in service mode the scheduler runs this application's workers; the scheduler adds its own.
-    if (this.options.mode !== 'plugin') return;
+    if (this.options.mode !== 'plugin') return Promise.resolve();
+    return this.startup.run('workers', () => this.startWorkers());
+  }
+
+  /** Starts the consumers of this application's workers (those not started yet: run again after a failure). */
+  private async startWorkers(): Promise<void> {
     const all = this.explorer.getWorkers();
     const workers = all.filter((w) => !w.options.ordered);
     const route = this.options.route;
@@ -50,9 +60,9 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
       const handler = { handle: (task: Task<{ key: string; item: string }>) => this.submitService.enqueueDueOrdered(task.id, task.payload) };
       const options = mergeWorkerOptions(this.options.defaults, { concurrency: 10 });
       // NOTE: the internal mover of delayed ordered tasks reports no events: the ordered task's run does.
-      await this.addConsumer(routeDelayType(route.qId), handler, options, false);
+      if (!this.consumers.has(routeDelayType(route.qId))) await this.addConsumer(routeDelayType(route.qId), handler, options, false);
     }
-    await Promise.all(workers.map(({ type, handler, options }) => this.addConsumer(type, handler, options)));
+    await Promise.all(workers.filter(({ type }) => !this.consumers.has(type)).map(({ type, handler, options }) => this.addConsumer(type, handler, options)));
     const types = [...this.consumers.keys()].filter((type) => !isInternalType(type));
     if (types.length > 0) this.logger.log(WORKERS_STARTED(types));
   }
@@ -62,11 +72,18 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
    * @param withEvents false: it reports no lifecycle events
    */
   async addConsumer(type: string, handler: TaskHandler, options: ResolvedWorkerOptions, withEvents = true): Promise<void> {
-    if (this.consumers.has(type)) throw new Error(`a consumer of "${type}" already runs`);
+    if (this.consumers.has(type) || this.adding.has(type)) throw new Error(`a consumer of "${type}" already runs`);
     const logger = labelledLogger(this.logger, type);
     const consumer = new TaskConsumer(type, handler, options, this.store, this.options.keepDone, logger, withEvents ? this.events : undefined);
+    this.adding.add(type);
+    try {
+      await this.subscriber.subscribe(this.store.keys(type).events, (m) => consumer.onEvent(m));
+    } finally {
+      this.adding.delete(type);
+    }
+    // NOTE: kept once subscribed only: a start-up step that failed part-way runs again for what it lacks.
+    if (this.stopped) return;
     this.consumers.set(type, consumer);
-    await this.subscriber.subscribe(this.store.keys(type).events, (m) => consumer.onEvent(m));
     consumer.start();
   }
 
@@ -85,6 +102,8 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await this.startup.halt();
+    this.stopped = true;
     await Promise.all([...this.consumers.values()].map((c) => c.stop(this.options.shutdownTimeoutMs)));
     this.consumers.clear();
   }

@@ -7,6 +7,7 @@ import { InvalidOptionsError, InvalidScheduleError } from '../errors';
 import type { Task } from '../interfaces';
 import { mergeWorkerOptions, type ResolvedModuleOptions } from '../options/resolve-options';
 import { decoratedMethods, type DecoratedMethod } from '../runtime/decorated-methods';
+import { StartupSteps } from '../runtime/startup-steps';
 import { CronTickHandler } from './cron-tick.handler';
 import { toDefinition } from './schedule-definition';
 import { TaskScheduleService } from './task-schedule.service';
@@ -44,6 +45,7 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
     private readonly orchestrator: DistributedQueueOrchestrator,
     private readonly schedules: TaskScheduleService,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    private readonly startup: StartupSteps,
   ) {}
 
   onModuleInit(): void {
@@ -66,10 +68,17 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
     return toDefinition(name, { cron, timeZone: options.timeZone, missedTicks: options.missedTicks, type: cronRunType(name) }, this.options.maxPayloadBytes);
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): Promise<void> {
     // NOTE: the scheduler of service mode may handle ticks too; its run tasks go to the owning applications.
-    if (this.options.mode === 'service' || !this.options.workers) return;
+    if (this.options.mode === 'service' || !this.options.workers) return Promise.resolve();
+    return this.startup.run('distributed cron', () => this.start());
+  }
+
+  /** Starts the run and tick consumers (those not started yet: run again after a failure), then declares the schedules. */
+  private async start(): Promise<void> {
+    const running = new Set(this.orchestrator.getConsumers().map((c) => c.type));
     for (const { name, found } of this.methods) {
+      if (running.has(cronRunType(name))) continue;
       const { options } = found.metadata;
       const handler = {
         handle: (task: Task, signal: AbortSignal) => {
@@ -80,7 +89,7 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
       const workerOptions = mergeWorkerOptions(this.options.defaults, { concurrency: 1, maxAttempts: options.maxAttempts ?? CRON_RUN_MAX_ATTEMPTS, timeoutMs: options.timeoutMs });
       await this.orchestrator.addConsumer(cronRunType(name), handler, workerOptions);
     }
-    if (this.options.schedules ?? this.methods.length > 0) {
+    if ((this.options.schedules ?? this.methods.length > 0) && !running.has(CRON_TICK_TYPE)) {
       const ticks = new CronTickHandler(this.schedules.store);
       await this.orchestrator.addConsumer(CRON_TICK_TYPE, ticks, mergeWorkerOptions(this.options.defaults, TICK_OPTIONS), false);
     }

@@ -3,6 +3,7 @@ import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constan
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { shutdownCall } from '../runtime/graceful-stop';
+import { StartupSteps } from '../runtime/startup-steps';
 import { eventsOfEntry } from './event-entry';
 import { EventStreams, type EventStreamRef } from './event-streams';
 import { TaskEventBus } from './task-event-bus';
@@ -37,18 +38,27 @@ export class EventStreamFollower implements OnApplicationBootstrap, BeforeApplic
     private readonly explorer: DistributedQueueExplorer,
     private readonly streams: EventStreams,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    private readonly startup: StartupSteps,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): Promise<void> {
+    if (this.bus.fleetTypes().length === 0) return Promise.resolve();
+    return this.startup.run('event listeners', () => this.start());
+  }
+
+  private async start(): Promise<void> {
     const refs = await this.toFollow();
     if (refs.length === 0) return;
-    // NOTE: the flags first: completions logged from now on come after the positions read next.
+    // NOTE: the flags first: completions logged from now on come after the positions read next. (Lowered
+    // first: a step that failed part-way runs again with waitForRedis.)
+    this.lowerFlags?.();
     this.lowerFlags = await this.streams.keepFlagsRaised(refs);
     this.followed = await Promise.all(refs.map(async (s) => ({ ...s, last: await this.streams.lastId(s.key) })));
     this.schedule(this.options.events.followIntervalMs);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await this.startup.halt();
     this.stopped = true;
     clearTimeout(this.timer);
     this.lowerFlags?.();

@@ -7,7 +7,9 @@ import { RouteOrchestrator } from '../route/route.orchestrator';
 import { toError } from '../runtime/handler-call';
 import { typeLabel } from '../runtime/type-label';
 import { withTimeout } from '../runtime/with-timeout';
-import { consumerHealth, heartbeatHealth, overallHealth, routeMemberHealth, type HealthCheckDetail } from './health-checks';
+import { consumerHealth, heartbeatHealth, overallHealth, routeMemberHealth, startupHealth, type HealthCheckDetail } from './health-checks';
+import { RedisConnections } from '../redis/redis-connections';
+import { StartupSteps } from '../runtime/startup-steps';
 import { ServiceClient } from '../service/service-client';
 
 /** What `isHealthy` checked: Redis, each running consumer, and this machine's route queue membership. */
@@ -24,6 +26,11 @@ export interface DistributedQueueHealthDetail extends HealthCheckDetail {
   route?: HealthCheckDetail;
   /** Service mode: this instance's registration with the scheduler (its last heartbeat). */
   service?: HealthCheckDetail;
+  /**
+   * With `waitForRedis`: down until every part of the library has started (while waiting for Redis: since
+   * when, the last connection error and the parts not started yet; or the part that failed to start).
+   */
+  startup?: HealthCheckDetail;
 }
 
 /**
@@ -60,6 +67,8 @@ export class DistributedQueueHealthIndicator {
     private readonly orchestrator: DistributedQueueOrchestrator,
     private readonly route: RouteOrchestrator,
     private readonly serviceClient: ServiceClient,
+    private readonly startup: StartupSteps,
+    private readonly connections: RedisConnections,
   ) {}
 
   /**
@@ -86,7 +95,11 @@ export class DistributedQueueHealthIndicator {
       ? heartbeatHealth({ app: service.appName, instance: service.instanceId }, this.serviceClient.lastRenewAt, service.instanceTtlMs, now)
       : undefined;
     if (instance) checks.push(['service instance', instance]);
-    const detail: DistributedQueueHealthDetail = { ...overallHealth(checks), redis, consumers, ...(route ? { route } : {}), ...(instance ? { service: instance } : {}) };
+    const startup = this.startup.waits ? startupHealth(this.startup.state, this.connections.target, now) : undefined;
+    if (startup) checks.push(['startup', startup]);
+    const detail: DistributedQueueHealthDetail = {
+      ...overallHealth(checks), redis, consumers, ...(route ? { route } : {}), ...(instance ? { service: instance } : {}), ...(startup ? { startup } : {}),
+    };
     return { [key]: detail } as DistributedQueueHealthResult<K>;
   }
 

@@ -1,4 +1,4 @@
-import { consumerHealth, overallHealth, routeMemberHealth } from './health-checks';
+import { consumerHealth, overallHealth, routeMemberHealth, startupHealth } from './health-checks';
 
 const consumer = (lastContactAt: number, visibilityTimeoutMs = 30_000, pollIntervalMs = 1000) =>
   ({ type: 't', lastContactAt, options: { visibilityTimeoutMs, pollIntervalMs } });
@@ -22,5 +22,24 @@ describe('health checks', () => {
     expect(overallHealth([['redis', { status: 'up' }], ['consumer a', { status: 'up' }]])).toEqual({ status: 'up' });
     expect(overallHealth([['redis', { status: 'down', message: 'PING: no reply' }], ['consumer a', { status: 'up' }], ['route', { status: 'down' }]]))
       .toEqual({ status: 'down', message: 'redis: PING: no reply; route: down' });
+  });
+});
+
+describe('startupHealth', () => {
+  const since = 1_000_000;
+  it('is up once every part started', () => {
+    expect(startupHealth({ ready: true, pending: [], since }, 'h:1', since + 5000)).toEqual({ status: 'up' });
+  });
+  it('says what it waits for, since when, why, and what has not started', () => {
+    expect(startupHealth({ ready: false, pending: ['workers', 'route queue'], since, reason: 'connect ECONNREFUSED' }, 'h:1', since + 12_400)).toEqual({
+      status: 'down',
+      message: 'waiting for Redis at h:1 for 12 s: connect ECONNREFUSED; not started yet: workers, route queue',
+      pending: ['workers', 'route queue'],
+      waitingMs: 12_400,
+    });
+  });
+  it('names the part that failed to start', () => {
+    const failed = 'route queue failed to start: shrinking';
+    expect(startupHealth({ ready: false, pending: ['route queue'], since, reason: failed, failed }, 'h:1', since)).toEqual({ status: 'down', message: failed, pending: ['route queue'] });
   });
 });

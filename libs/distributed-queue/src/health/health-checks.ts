@@ -48,3 +48,25 @@ export function overallHealth(checks: [name: string, detail: HealthCheckDetail][
   if (failed.length === 0) return { status: 'up' };
   return { status: 'down', message: failed.map(([name, detail]) => `${name}: ${detail.message ?? 'down'}`).join('; ') };
 }
+
+/** What start-up reports of itself (with `waitForRedis`): see `StartupSteps`. */
+export interface StartupContact {
+  ready: boolean;
+  pending: string[];
+  since: number;
+  reason?: string;
+  failed?: string;
+}
+
+/**
+ * Up once every part of the library has started; down, saying why, while it waits for Redis (since when,
+ * the last connection error, what has not started) or after a part failed to start.
+ */
+export function startupHealth(state: StartupContact, target: string, now: number): HealthCheckDetail {
+  if (state.ready) return { status: 'up' };
+  const pending = state.pending;
+  if (state.failed) return { status: 'down', message: state.failed, pending };
+  const waitingMs = Math.max(0, now - state.since);
+  const why = state.reason ? `: ${state.reason}` : '';
+  return { status: 'down', message: `waiting for Redis at ${target} for ${Math.round(waitingMs / 1000)} s${why}; not started yet: ${pending.join(', ')}`, pending, waitingMs };
+}

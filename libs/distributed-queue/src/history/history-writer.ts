@@ -6,6 +6,7 @@ import { EventStreams, type EventStreamRef } from '../events/event-streams';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { SHUTDOWN_CALL_MS, shutdownCall } from '../runtime/graceful-stop';
+import { StartupSteps } from '../runtime/startup-steps';
 import { withTimeout } from '../runtime/with-timeout';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
 import { HistoryFlushTimeoutError } from '../errors';
@@ -78,14 +79,21 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(HISTORY_STORE) private readonly store: HistoryStore | null,
+    private readonly startup: StartupSteps,
   ) {
     this.timeouts = new TypeTimeouts(explorer, options);
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.store || !this.options.history) return;
+  onApplicationBootstrap(): Promise<void> {
+    if (!this.store || !this.options.history) return Promise.resolve();
+    const history = this.options.history;
+    return this.startup.run('history writer', () => this.start(history.recordStarts));
+  }
+
+  private async start(recordStarts: boolean | undefined): Promise<void> {
     this.streams = (await this.events.ofTypes(this.historyTypes())).map((ref) => ({ ...ref, state: new StreamCopyState() }));
-    this.lowerFlags = await this.events.keepFlagsRaised(this.streams, this.options.history.recordStarts ? 'starts' : 'outcomes');
+    this.lowerFlags?.();
+    this.lowerFlags = await this.events.keepFlagsRaised(this.streams, recordStarts ? 'starts' : 'outcomes');
     this.retentionTimer = setInterval(() => void this.retention(), HOUR_MS);
     this.retentionTimer.unref();
     void this.retention();
@@ -95,6 +103,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await this.startup.halt();
     this.stopped = true;
     this.lowerFlags?.();
     clearInterval(this.retentionTimer);

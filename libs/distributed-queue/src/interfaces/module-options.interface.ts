@@ -40,6 +40,14 @@ export interface DistributedQueueModuleOptions {
    * `RedisStartupError` naming the target and the last connection error. @default 10000
    */
   startupTimeoutMs?: number;
+  /**
+   * Start without Redis: start-up does not wait for it (`startupTimeoutMs` is not used) and the queues
+   * (workers, route queue, cron, event followers, history writer, service mode) start in the background
+   * once it answers. Until then the health indicator reports `startup` down, saying why, and calls reject
+   * with `RedisUnavailableError` within `redisTimeoutMs`. @default false (start-up fails with
+   * `RedisStartupError` when Redis is not ready within `startupTimeoutMs`)
+   */
+  waitForRedis?: boolean;
   /** Worker options for every type. */
   defaults?: TaskWorkerOptions;
   /** Per-type worker options; also declares types a producer-only application may submit. */

@@ -13,6 +13,9 @@ export class DatabaseCheck implements OnModuleInit {
   ) {}
 
   onModuleInit(): Promise<void> {
+    // NOTE: with waitForRedis start-up does not wait: a refused database keeps the queues from starting,
+    // and the health indicator shows the server's answer (StartupSteps).
+    if (this.options.waitForRedis) return Promise.resolve();
     return checkDatabase(this.redis, this.options.connection);
   }
 }

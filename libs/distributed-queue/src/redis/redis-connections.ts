@@ -45,10 +45,16 @@ export class RedisConnections implements OnModuleInit, BeforeApplicationShutdown
   /**
    * Start-up: the commands connection must be ready within `startupTimeoutMs`. On failure every connection
    * is closed (Nest does not close an application whose start-up failed) and `RedisStartupError` is thrown.
+   * With `waitForRedis` it starts connecting and returns.
    */
   async onModuleInit(): Promise<void> {
     const commands = this.clients.find((c) => c.role === 'commands');
     if (!commands) return;
+    if (this.options.waitForRedis) {
+      // NOTE: start-up goes on; the parts start once it is ready (StartupSteps). ioredis retries meanwhile.
+      if (commands.client.status === 'wait') commands.client.connect().catch(() => undefined);
+      return;
+    }
     try {
       await this.connect(commands.client, commands.name);
     } catch (error) {

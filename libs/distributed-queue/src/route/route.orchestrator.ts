@@ -9,6 +9,7 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { closeRedisClient } from '../redis/redis-connection';
 import type { RedisClient } from '../redis/script-loader';
 import { EventSubscriber } from '../runtime/event-subscriber';
+import { StartupSteps } from '../runtime/startup-steps';
 import type { OrderedWorker } from './partition-runner';
 import { RouteMachine } from './route-machine';
 import { ensureTopology } from './route-topology';
@@ -32,6 +33,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
     private readonly events: TaskEventBus,
     @Inject(ROUTE_STORE) private readonly store: RouteStore | null,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    private readonly startup: StartupSteps,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
   ) {}
 
@@ -40,14 +42,13 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
     return this.machine;
   }
 
-  async onApplicationBootstrap(): Promise<void> {
-    try {
-      await this.join();
-    } catch (error) {
+  onApplicationBootstrap(): Promise<void> {
+    if (!this.store) return Promise.resolve();
+    return this.startup.run('route queue', () => this.join()).catch(async (error: unknown) => {
       // NOTE: Nest cannot close an application whose bootstrap failed: close our connections ourselves.
       await Promise.all([this.subscriber.onApplicationShutdown(), closeRedisClient(this.redis)]);
       throw error;
-    }
+    });
   }
 
   private async join(): Promise<void> {
@@ -59,10 +60,13 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
       await ensureTopology(this.store, this.store.options.partitions);
       return;
     }
-    const machine = new RouteMachine(this.store, workers, this.logger, this.events);
-    this.machine = machine;
-    // NOTE: after a reconnect, messages may have been missed: a heartbeat looks at every partition again.
-    this.stopReconnectHook = this.subscriber.onReconnect(() => machine.requestHeartbeat());
+    // NOTE: a step that failed part-way runs again (waitForRedis): the machine is made once.
+    const machine = this.machine ?? new RouteMachine(this.store, workers, this.logger, this.events);
+    if (!this.machine) {
+      this.machine = machine;
+      // NOTE: after a reconnect, messages may have been missed: a heartbeat looks at every partition again.
+      this.stopReconnectHook = this.subscriber.onReconnect(() => machine.requestHeartbeat());
+    }
     await this.subscriber.subscribe(this.store.keys.events, (message) => machine.onEvent(message));
     await machine.start();
     const { heartbeatMs, rebalanceMs, qId } = this.store.options;
@@ -72,6 +76,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await this.startup.halt();
     if (!this.machine) return;
     // NOTE: the heartbeat and rebalance jobs stay registered: a stopped machine ignores their ticks, and the
     // ScheduleModule clears its registry when the application shuts down.

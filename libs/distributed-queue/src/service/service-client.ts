@@ -18,6 +18,7 @@ import { BodyTooLargeError, readRawBody, type IncomingRequest } from './request-
 import { ServiceRegistry, type ServiceTypeOptions } from './service-registry';
 import { toServiceTypeOptions } from './service-type-options';
 import { shutdownCall } from '../runtime/graceful-stop';
+import { StartupSteps } from '../runtime/startup-steps';
 import { reportFailure } from '../redis/outage-log';
 
 /** The registry as reached through the scheduler (`service.url`). */
@@ -55,6 +56,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(SCHEDULER_RPC) private readonly rpc: SchedulerRpcClient | null,
     private readonly events: TaskEventBus,
+    private readonly startup: StartupSteps,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {}
 
@@ -67,11 +69,11 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     return `${this.service?.publicUrl}${this.service?.callbackPath}`;
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): Promise<void> {
     const service = this.service;
-    if (!service) return;
+    if (!service) return Promise.resolve();
     const server = this.adapterHost?.httpAdapter?.getHttpServer?.() as Server | undefined;
-    if (!server) throw new InvalidOptionsError('mode', "'service' needs an HTTP application (NestFactory.create): the scheduler calls it back");
+    if (!server) return Promise.reject(new InvalidOptionsError('mode', "'service' needs an HTTP application (NestFactory.create): the scheduler calls it back"));
     const workers = new Map(this.explorer.getWorkers().map((w) => [w.type, w]));
     this.registry = this.rpc ? schedulerRegistry(this.rpc) : new ServiceRegistry(this.redis, this.options.keyPrefix);
     this.runner = new DeliveryRunner(
@@ -86,7 +88,12 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
       (run) => this.events.handlerRan(run),
     );
     this.types = Object.fromEntries([...workers].map(([type, w]) => [type, toServiceTypeOptions(w.options, service.maxRequestBytes)]));
-    await this.registry.register(service.appName, null, this.types, service.instanceTtlMs);
+    return this.startup.run('service mode', () => this.register(service, server));
+  }
+
+  /** Registers the application's types; its instance joins once the HTTP server listens. */
+  private async register(service: ResolvedServiceClientOptions, server: Server): Promise<void> {
+    await this.registry?.register(service.appName, null, this.types, service.instanceTtlMs);
     // NOTE: the instance is registered only once it can answer: a delivery before that would fail.
     if (server.listening) void this.join();
     else server.once('listening', () => void this.join());
@@ -158,6 +165,7 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await this.startup.halt();
     if (!this.service) return;
     this.stopping = true;
     clearInterval(this.heartbeat);

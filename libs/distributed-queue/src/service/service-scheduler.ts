@@ -8,6 +8,7 @@ import type { RedisClient } from '../redis/script-loader';
 import { EventSubscriber } from '../runtime/event-subscriber';
 import { shutdownCall } from '../runtime/graceful-stop';
 import type { ServerResponse } from 'http';
+import { StartupSteps } from '../runtime/startup-steps';
 import { DelayQueueStore } from '../delay/delay-queue.store';
 import { HttpDelivery, LEGACY_MAX_REQUEST_BYTES } from './http-delivery';
 import { REQUEST_OVERHEAD_BYTES } from './request-body';
@@ -51,6 +52,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     private readonly store: DelayQueueStore,
     @Inject(DISTRIBUTED_QUEUE_REDIS) redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    private readonly startup: StartupSteps,
   ) {
     this.registry = new ServiceRegistry(redis, options.keyPrefix);
     this.rpc = new SchedulerRpcServer(
@@ -63,12 +65,20 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     return this.rpc.handle(req, res);
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): Promise<void> {
     const scheduler = this.options.scheduler;
-    if (!scheduler) return;
+    if (!scheduler) return Promise.resolve();
+    return this.startup.run('service scheduler', () => this.follow(scheduler.syncIntervalMs));
+  }
+
+  /** Follows the registry: its change messages, every `syncIntervalMs`, and now. */
+  private async follow(syncIntervalMs: number): Promise<void> {
     await this.subscriber.subscribe(this.registry.keys.changes, () => this.sync());
-    this.subscriber.onReconnect(() => this.sync());
-    this.timer = setInterval(() => this.sync(), scheduler.syncIntervalMs);
+    // NOTE: once: a step that failed part-way runs again with waitForRedis.
+    if (!this.timer) {
+      this.subscriber.onReconnect(() => this.sync());
+      this.timer = setInterval(() => this.sync(), syncIntervalMs);
+    }
     this.sync();
     await this.syncing;
   }
@@ -196,6 +206,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await this.startup.halt();
     this.stopped = true;
     clearInterval(this.timer);
     await shutdownCall(this.syncing, 'registry sync').catch(() => undefined);
