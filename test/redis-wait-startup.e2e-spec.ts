@@ -16,15 +16,16 @@
  * | down, and the application stops   | `app.close()` within shutdownTimeoutMs + 2 s; no connection made after it (the server started after) |
  * | down, with the default (no option) | start-up fails with RedisStartupError (redis-down-calls checks the bound) |
  */
-import { Injectable, type INestApplication } from '@nestjs/common';
+import { type INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import {
-  DistributedCron, DistributedQueueHealthIndicator, RedisStartupError, RedisUnavailableError, TaskHistoryService, TaskSubmitService,
+  DistributedQueueHealthIndicator, RedisStartupError, RedisUnavailableError, TaskHistoryService, TaskSubmitService,
   type CronRun, type DistributedQueueModuleOptions,
 } from 'nestjs-distributed-queue';
 import { PG_URL, useSchemaNames } from './support/pg';
 import { startHttpQueueApp } from './support/service-mode';
 import { fleetRecorder } from './support/fleet';
+import { recordingCron } from './support/cron';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { getFreePort, HOST, startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './support/redis-server';
 import { routeTestOptions } from './support/route';
@@ -32,19 +33,6 @@ import { uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
 const BOUND_MS = 1000;
-
-/** A cron method recording its runs. */
-function cronClass(name: string) {
-  const runs: CronRun[] = [];
-  @Injectable()
-  class Sweeper {
-    @DistributedCron('* * * * * *', { name })
-    sweep(run: CronRun): void {
-      runs.push(run);
-    }
-  }
-  return { Sweeper, runs };
-}
 
 interface Started {
   app: QueueApp;
@@ -68,7 +56,7 @@ describe('waitForRedis: start without Redis, start the queues once it answers', 
   async function start(connection: DistributedQueueModuleOptions['connection'], extra: Partial<DistributedQueueModuleOptions> = {}): Promise<Started> {
     const prefix = extra.keyPrefix ?? uniquePrefix('wr');
     const ran: string[] = [];
-    const cron = cronClass(`${prefix}-sweep`);
+    const cron = recordingCron(`${prefix}-sweep`);
     const fleet = fleetRecorder('wr.delay');
     const options: DistributedQueueModuleOptions = {
       connection, keyPrefix: prefix, waitForRedis: true, redisTimeoutMs: BOUND_MS, shutdownTimeoutMs: 500,

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { DistributedCron, type CronRun } from 'nestjs-distributed-queue';
 import { spawnChild, type ChildHandle } from './child';
 import type { RedisTarget } from './targets';
 
@@ -23,3 +25,15 @@ export async function startInstance(target: RedisTarget, prefix: string, instanc
 export const reported = (children: ChildHandle[], kind: Run['type']): Run[] =>
   children.flatMap((c) => c.messages.filter((m: Run) => m.type === kind)).sort((a, b) => a.at - b.at);
 
+/** An in-process provider whose `@DistributedCron` method (every second, schedule `name`) records its runs. */
+export function recordingCron(name: string): { Sweeper: new () => unknown; runs: CronRun[] } {
+  const runs: CronRun[] = [];
+  @Injectable()
+  class Sweeper {
+    @DistributedCron('* * * * * *', { name })
+    sweep(run: CronRun): void {
+      runs.push(run);
+    }
+  }
+  return { Sweeper, runs };
+}

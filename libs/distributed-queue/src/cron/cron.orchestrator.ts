@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { reportFailure } from '../redis/outage-log';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { CRON_TICK_TYPE, DISTRIBUTED_CRON_METADATA, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, cronRunType } from '../distributed-queue.constants';
 import { DistributedQueueOrchestrator } from '../distributed-queue.orchestrator';
@@ -19,6 +20,9 @@ import { TaskScheduleService } from './task-schedule.service';
 export const CRON_RUN_MAX_ATTEMPTS = 3;
 
 /** Tick handling is short and must not stop: many attempts, a fixed second between them. */
+/** How often an application checks that Redis still holds its `@DistributedCron` schedules. */
+const CRON_REPAIR_MS = 5000;
+
 const TICK_OPTIONS = { concurrency: 10, maxAttempts: 20, timeoutMs: 30_000, backoff: { type: 'fixed' as const, delayMs: 1000, jitter: 0 } };
 
 interface CronMethod {
@@ -35,7 +39,7 @@ interface CronMethod {
  * (service mode's scheduler) it handles ticks with `schedules: true`; `apps/scheduler` sets it.
  */
 @Injectable()
-export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
+export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('DistributedQueue');
   private methods: CronMethod[] = [];
 
@@ -47,6 +51,9 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     private readonly startup: StartupSteps,
   ) {}
+
+  private repairTimer?: NodeJS.Timeout;
+  private repairing = false;
 
   onModuleInit(): void {
     const found = decoratedMethods<DistributedCronMetadata>(this.discovery, this.scanner, DISTRIBUTED_CRON_METADATA);
@@ -93,10 +100,44 @@ export class CronOrchestrator implements OnModuleInit, OnApplicationBootstrap {
       const ticks = new CronTickHandler(this.schedules.store);
       await this.orchestrator.addConsumer(CRON_TICK_TYPE, ticks, mergeWorkerOptions(this.options.defaults, TICK_OPTIONS), false);
     }
-    for (const { name, cron, found } of this.methods) {
-      const { options } = found.metadata;
-      await this.schedules.declare(name, { cron, timeZone: options.timeZone, missedTicks: options.missedTicks, type: cronRunType(name) });
+    for (const { name } of this.methods) await this.declare(name);
+    if (this.methods.length > 0 && !this.repairTimer) {
+      this.logger.log(`Distributed cron: ${this.methods.map((m) => `${m.name} (${m.cron})`).join(', ')}`);
+      this.repairTimer = setInterval(() => void this.repair(), CRON_REPAIR_MS);
+      this.repairTimer.unref();
     }
-    if (this.methods.length > 0) this.logger.log(`Distributed cron: ${this.methods.map((m) => `${m.name} (${m.cron})`).join(', ')}`);
+  }
+
+  private declare(name: string): Promise<unknown> {
+    const method = this.methods.find((m) => m.name === name)!;
+    const { options } = method.found.metadata;
+    return this.schedules.declare(name, { cron: method.cron, timeZone: options.timeZone, missedTicks: options.missedTicks, type: cronRunType(name) });
+  }
+
+  /**
+   * Declares again the `@DistributedCron` schedules Redis lost (restarted without persistence, flushed,
+   * failed over to an empty replica: their version counters are gone too, which a removal keeps), so that
+   * their ticks go on without a restart of the application.
+   */
+  private async repair(): Promise<void> {
+    if (this.repairing) return;
+    this.repairing = true;
+    try {
+      const lost = await this.schedules.store.unknown(this.methods.map((m) => m.name));
+      if (lost.length === 0) return;
+      for (const name of lost) await this.declare(name);
+      this.logger.warn(
+        `Distributed cron: ${lost.map((name) => `"${name}"`).join(', ')} were gone from Redis (restarted without persistence, flushed, ` +
+        'or failed over to an empty replica): declared again; ticks due meanwhile do not run, and schedules made with TaskScheduleService are lost',
+      );
+    } catch (error) {
+      reportFailure(this.logger, 'Distributed cron: checking the schedules', error);
+    } finally {
+      this.repairing = false;
+    }
+  }
+
+  beforeApplicationShutdown(): void {
+    clearInterval(this.repairTimer);
   }
 }

@@ -139,6 +139,16 @@ export class CronStore {
     return { existed: existed === 1, oldTick: oldTick || null };
   }
 
+  /**
+   * Of `names`, those Redis holds no version of: never declared there, or lost with its data (a removed
+   * schedule keeps its version counter).
+   */
+  async unknown(names: string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    const versions = await this.redis.hmget(this.keys.versions, ...names);
+    return names.filter((_, i) => versions[i] === null);
+  }
+
   /** A schedule's definition and version, or null. */
   async definition(name: string): Promise<{ definition: ScheduleDefinition; version: number } | null> {
     const [json, version] = await Promise.all([this.redis.hget(this.keys.definitions, name), this.redis.hget(this.keys.versions, name)]);

@@ -140,6 +140,16 @@ export class PartitionShrinkError extends DistributedQueueError {
   }
 }
 
+/**
+ * The route queue's records are not in Redis and could not be re-created (Redis lost its data and the repair
+ * found none either, e.g. it was flushed again meanwhile): submit again.
+ */
+export class RouteQueueLostError extends DistributedQueueError {
+  constructor(readonly qId: string) {
+    super(`Route queue "${qId}" has no records in Redis (lost, and not re-created yet): submit again`);
+  }
+}
+
 /** A history call without the `history` option. */
 export class HistoryNotConfiguredError extends DistributedQueueError {
   constructor() {

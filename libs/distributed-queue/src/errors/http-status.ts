@@ -1,5 +1,7 @@
 import { HttpException } from '@nestjs/common';
-import { DistributedQueueError, InvalidArgumentError, InvalidPayloadError, InvalidSubmitOptionsError, InvalidTaskTypeError, RouteNotConfiguredError, UnknownTaskTypeError } from './distributed-queue.error';
+import {
+  DistributedQueueError, InvalidArgumentError, InvalidPayloadError, InvalidSubmitOptionsError, InvalidTaskTypeError, RouteNotConfiguredError, RouteQueueLostError, UnknownTaskTypeError,
+} from './distributed-queue.error';
 import { QueueInUseError } from './queue-in-use.error';
 import { NoRedisConnectionError } from './service-url.error';
 import { RedisUnavailableError } from './redis-unavailable.error';
@@ -16,6 +18,7 @@ const STATUS: [new (...args: never[]) => Error, number][] = [
   [InvalidPayloadError, 400],
   [NoRedisConnectionError, 501],
   [RedisUnavailableError, 503],
+  [RouteQueueLostError, 503],
 ];
 
 /**

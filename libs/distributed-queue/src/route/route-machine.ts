@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { planAssignment } from './assignment';
 import { PartitionRunner, type OrderedWorker, type RunnerContext } from './partition-runner';
 import type { RouteStore } from './route.store';
-import { ensureTopology } from './route-topology';
+import { ensureTopology, recreateIfLost } from './route-topology';
 import { Slots } from './slots';
 import { shutdownCall } from '../runtime/graceful-stop';
 import { SharedTimeouts } from '../runtime/shared-timeouts';
@@ -134,6 +134,7 @@ export class RouteMachine {
     try {
       const { rebalanceMs, offlineMs } = this.store.options;
       if (!(await this.store.lock(this.ctx.me, Math.min(3 * rebalanceMs, offlineMs)))) return;
+      await recreateIfLost(this.store, this.logger);
       const { live } = await this.store.evict();
       live.sort();
       const owners = await this.store.owners(await this.store.partitionCount());

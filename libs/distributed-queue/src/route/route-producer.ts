@@ -1,8 +1,10 @@
-import { PartitionFullError, SubmitIncompleteError } from '../errors';
+import type { LoggerService } from '@nestjs/common';
+import { PartitionFullError, RouteQueueLostError, SubmitIncompleteError } from '../errors';
 import type { OrderedSubmitResult } from '../interfaces';
 import { partitionOf } from './route-keys';
 import { newRequestId } from '../runtime/request-id';
 import type { PushResult, RouteStore } from './route.store';
+import { recreateIfLost } from './route-topology';
 
 /** Attempts when a partition's count changed under the producer (a resize in progress). */
 const STALE_RETRIES = 20;
@@ -39,8 +41,29 @@ async function settleAll(calls: Promise<void>[], onError: (error: unknown) => ne
 /** Pushes ordered tasks to the partition of their key, following the partition count Redis holds. */
 export class RouteProducer {
   private partitions?: number;
+  private repairing?: Promise<boolean>;
 
-  constructor(private readonly store: RouteStore) {}
+  constructor(
+    private readonly store: RouteStore,
+    private readonly logger: Pick<LoggerService, 'warn'>,
+  ) {}
+
+  /**
+   * The partition count Redis holds (cached). None: the queue's records were lost (Redis restarted empty or
+   * was flushed): they are re-created (one repair at a time) rather than refusing every submit until a
+   * machine notices.
+   */
+  private async count(): Promise<number> {
+    if (this.partitions) return this.partitions;
+    let n = await this.store.partitionCount();
+    if (n === 0) {
+      this.repairing ??= recreateIfLost(this.store, this.logger).finally(() => (this.repairing = undefined));
+      await this.repairing;
+      n = await this.store.partitionCount();
+    }
+    if (n === 0) throw new RouteQueueLostError(this.store.options.qId);
+    return (this.partitions = n);
+  }
 
   /**
    * The partitions `keys` map to under the partition count Redis holds (a delayed task's answer: it enters
@@ -70,8 +93,7 @@ export class RouteProducer {
     const results: OrderedSubmitResult[] = new Array(entries.length);
     let todo = entries.map((_, i) => i);
     for (let attempt = 0; attempt < STALE_RETRIES && todo.length > 0; attempt++) {
-      const n = (this.partitions ??= await this.store.partitionCount());
-      if (n === 0) throw new Error(`Route queue "${this.store.options.qId}" is not initialised yet`);
+      const n = await this.count();
       const groups = new Map<number, number[]>();
       for (const i of todo) {
         const p = partitionOf(entries[i].key, n);

@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import type { RouteStore } from './route.store';
 
 /**
@@ -10,6 +11,23 @@ export async function ensureTopology(store: RouteStore, partitions: number): Pro
   const grown = previous > 0;
   const barriers = await Promise.all(Array.from({ length: partitions }, (_, p) => store.initPartition(p, partitions, grown)));
   if (grown) await store.saveBarriers(barriers);
+}
+
+/**
+ * Re-creates the queue's records when Redis no longer holds them (restarted without persistence, flushed,
+ * failed over to an empty replica): every application ensured them at start-up, so a queue without a
+ * partition count while they run has lost its data. Returns true when it re-created them (logged, once per
+ * call that found the loss: instances racing to repair write the same records).
+ */
+export async function recreateIfLost(store: RouteStore, logger: Pick<LoggerService, 'warn'>): Promise<boolean> {
+  if ((await store.partitionCount()) > 0) return false;
+  const { qId, partitions } = store.options;
+  await ensureTopology(store, partitions);
+  logger.warn(
+    `Route queue "${qId}": its records were gone from Redis (restarted without persistence, flushed, or failed over ` +
+    `to an empty replica): re-created with ${partitions} partitions; the ordered tasks it held are lost`,
+  );
+  return true;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType, TASK_TRACER } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
@@ -39,7 +39,7 @@ export class TaskSubmitService {
     @Inject(TASK_TRACER) private readonly tracer: TaskTracer | null,
     private readonly bus: TaskEventBus,
   ) {
-    if (routeStore) this.producer = new RouteProducer(routeStore);
+    if (routeStore) this.producer = new RouteProducer(routeStore, new Logger('DistributedQueue'));
   }
 
   /**
