@@ -76,10 +76,21 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue on %s'
     const perKey = 16;
     const client = redis();
     try {
+      // NOTE: m2 and m3 load first and join once the load runs: on a loaded 2-core machine a child process
+      // takes 15-25 s to load (ts-node, Nest), measured, and started with the load it joined after the load
+      // was over, and after the 15 s the rebalance is given (a flaky failure); joined, they hold their
+      // partitions within about a second.
+      const joining = ['m2', 'm3'].map((m) => {
+        const child = startMachine(target, prefix, qId, m, { DQ_SLOW_MS: '2', DQ_WAIT_JOIN: '1' });
+        children.set(m, child);
+        return child;
+      });
+      await Promise.all(joining.map((c) => c.waitForMessage((m) => m.type === 'loaded', 45_000)));
       const load = submitLoad(submit, keys, perKey, 0, 150);
-      children.set('m2', startMachine(target, prefix, qId, 'm2', { DQ_SLOW_MS: '2' }));
-      children.set('m3', startMachine(target, prefix, qId, 'm3', { DQ_SLOW_MS: '2' }));
+      for (const child of joining) child.send({ type: 'join' });
+      const joined = Date.now();
       await waitFor(async () => balanced(await inspect.getRouteStatus(), ['m1', 'm2', 'm3']), { timeoutMs: 15_000, message: 'rebalanced to 3' });
+      console.log(`[${target.name}] hand-over: rebalanced to 3 machines ${Date.now() - joined} ms after they joined`);
       await load;
       children.get('m1')!.kill('SIGTERM');
       await children.get('m1')!.exited;
