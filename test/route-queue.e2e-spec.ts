@@ -1,5 +1,5 @@
 import type { RouteStatus } from 'nestjs-distributed-queue';
-import { balanced, checkLog, readLog, startMachine, submitLoad, useRouteMachines } from './support/route';
+import { balanced, checkLog, readLog, submitLoad, useRouteMachines } from './support/route';
 import { getTargets, type RedisTarget } from './support/targets';
 import { connect } from './support/queue-app';
 import { waitFor } from './support/wait';
@@ -71,20 +71,15 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue on %s'
   });
 
   it('hands partitions over cooperatively while machines join and leave under load; order holds', async () => {
-    const { prefix, qId, children, submit, inspect } = await setup('handover', ['m1'], { DQ_SLOW_MS: '2' });
+    // NOTE: m2 and m3 load meanwhile and join once the load runs: on a loaded 2-core machine a child process
+    // takes 10-25 s to load (ts-node, Nest), measured; started with the load, they joined after it was over,
+    // and after the 15 s the rebalance is given (a flaky failure). Joined, they hold their partitions within
+    // about a second.
+    const { prefix, children, joining, submit, inspect } = await setup('handover', ['m1'], { DQ_SLOW_MS: '2' }, ['m2', 'm3']);
     const keys = Array.from({ length: 300 }, (_, i) => `h-${i}`);
     const perKey = 16;
     const client = redis();
     try {
-      // NOTE: m2 and m3 load first and join once the load runs: on a loaded 2-core machine a child process
-      // takes 15-25 s to load (ts-node, Nest), measured, and started with the load it joined after the load
-      // was over, and after the 15 s the rebalance is given (a flaky failure); joined, they hold their
-      // partitions within about a second.
-      const joining = ['m2', 'm3'].map((m) => {
-        const child = startMachine(target, prefix, qId, m, { DQ_SLOW_MS: '2', DQ_WAIT_JOIN: '1' });
-        children.set(m, child);
-        return child;
-      });
       await Promise.all(joining.map((c) => c.waitForMessage((m) => m.type === 'loaded', 45_000)));
       const load = submitLoad(submit, keys, perKey, 0, 150);
       for (const child of joining) child.send({ type: 'join' });
