@@ -135,7 +135,11 @@ export function useRouteMachines(target: RedisTarget) {
     producer = undefined;
     await killAllChildren();
   });
-  return async function setup(label: string, machines: string[], env: Record<string, string> = {}) {
+  /**
+   * `later`: machines started at the same time with DQ_WAIT_JOIN=1 (returned as `joining`): they load
+   * meanwhile and join when sent { type: 'join' } (a child process takes seconds to load on a loaded machine).
+   */
+  return async function setup(label: string, machines: string[], env: Record<string, string> = {}, later: string[] = []) {
     const prefix = uniquePrefix(label);
     const qId = `q-${label}`;
     producer = await startQueueApp({
@@ -148,10 +152,15 @@ export function useRouteMachines(target: RedisTarget) {
       children.set(m, child);
       return child.waitForMessage((msg) => msg.type === 'ready', 30_000);
     };
+    const joining = later.map((m) => {
+      const child = startMachine(target, prefix, qId, m, { ...env, DQ_WAIT_JOIN: '1' });
+      children.set(m, child);
+      return child;
+    });
     await Promise.all(machines.map(start));
     const submit = producer.submit;
     const { inspect, control } = producer;
     await waitFor(async () => balanced(await inspect.getRouteStatus(), machines), { timeoutMs: 10_000, message: 'partitions balanced' });
-    return { prefix, qId, children, start, submit, inspect, control };
+    return { prefix, qId, children, joining, start, submit, inspect, control };
   };
 }

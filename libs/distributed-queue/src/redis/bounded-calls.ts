@@ -28,7 +28,28 @@ interface Command {
 /** A pipeline's pseudo-stream: it writes the whole pipeline once each of its commands has been written. */
 interface PipelineStream {
   isPipeline: true;
+  /** Where it writes: on a cluster, the node (`redis` unset until a command of it was sent to a connection). */
+  destination?: { redis?: unknown };
   write(data: string): void;
+}
+
+/**
+ * Accounts for a refused command in its pipeline: a pipeline writes itself once each of its commands was
+ * written, so the refused one is written empty.
+ *
+ * NOTE: a cluster pipeline takes the connection its node had in the pool when the pipeline was made, or the one
+ * its first sent command found. With that node gone from the pool (its connection was lost) and every command
+ * refused (expired meanwhile), it has none, and ioredis's last (empty) write threw a TypeError out of the
+ * auto-pipeline's timer: an uncaught exception. There was nothing to write.
+ */
+export function skipInPipeline(stream: unknown): void {
+  const pipeline = stream as PipelineStream | undefined;
+  if (!pipeline?.isPipeline) return;
+  try {
+    pipeline.write('');
+  } catch (error) {
+    if (!pipeline.destination || pipeline.destination.redis) throw error;
+  }
 }
 
 type SendCommand = (command: Command, stream?: unknown, node?: unknown) => Promise<unknown>;
@@ -116,8 +137,7 @@ function wrapSend(client: RedisClient, admit: (command: Command, stream: unknown
   const send = target.sendCommand;
   target.sendCommand = function (this: RedisClient, command: Command, stream?: unknown, node?: unknown) {
     if (command.dqExpired || !admit(command, stream)) {
-      // NOTE: a pipeline writes itself once each of its commands was written: account for this one, empty.
-      if (stream && (stream as PipelineStream).isPipeline) (stream as PipelineStream).write('');
+      skipInPipeline(stream);
       return command.promise;
     }
     if (!(client instanceof Cluster) && ready(client)) command.dqSent = true;

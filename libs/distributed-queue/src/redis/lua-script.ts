@@ -27,16 +27,22 @@ export class LuaScript {
     // The connections (sockets) this script was sent on with its body: a socket is a connection's life.
     const loaded = new WeakSet<object>();
     this.ScriptCommand = class ScriptCommand extends Command {
+      /** The connection this call was last written on: a NOSCRIPT reply came from there. */
+      private socket?: object;
+
       constructor(args: Arg[], options: { keyPrefix?: string; replyEncoding: 'utf8' }) {
         super('evalsha', [sha, numberOfKeys, ...args], options);
+        // NOTE: wrapped once here, not on each write: a call re-sent after a lost connection or a MOVED
+        // reply is written again, and wrappers stacked up (one per write) in its rejection.
+        const reject = this.reject;
+        this.reject = (error: Error) => {
+          if (this.socket && error.message.includes('NOSCRIPT')) loaded.delete(this.socket);
+          reject.call(this, error);
+        };
       }
 
       override toWritable(socket: object): string | Buffer {
-        const reject = this.reject;
-        this.reject = (error: Error) => {
-          if (error.message.includes('NOSCRIPT')) loaded.delete(socket);
-          reject.call(this, error);
-        };
+        this.socket = socket;
         if (!loaded.has(socket)) {
           loaded.add(socket);
           this.name = 'eval';

@@ -5,6 +5,7 @@ import { boundCalls, DEFAULT_REDIS_TIMEOUT_MS, describeTarget, type CallBounds }
 import { OutageLog, type ConnectionLogger } from './outage-log';
 import { defineScripts, type RedisClient } from './script-loader';
 import { refuseFailedSelect } from './connection-checks';
+import { followMovedThroughNatMap } from './cluster-redirects';
 
 export type { ConnectionLogger } from './outage-log';
 
@@ -54,6 +55,7 @@ export function createRedisClient(
       lazyConnect: true,
       redisOptions: { ...redisOptions, connectionName: name },
     });
+    followMovedThroughNatMap(client);
   } else if (typeof connection === 'string') {
     client = new Redis(connection, common);
   } else {
