@@ -22,7 +22,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('distributed cron a
     const prefix = uniquePrefix('cron-outage');
     const env = { DQ_CRON: '*/4 * * * * *' };
     const before = await Promise.all(['a', 'b'].map((i) => startInstance(target, prefix, i, env)));
-    // The instances of after the outage load now (ts-node takes seconds, more under load) and start on a message.
+    // The instances of after the outage load now (seconds with a cold compile cache, more under load) and start on a message.
     const after = ['c', 'd'].map((i) =>
       spawnChild('test/fixtures/cron-app.ts', {
         DQ_CONNECTION: JSON.stringify(target.connection), DQ_PREFIX: prefix, DQ_INSTANCE: i, ...env,

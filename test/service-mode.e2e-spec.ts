@@ -18,7 +18,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode on %s
     apps.push(producer);
     await waitFor(async () => (await api(scheduler, 'GET', '/api/apps')).body.find((x: any) => x.app === 'shop')?.instances.length === 2, { timeoutMs: 10_000 });
     const ids = (await producer.submit.submitMany('order.close', Array.from({ length: 40 }, (_, i) => ({ id: `o${i}`, payload: { n: i } })))).map((r) => r.id);
-    const viaApi = await api(scheduler, 'POST', '/api/tasks', { type: 'order.close', id: 'api-1', payload: {}, delay: 300 });
+    // NOTE: a delay of 1.5 s (was 300 ms): the POST's answer and the GET after it took over 300 ms on a loaded
+    // machine (a CPU hog beside the suite), and the task was ready already when read.
+    const viaApi = await api(scheduler, 'POST', '/api/tasks', { type: 'order.close', id: 'api-1', payload: {}, delay: 1500 });
     expect(viaApi).toEqual({ status: 201, body: { id: 'api-1' } });
     expect((await api(scheduler, 'GET', '/api/tasks/order.close/api-1')).body.state).toBe('delayed');
     const all = [...ids, 'api-1'].sort();

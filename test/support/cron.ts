@@ -15,7 +15,8 @@ export interface Run {
 
 export async function startInstance(target: RedisTarget, prefix: string, instance: string, env: Record<string, string> = {}): Promise<ChildHandle> {
   const child = spawnChild('test/fixtures/cron-app.ts', { DQ_CONNECTION: JSON.stringify(target.connection), DQ_PREFIX: prefix, DQ_INSTANCE: instance, ...env });
-  // NOTE: a wide bound: a child compiles the library with ts-node, over 30 s when the machine is loaded.
+  // NOTE: a wide bound: a child loads the library (compiled, or from the cache of ts-cache-register.js), over
+  // 30 s when the machine is loaded and the cache cold.
   await child.waitForMessage((m) => m.type === 'ready', 90_000).catch((error: Error) => {
     throw new Error(`${error.message}\n${child.output()}`);
   });

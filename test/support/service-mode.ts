@@ -33,8 +33,8 @@ const skewEnv = (skewMs?: number): Record<string, string> =>
   skewMs ? { DQ_CLOCK_SKEW_MS: String(skewMs), NODE_OPTIONS: `--require ${path.join(REPO_ROOT, 'test/fixtures/skew-clock.js')}` } : {};
 
 /**
- * How long a child may take to listen. Loading the library through ts-node takes about 3 s of CPU; on a
- * loaded machine (load 20 on 2 cores) that was 16 s and more of wall time.
+ * How long a child may take to listen. Compiling the library (a cold cache of ts-cache-register.js) takes
+ * about 3 s of CPU; on a loaded machine (load 20 on 2 cores) that was 16 s and more of wall time.
  */
 const START_TIMEOUT_MS = 90_000;
 
