@@ -72,6 +72,7 @@ export function isConnectionError(error: Error): boolean {
 
 /** States of a connection with no socket to write to (ioredis reconnects meanwhile). */
 const RECONNECTING = new Set(['reconnecting', 'connecting', 'close']);
+const SUBSCRIBING = new Set(['subscribe', 'psubscribe', 'ssubscribe']);
 
 function ready(client: RedisClient): boolean {
   return client.status === 'ready';
@@ -90,6 +91,10 @@ export function boundCalls(client: RedisClient, connection: string, target: stri
   const unavailable = (sent: boolean, reason: string): RedisUnavailableError => tagOutage(new RedisUnavailableError(connection, target, sent, reason), outage);
   const arm = (command: Command, up: boolean): void => {
     command.dqArmed = true;
+    // NOTE: ioredis re-subscribes after a reconnect by itself and drops the promise of that call: its
+    // rejection (the connection lost again meanwhile) must not be an unhandled one. Callers awaiting their
+    // own subscribe still get it; EventSubscriber subscribes again on the next 'ready'.
+    if (SUBSCRIBING.has(command.name)) command.promise.catch(() => undefined);
     const reject = command.reject;
     command.reject = (error: Error) => {
       command.dqRejected = true;

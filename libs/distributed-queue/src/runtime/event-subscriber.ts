@@ -1,4 +1,5 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { reportFailure } from '../redis/outage-log';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { closeRedisClient } from '../redis/redis-connection';
@@ -18,6 +19,7 @@ export class EventSubscriber implements OnApplicationShutdown {
   private readonly handlers = new Map<string, (message: string) => void>();
   private readonly reconnectHooks = new Set<() => void>();
   private connectedOnce = false;
+  private readonly logger = new Logger('DistributedQueue');
 
   constructor(
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
@@ -48,7 +50,13 @@ export class EventSubscriber implements OnApplicationShutdown {
     const client = this.connections.open('subscriber', 'subscriber');
     client.on('message', (channel: string, message: string) => this.handlers.get(channel)?.(message));
     client.on('ready', () => {
-      if (this.connectedOnce) for (const hook of this.reconnectHooks) hook();
+      if (this.connectedOnce) {
+        // NOTE: ioredis re-subscribes by itself, but forgets the channels when that call fails (the
+        // connection lost again at once): subscribe again here too (harmless when subscribed).
+        const channels = [...this.handlers.keys()];
+        if (channels.length > 0) client.subscribe(...channels).catch((error: unknown) => reportFailure(this.logger, 'subscribing again', error));
+        for (const hook of this.reconnectHooks) hook();
+      }
       this.connectedOnce = true;
     });
     this.client = client;

@@ -1,0 +1,58 @@
+/**
+ * ioredis re-subscribes the subscriber connection by itself after a reconnect, drops the promise of that call
+ * and forgets the channels when it fails. When the connection drops again at that moment, the library must
+ * neither raise an unhandled rejection (which ends a Node process by default) nor lose its subscriptions.
+ *
+ * Failure matrix (a redis-server of this file's own, no persistence):
+ * | the server killed right as the subscriber is ready again, 3 times | no unhandled rejection; after the server is back the workers' wake-up messages arrive again (a task runs at once with a 60 s poll interval) |
+ */
+import { EventSubscriber } from 'nestjs-distributed-queue/runtime/event-subscriber';
+import type { Redis } from 'ioredis';
+import { startQueueApp, workerClass } from './support/queue-app';
+import { startRedisServer, type RedisServerHandle } from './support/redis-server';
+import { uniquePrefix } from './support/targets';
+import { sleep, waitFor } from './support/wait';
+
+describe('subscriber re-subscribing after a reconnect', () => {
+  let server: RedisServerHandle;
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown): void => void unhandled.push(reason);
+  beforeAll(async () => {
+    server = await startRedisServer({ extraArgs: ['--save', ''] });
+    process.on('unhandledRejection', record);
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', record);
+    await server.remove();
+  });
+
+  it('the server killed right as it is ready again: no unhandled rejection; the wake-ups arrive again once it is back', async () => {
+    const ran: string[] = [];
+    const app = await startQueueApp({ connection: server.url, keyPrefix: uniquePrefix('resub'), redisTimeoutMs: 500, shutdownTimeoutMs: 200 }, [
+      workerClass('rs.t', { pollIntervalMs: 60_000 }, (t) => void ran.push(t.id)),
+    ]);
+    try {
+      const subscriber = (app.app.get(EventSubscriber) as unknown as { client: Redis }).client;
+      await app.submit.submit('rs.t', {}, { id: 'first' });
+      await waitFor(() => ran.includes('first'), { timeoutMs: 5000, message: 'ran first' });
+      for (let round = 0; round < 3; round++) {
+        server.kill('SIGKILL');
+        const ready = new Promise<void>((resolve) => subscriber.once('ready', () => {
+          server.kill('SIGKILL'); // while ioredis sends its own SUBSCRIBE
+          resolve();
+        }));
+        await server.restart();
+        await ready;
+        await sleep(1000); // past the bound (500 ms) of that SUBSCRIBE
+      }
+      await server.restart();
+      await waitFor(() => subscriber.status === 'ready' && app.inspect.getCounts('rs.t').then(() => true, () => false), { timeoutMs: 10_000, message: 'back' });
+      await sleep(1000); // the reconnect's own poll is done: what runs now was woken by a message
+      await app.submit.submit('rs.t', {}, { id: 'after' });
+      await waitFor(() => ran.includes('after'), { timeoutMs: 5000, message: 'woken by its message (the poll interval is 60 s)' });
+      expect(unhandled.map(String)).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+});
