@@ -1,0 +1,60 @@
+/**
+ * A child application that only writes the task history (no workers): for crash tests of the history writer.
+ * env: DQ_CONNECTION (JSON), DQ_PREFIX, DQ_TYPE (the type whose stream it copies), DQ_HISTORY (JSON: the
+ * `history` option), DQ_DIE_AFTER_COMMIT=n (crash hook: SIGKILL this process right after the PostgreSQL
+ * commit (W3) that brings the tasks it wrote as done to n or more, before the writer trims the stream (W4);
+ * a 'committed' message first, with the stream, the recorded position and the batch's rows).
+ * Messages: { type: 'ready' } once started.
+ */
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DistributedQueueModule } from 'nestjs-distributed-queue';
+import { PgHistoryStore } from 'nestjs-distributed-queue/history/pg-history.store';
+
+const env = (name: string): string => {
+  const value = process.env[name];
+  if (value === undefined) throw new Error(`${name} is required`);
+  return value;
+};
+const send = (message: object) => process.send?.(message);
+
+// Crash hook: the same module instance as the library's (tsconfig paths), so the writer's own commit is cut.
+if (process.env.DQ_DIE_AFTER_COMMIT) {
+  const applyPatches = PgHistoryStore.prototype.applyPatches;
+  const doneIds = new Set<string>();
+  PgHistoryStore.prototype.applyPatches = async function (this: PgHistoryStore, ...args: Parameters<PgHistoryStore['applyPatches']>) {
+    await applyPatches.apply(this, args);
+    const [stream, patches, position] = args;
+    for (const p of patches) if (p.status === 'done') doneIds.add(p.id);
+    if (doneIds.size >= Number(process.env.DQ_DIE_AFTER_COMMIT)) {
+      const rows = patches.map((p) => ({ id: p.id, status: p.status }));
+      // The commit is done; the trim that follows it in the writer never runs.
+      await new Promise<never>(() => process.send!({ type: 'committed', stream, position, rows }, () => process.kill(process.pid, 'SIGKILL')));
+    }
+  };
+}
+
+@Module({
+  imports: [
+    DistributedQueueModule.forRoot({
+      connection: JSON.parse(env('DQ_CONNECTION')),
+      keyPrefix: env('DQ_PREFIX'),
+      workers: false,
+      types: { [env('DQ_TYPE')]: {} },
+      history: JSON.parse(env('DQ_HISTORY')),
+    }),
+  ],
+})
+class HistoryWriterAppModule {}
+
+async function main(): Promise<void> {
+  const app = await NestFactory.createApplicationContext(HistoryWriterAppModule, { logger: ['error', 'warn'] });
+  await app.init();
+  send({ type: 'ready', pid: process.pid });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
