@@ -8,13 +8,22 @@
  * | Crash: `service.url` app between split submit calls | the first call's tasks are written, the later ones not; the retried submit |
  * |                                                     | (a new process: new request ids) creates none of the first call's tasks     |
  * |                                                     | again (created: false, by their ids) and the rest once; each runs once      |
+ * The same cut in a process that lives on (a call after the first gets no answer: the test's HTTP relay in front
+ * of the scheduler drops it): the submit rejects with SubmitIncompleteError saying which items were written
+ * (the calls are all or nothing each, as with Redis), so the application repeats only the others, even
+ * without ids: every task exists once.
  * What holds is per task id: the retry is recognised by the ids the application gives (a task without an id
  * gets a new one in each submit, so only a submit with ids can be repeated safely), while the tasks wait or run
  * (a done task's id may be submitted again: here they wait, delayed 60 s, until the retry is made).
  */
+import { Module, type INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import * as http from 'http';
+import type { AddressInfo } from 'net';
 import * as path from 'path';
+import { DistributedQueueModule, SchedulerRequestError, SubmitIncompleteError, TaskSubmitService, type SubmitResult } from 'nestjs-distributed-queue';
 import { REPO_ROOT, spawnChild, type ChildHandle } from './support/child';
-import { useAppsAndChildren } from './support/queue-app';
+import { startQueueApp, useAppsAndChildren, workerClass } from './support/queue-app';
 import { getFreePort } from './support/redis-server';
 import { api, runs, SERVICE_SECRET, startScheduler, type HttpChild } from './support/service-mode';
 import { getTargets, uniquePrefix } from './support/targets';
@@ -43,6 +52,38 @@ async function startSubmitter(scheduler: HttpChild, port: number, crash: boolean
   });
   await child.waitForMessage((m) => m.type === 'ready', 90_000);
   return child;
+}
+
+/**
+ * An HTTP relay to the scheduler's client endpoint that drops the connection of the submit call number `dropCall`
+ * (1-based) without forwarding it, and forwards every other call as it is (signed headers and body).
+ */
+async function startRelay(scheduler: HttpChild, dropCall: number): Promise<{ url: string; submits: number; close(): Promise<void> }> {
+  let submits = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      if (body.includes('"op":"submit"') && ++submits === dropCall) return void res.socket?.destroy();
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k))) as Record<string, string>;
+      fetch(`${scheduler.url}${req.url}`, { method: req.method, headers, body }).then(
+        async (answer) => {
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+          res.end(await answer.text());
+        },
+        () => res.socket?.destroy(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get submits() {
+      return submits;
+    },
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
 }
 
 // NOTE: three child processes start in turn, each slow on a loaded machine.
@@ -89,5 +130,53 @@ describe('service.url, a split submit cut by a crash', () => {
     expect(runs(second).map((r) => r.id).sort()).toEqual(items.map((t) => t.id).sort());
     expect(runs(second).every((r) => r.attempt === 1)).toBe(true);
     expect(runs(first)).toHaveLength(0);
+  });
+
+  it('a later call of a split submit lost in a live application: SubmitIncompleteError names the written items; repeating the others, even without ids, creates each task once', async () => {
+    const prefix = uniquePrefix('svc-url-split-live');
+    const scheduler = await startScheduler(target, prefix);
+    const relay = await startRelay(scheduler, 2);
+    let app: INestApplication | undefined;
+    const producer = await startQueueApp({ connection: target.connection, keyPrefix: prefix, workers: false, types: { bulk: {} } });
+    try {
+      @Module({
+        imports: [
+          DistributedQueueModule.forRoot({
+            mode: 'service',
+            maxPayloadBytes: PAYLOAD_LIMIT,
+            service: { appName: 'shop', secret: SERVICE_SECRET, publicUrl: 'http://127.0.0.1:1', instanceId: 'shop-live', url: relay.url, maxRequestBytes: REQUEST_LIMIT },
+          }),
+        ],
+        providers: [workerClass('bulk', {}, () => 1)],
+      })
+      class SplitModule {}
+      app = await NestFactory.create(SplitModule, { logger: false, abortOnError: false });
+      await app.init();
+      const submit = app.get(TaskSubmitService);
+      // No ids: only the error can tell the application which tasks exist.
+      const items = Array.from({ length: TASKS }, (_, i) => ({ payload: { n: i, pad: 'x'.repeat(9000) }, delay: 60_000 }));
+      const error = await submit.submitMany('bulk', items).catch((e: unknown) => e);
+      expect(relay.submits).toBe(2);
+      expect(error).toBeInstanceOf(SubmitIncompleteError);
+      const { results, cause } = error as SubmitIncompleteError<SubmitResult>;
+      expect(cause).toBeInstanceOf(SchedulerRequestError);
+      expect(results).toHaveLength(TASKS);
+      const written = results.findIndex((r) => r === undefined);
+      expect(written).toBeGreaterThan(1);
+      expect(results.slice(0, written).every((r) => r?.created === true)).toBe(true);
+      expect(results.slice(written).every((r) => r === undefined)).toBe(true);
+
+      const rest = await submit.submitMany('bulk', items.filter((_, i) => results[i] === undefined));
+      expect(rest.every((r) => r.created)).toBe(true);
+      const ids = [...results.slice(0, written).map((r) => r!.id), ...rest.map((r) => r.id)];
+      expect(new Set(ids).size).toBe(TASKS);
+      expect((await producer.inspect.getCounts('bulk')).delayed).toBe(TASKS);
+    } finally {
+      await app?.close();
+      await producer.close();
+      await relay.close();
+      scheduler.kill('SIGTERM');
+      await scheduler.exited;
+    }
   });
 });

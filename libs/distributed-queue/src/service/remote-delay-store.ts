@@ -1,6 +1,6 @@
 import { DelayQueueStore, type Due, type NewTask } from '../delay/delay-queue.store';
 import type { CancelResult } from '../interfaces';
-import { PayloadTooLargeError } from '../errors';
+import { PayloadTooLargeError, SubmitIncompleteError } from '../errors';
 import { noRedis } from '../redis/no-redis';
 import { splitBatches } from './split-batches';
 import { DEFAULT_MAX_REQUEST_BYTES } from './request-body';
@@ -27,6 +27,7 @@ export class RemoteDelayQueueStore extends DelayQueueStore {
    * Submits in calls no larger than `maxRequestBytes` (the first under `requestId`, the next ones under
    * `<requestId>.<n>`, each repeatable as one call is).
    * @throws PayloadTooLargeError when one task alone makes a call too large (its payload, escaped into the call)
+   * @throws SubmitIncompleteError when a call after the first fails: the results of the calls written before it
    */
   override async submit(type: string, tasks: NewTask[], requestId: string): Promise<{ id: string; created: boolean }[]> {
     const maxBytes = this.maxRequestBytes - CALL_OVERHEAD_BYTES;
@@ -41,7 +42,16 @@ export class RemoteDelayQueueStore extends DelayQueueStore {
     const calls = splitBatches(sized, Number.MAX_SAFE_INTEGER, maxBytes);
     for (const [n, call] of calls.entries()) {
       const tasksOfCall = call.map((t) => t.task);
-      results.push(...(await this.rpc.call<{ id: string; created: boolean }[]>({ op: 'submit', type, tasks: tasksOfCall, requestId: n === 0 ? requestId : `${requestId}.${n}` })));
+      let written: { id: string; created: boolean }[];
+      try {
+        written = await this.rpc.call<{ id: string; created: boolean }[]>({ op: 'submit', type, tasks: tasksOfCall, requestId: n === 0 ? requestId : `${requestId}.${n}` });
+      } catch (error) {
+        // NOTE: the earlier calls were written: a plain error would say nothing was, and a repeat of tasks
+        // without ids would create them twice. Each call is all or nothing, as one call to Redis is.
+        if (n === 0) throw error;
+        throw new SubmitIncompleteError(type, [...results, ...new Array<undefined>(tasks.length - results.length)], error);
+      }
+      results.push(...written);
     }
     return results;
   }
