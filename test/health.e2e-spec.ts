@@ -29,7 +29,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('health indicator o
   it('a producer-only application checks Redis only', async () => {
     const app = await start({ connection: target.connection, keyPrefix: uniquePrefix('health-producer'), workers: false });
     const { 'distributed-queue': detail } = await app.app.get(DistributedQueueHealthIndicator).isHealthy();
-    expect(detail).toEqual({ status: 'up', redis: { status: 'up', responseTimeMs: expect.any(Number) }, consumers: {} });
+    expect(detail).toEqual({ status: 'up', redis: { status: 'up', responseTimeMs: expect.any(Number) }, memory: { status: 'up', servers: expect.any(Array) }, consumers: {} });
+    expect((detail.memory!.servers as unknown[]).length).toBe(target.name === 'single' ? 1 : 3);
   });
 });
 

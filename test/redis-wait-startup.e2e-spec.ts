@@ -105,7 +105,7 @@ describe('waitForRedis: start without Redis, start the queues once it answers', 
     expect(health.startup?.status).toBe('down');
     expect(health.startup?.message).toContain(`waiting for Redis at ${HOST}:${port}`);
     await waitFor(async () => /ECONNREFUSED/.test((await s.health()).startup?.message ?? ''), { timeoutMs: 5000, message: 'the connection error shown' });
-    expect(health.startup?.pending).toEqual(['event listeners', 'workers', 'route queue', 'distributed cron']);
+    expect(health.startup?.pending).toEqual(['Redis server check', 'event listeners', 'workers', 'route queue', 'distributed cron']);
     const error = await s.app.submit.submit('wr.delay', {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RedisUnavailableError);
 
@@ -145,7 +145,7 @@ describe('waitForRedis: start without Redis, start the queues once it answers', 
       ));
       const client = http[1];
       const pending = async (): Promise<string[] | undefined> => ((await client.get(DistributedQueueHealthIndicator).isHealthy('q'))['q'].startup as { pending?: string[] }).pending;
-      expect(await pending()).toEqual(['service mode']);
+      expect(await pending()).toEqual(['Redis server check', 'service mode']);
       servers.push(await startRedisServer({ port }));
       await waitFor(async () => (await client.get(DistributedQueueHealthIndicator).isHealthy('q'))['q'].status === 'up', { timeoutMs: 15_000, message: 'the application up' });
       await waitFor(() => client.get(TaskSubmitService).submit('wr.svc', {}, { id: 's1' }).then(() => true, () => false), { timeoutMs: 10_000, intervalMs: 200, message: 'submit taken' });

@@ -6,3 +6,4 @@ export * from './delivery-failed.error';
 export { httpErrorOf } from './http-status';
 export * from './service-url.error';
 export * from './redis-unavailable.error';
+export * from './redis-memory.error';

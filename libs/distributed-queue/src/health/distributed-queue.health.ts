@@ -7,7 +7,8 @@ import { RouteOrchestrator } from '../route/route.orchestrator';
 import { toError } from '../runtime/handler-call';
 import { typeLabel } from '../runtime/type-label';
 import { withTimeout } from '../runtime/with-timeout';
-import { consumerHealth, heartbeatHealth, overallHealth, routeMemberHealth, startupHealth, type HealthCheckDetail } from './health-checks';
+import { consumerHealth, heartbeatHealth, memoryHealth, overallHealth, routeMemberHealth, startupHealth, type HealthCheckDetail } from './health-checks';
+import { readServerMemory } from '../redis/server-memory';
 import { RedisConnections } from '../redis/redis-connections';
 import { StartupSteps } from '../runtime/startup-steps';
 import { ServiceClient } from '../service/service-client';
@@ -16,6 +17,11 @@ import { ServiceClient } from '../service/service-client';
 export interface DistributedQueueHealthDetail extends HealthCheckDetail {
   /** Redis answered PING within the bound. */
   redis: HealthCheckDetail;
+  /**
+   * Redis's memory (`INFO memory` of the server, or of each master): used and maximum bytes per server; down
+   * at `maxmemory` (writes refused), a `memory pressure` message from 90 %. Absent when it could not be read.
+   */
+  memory?: HealthCheckDetail;
   /**
    * Per running delay-queue consumer (by type): it reached Redis recently. The library's own consumers
    * (`__route__.<qId>`, `__cron__`, `__cron__.<schedule>`) only with `includeInternalTypes`; they count
@@ -81,6 +87,7 @@ export class DistributedQueueHealthIndicator {
     const redis: HealthCheckDetail = this.options.service?.url
       ? { status: 'up', message: 'not used: this application reaches the queues through the scheduler' }
       : await this.pingRedis(options.timeoutMs ?? 1000);
+    const memory = redis.status === 'up' && !this.options.service?.url ? await this.readMemory(options.timeoutMs ?? 1000) : undefined;
     const now = Date.now();
     const all = this.orchestrator.getConsumers().map((c): [string, HealthCheckDetail] => [c.type, consumerHealth(c, now)]);
     const consumers = Object.fromEntries(all.filter(([type]) => options.includeInternalTypes || !isInternalType(type)));
@@ -89,6 +96,7 @@ export class DistributedQueueHealthIndicator {
       ? routeMemberHealth(this.options.route.qId, machine.id, machine.lastHeartbeatAt, this.options.route.offlineMs, now)
       : undefined;
     const checks: [string, HealthCheckDetail][] = [['redis', redis], ...all.map(([type, d]): [string, HealthCheckDetail] => [`consumer ${typeLabel(type)}`, d])];
+    if (memory) checks.push(['redis memory', memory]);
     if (route) checks.push(['route', route]);
     const service = this.options.service;
     const instance = service
@@ -98,9 +106,18 @@ export class DistributedQueueHealthIndicator {
     const startup = this.startup.waits ? startupHealth(this.startup.state, this.connections.target, now) : undefined;
     if (startup) checks.push(['startup', startup]);
     const detail: DistributedQueueHealthDetail = {
-      ...overallHealth(checks), redis, consumers, ...(route ? { route } : {}), ...(instance ? { service: instance } : {}), ...(startup ? { startup } : {}),
+      ...overallHealth(checks), redis, ...(memory ? { memory } : {}), consumers, ...(route ? { route } : {}), ...(instance ? { service: instance } : {}), ...(startup ? { startup } : {}),
     };
     return { [key]: detail } as DistributedQueueHealthResult<K>;
+  }
+
+  /** Redis's memory, or undefined when it cannot be read within the bound (INFO refused, or no answer). */
+  private async readMemory(timeoutMs: number): Promise<HealthCheckDetail | undefined> {
+    try {
+      return memoryHealth(await withTimeout(readServerMemory(this.redis, this.connections.target), timeoutMs, 'INFO memory'));
+    } catch {
+      return undefined;
+    }
   }
 
   private async pingRedis(timeoutMs: number): Promise<HealthCheckDetail> {

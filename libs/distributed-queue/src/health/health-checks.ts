@@ -70,3 +70,22 @@ export function startupHealth(state: StartupContact, target: string, now: number
   const why = state.reason ? `: ${state.reason}` : '';
   return { status: 'down', message: `waiting for Redis at ${target} for ${Math.round(waitingMs / 1000)} s${why}; not started yet: ${pending.join(', ')}`, pending, waitingMs };
 }
+
+/** At this share of `maxmemory` the memory check says Redis is under pressure (still up). */
+export const MEMORY_PRESSURE_RATIO = 0.9;
+
+/**
+ * Redis's memory (each server: a cluster's masters): down when a server is at `maxmemory` (it refuses writes:
+ * submits and acks fail with `RedisOutOfMemoryError`), up with a `pressure` message from
+ * `MEMORY_PRESSURE_RATIO` of it, and up without a limit. Lists each server's used and maximum bytes.
+ */
+export function memoryHealth(servers: { node: string; usedBytes: number; maxBytes: number; policy: string }[]): HealthCheckDetail {
+  const ratio = (s: { usedBytes: number; maxBytes: number }): number => (s.maxBytes > 0 ? s.usedBytes / s.maxBytes : 0);
+  const worst = servers.reduce<(typeof servers)[number] | undefined>((w, s) => (!w || ratio(s) > ratio(w) ? s : w), undefined);
+  const detail = { servers: servers.map((s) => ({ ...s, usedRatio: Math.round(ratio(s) * 1000) / 1000 })) };
+  if (!worst || worst.maxBytes === 0) return { status: 'up', ...detail };
+  const percent = `${Math.round(ratio(worst) * 100)} % of maxmemory at ${worst.node}`;
+  if (ratio(worst) >= 1) return { status: 'down', message: `out of memory: ${percent} (writes are refused)`, ...detail };
+  if (ratio(worst) >= MEMORY_PRESSURE_RATIO) return { status: 'up', message: `memory pressure: ${percent}`, ...detail };
+  return { status: 'up', ...detail };
+}

@@ -48,6 +48,13 @@ export interface DistributedQueueModuleOptions {
    * `RedisStartupError` when Redis is not ready within `startupTimeoutMs`)
    */
   waitForRedis?: boolean;
+  /**
+   * Start even when Redis's `maxmemory-policy` can evict keys (anything but `noeviction`). By default
+   * start-up reads the policy of the server (every master of a cluster) and fails with
+   * `RedisEvictionPolicyError`: an evicting Redis drops queued tasks without a word. When the server does not
+   * let the policy be read (`INFO`), a warning says so and start-up goes on. @default false
+   */
+  allowEviction?: boolean;
   /** Worker options for every type. */
   defaults?: TaskWorkerOptions;
   /** Per-type worker options; also declares types a producer-only application may submit. */

@@ -8,6 +8,8 @@ import { HistoryWriter } from '../history/history-writer';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { closeRedisClient } from '../redis/redis-connection';
 import type { RedisClient } from '../redis/script-loader';
+import { readServerMemory } from '../redis/server-memory';
+import { describeTarget } from '../redis/bounded-calls';
 import { RouteOrchestrator } from '../route/route.orchestrator';
 import { EventSubscriber } from '../runtime/event-subscriber';
 import { TaskInspectorService } from '../services/task-inspector.service';
@@ -67,15 +69,17 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
   }
 
   private async readState(): Promise<QueueStateSnapshot> {
-    const [tasks, status, history, schedules] = await Promise.all([
+    const [tasks, status, history, schedules, memory] = await Promise.all([
       this.inspector.getCountsOf(this.knownTypes()).then((counts) => [...counts].map(([type, c]) => ({ type, counts: c }))),
       this.options.route ? this.inspector.getRouteStatus() : undefined,
       this.options.history ? this.historyWriter.backlog() : undefined,
       this.schedules.list(),
+      // NOTE: INFO may be refused (an ACL without it): the memory gauges are then left out, the rest shown.
+      readServerMemory(this.redis, describeTarget(this.options.connection)).catch(() => undefined),
     ]);
-    if (!status) return { tasks, history, schedules };
+    if (!status) return { tasks, history, schedules, memory };
     const machine = this.route.routeMachine?.id;
     const partitionsOwned = machine === undefined ? undefined : status.partitions.filter((p) => p.owner === machine).length;
-    return { tasks, history, schedules, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
+    return { tasks, history, schedules, memory, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
   }
 }

@@ -4,7 +4,7 @@ import { registeredMetric } from './metric-registration';
 import type { PromClientModule } from './prom-client.loader';
 import { COUNTED_STATES, type QueueStateReader, type QueueStateSnapshot } from './queue-state.reader';
 
-type Label = 'type' | 'state' | 'queue' | 'machine' | 'stream' | 'schedule';
+type Label = 'type' | 'state' | 'queue' | 'machine' | 'stream' | 'schedule' | 'node';
 type Fill = (gauge: Gauge<Label>, snapshot: QueueStateSnapshot) => void;
 
 /** The readers of every application sharing one gauge (two applications in one process share metrics). */
@@ -41,6 +41,22 @@ const GAUGES: { suffix: string; help: string; labelNames: Label[]; fill: Fill }[
     labelNames: ['stream'],
     fill: (gauge, { history }) => {
       for (const { stream, entries } of history ?? []) gauge.set({ stream }, entries);
+    },
+  },
+  {
+    suffix: 'redis_memory_used_bytes',
+    help: "Redis's used_memory per server (each master of a cluster), read at scrape time",
+    labelNames: ['node'],
+    fill: (gauge, { memory }) => {
+      for (const { node, usedBytes } of memory ?? []) gauge.set({ node }, usedBytes);
+    },
+  },
+  {
+    suffix: 'redis_memory_max_bytes',
+    help: "Redis's maxmemory per server (0: no limit), read at scrape time; writes are refused when used reaches it",
+    labelNames: ['node'],
+    fill: (gauge, { memory }) => {
+      for (const { node, maxBytes } of memory ?? []) gauge.set({ node }, maxBytes);
     },
   },
   {

@@ -15,6 +15,8 @@ export interface QueueStateSnapshot {
   route?: { queue: string; machinesLive: number; machine?: string; partitionsOwned?: number };
   /** With the task history: entries of each event stream not yet copied into PostgreSQL. */
   history?: { stream: string; entries: number }[];
+  /** Redis's memory per server (a cluster's masters); absent when INFO is refused. */
+  memory?: { node: string; usedBytes: number; maxBytes: number }[];
   /** The schedules (distributed cron): next and last tick (epoch ms, null: none). */
   schedules?: { name: string; nextTickAt: number | null; lastTickAt: number | null }[];
 }

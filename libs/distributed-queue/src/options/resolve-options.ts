@@ -38,6 +38,7 @@ export interface ResolvedModuleOptions {
   redisTimeoutMs: number;
   startupTimeoutMs: number;
   waitForRedis: boolean;
+  allowEviction: boolean;
   defaults: ResolvedWorkerOptions;
   /** `defaults` as the application gave them (to tell which were set). */
   declaredDefaults?: TaskWorkerOptions;
@@ -84,7 +85,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
+  'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -197,6 +198,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   checkBool(options.strictTypes, 'strictTypes');
   checkBool(options.schedules, 'schedules');
   checkBool(options.waitForRedis, 'waitForRedis');
+  checkBool(options.allowEviction, 'allowEviction');
   checkInt(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.redisTimeoutMs, 'redisTimeoutMs', 50, MAX_TIMER_MS);
   checkInt(options.startupTimeoutMs, 'startupTimeoutMs', 0, MAX_TIMER_MS);
@@ -227,6 +229,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     redisTimeoutMs: options.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
     startupTimeoutMs: options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
     waitForRedis: options.waitForRedis ?? false,
+    allowEviction: options.allowEviction ?? false,
     defaults: mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, options.defaults),
     declaredDefaults: options.defaults,
     types,

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { Cluster } from 'ioredis';
-import { RedisUnavailableError } from '../errors';
+import { RedisOutOfMemoryError, RedisUnavailableError } from '../errors';
 import { tagOutage, type OutageLog } from './outage-log';
 import type { RedisClient } from './script-loader';
 
@@ -65,6 +65,9 @@ export interface CallBounds {
 /** ioredis's messages for a connection that is gone (its retries exhausted, closed, not writable). */
 const CONNECTION_LOST = /Connection is closed|Stream isn't writeable|Reached the max retries|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|connect ETIMEDOUT|None of startup nodes is available|Failed to refresh slots cache/;
 
+/** Redis's refusal of a write at maxmemory (also when a script's first write is refused). */
+const OUT_OF_MEMORY = /\bOOM command not allowed/;
+
 /** True for ioredis's errors of a lost connection (as opposed to a reply error of Redis itself). */
 export function isConnectionError(error: Error): boolean {
   return !(error instanceof RedisUnavailableError) && CONNECTION_LOST.test(error.message);
@@ -98,7 +101,8 @@ export function boundCalls(client: RedisClient, connection: string, target: stri
     const reject = command.reject;
     command.reject = (error: Error) => {
       command.dqRejected = true;
-      reject(isConnectionError(error) ? unavailable(command.dqSent === true, error.message) : error);
+      if (isConnectionError(error)) reject(unavailable(command.dqSent === true, error.message));
+      else reject(OUT_OF_MEMORY.test(error.message) ? new RedisOutOfMemoryError(connection, target, error.message) : error);
     };
     const ms = bounds.timeoutMs;
     // NOTE: the timer phase runs before the poll phase: after a stalled event loop (a loaded machine) the

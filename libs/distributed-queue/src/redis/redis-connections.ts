@@ -4,6 +4,7 @@ import { RedisStartupError } from '../errors';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { describeTarget, type CallBounds } from './bounded-calls';
 import { createRedisClient, type ConnectionLogger } from './redis-connection';
+import { checkEvictionPolicy } from './server-memory';
 import type { RedisClient } from './script-loader';
 
 /**
@@ -43,8 +44,8 @@ export class RedisConnections implements OnModuleInit, BeforeApplicationShutdown
   }
 
   /**
-   * Start-up: the commands connection must be ready within `startupTimeoutMs`. On failure every connection
-   * is closed (Nest does not close an application whose start-up failed) and `RedisStartupError` is thrown.
+   * Start-up: the commands connection must be ready within `startupTimeoutMs`, and the server must not
+   * evict keys (unless `allowEviction`). On failure every connection is closed (Nest does not close an application whose start-up failed) and `RedisStartupError` is thrown.
    * With `waitForRedis` it starts connecting and returns.
    */
   async onModuleInit(): Promise<void> {
@@ -57,10 +58,16 @@ export class RedisConnections implements OnModuleInit, BeforeApplicationShutdown
     }
     try {
       await this.connect(commands.client, commands.name);
+      await this.checkServer(commands.client);
     } catch (error) {
       this.cutAll();
       throw error;
     }
+  }
+
+  /** Checks what the server must be for the queues to hold (see `checkEvictionPolicy`). */
+  checkServer(client: RedisClient): Promise<void> {
+    return checkEvictionPolicy(client, this.target, this.options.allowEviction, this.logger);
   }
 
   /**

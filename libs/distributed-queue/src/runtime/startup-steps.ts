@@ -73,10 +73,15 @@ export class StartupSteps {
     if (!this.announced) {
       this.announced = true;
       if (this.redis.status !== 'ready') this.logger.warn(`Redis at ${this.connections.target} is not ready: starting without it (waitForRedis); the queues start once it answers`);
+      this.enqueue('Redis server check', () => this.connections.checkServer(this.redis));
     }
+    this.enqueue(part, step);
+    return Promise.resolve();
+  }
+
+  private enqueue(part: string, step: () => Promise<void>): void {
     this.pending.push(part);
     this.chain = this.chain.then(() => this.retry(part, step));
-    return Promise.resolve();
   }
 
   /**

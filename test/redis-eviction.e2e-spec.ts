@@ -1,0 +1,154 @@
+/**
+ * Eviction and memory (issue 27, item 3): a Redis that can evict keys drops queued tasks without a word, so
+ * start-up refuses it unless the application accepts the risk; at maxmemory (noeviction) calls reject with a
+ * typed error and nothing is written; the health indicator and the metrics show the memory.
+ *
+ * Failure matrix (redis-servers of this file's own):
+ * | server                                       | expected                                                          |
+ * | maxmemory-policy allkeys-lru                  | start-up fails: RedisEvictionPolicyError naming node and policy; no key written |
+ * | volatile-lru (evicts keys with a TTL: leases, remembered ticks) | refused the same way                   |
+ * | allkeys-lru with allowEviction: true          | starts, one warning naming the policy                              |
+ * | allkeys-lru with waitForRedis                 | starts; no part starts; health: startup down with the error       |
+ * | INFO refused to the user (ACL)               | starts, one warning: the policy could not be read                  |
+ * | noeviction at maxmemory                      | submit and ordered submit reject with RedisOutOfMemoryError, nothing written; health memory down; metrics show used >= max; once memory is freed, submits work |
+ * | noeviction under maxmemory                   | health memory up with each server's bytes                          |
+ * | bad option                                   | allowEviction: 'yes' is InvalidOptionsError naming it              |
+ */
+import { Injectable, Logger, type LoggerService } from '@nestjs/common';
+import { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
+import {
+  DistributedQueueHealthIndicator, InvalidOptionsError, RedisEvictionPolicyError, RedisOutOfMemoryError,
+} from 'nestjs-distributed-queue';
+import { parseExposition } from './support/prometheus';
+import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
+import { startRedisServer, type RedisServerHandle } from './support/redis-server';
+import { routeTestOptions } from './support/route';
+import { uniquePrefix } from './support/targets';
+import { libraryAclRule, setAclUser } from './support/tls';
+import { waitFor } from './support/wait';
+
+class Warnings implements LoggerService {
+  readonly lines: string[] = [];
+  log(): void {}
+  error(): void {}
+  warn = (m: unknown) => void this.lines.push(String(m));
+}
+
+@Injectable()
+class Noop {}
+
+describe('eviction and memory', () => {
+  const servers: RedisServerHandle[] = [];
+  let app: QueueApp | undefined;
+  const server = async (...extraArgs: string[]): Promise<RedisServerHandle> => {
+    const s = await startRedisServer({ extraArgs });
+    servers.push(s);
+    return s;
+  };
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+    Logger.overrideLogger(['error']);
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.remove()));
+  });
+
+  const worker = workerClass('ev.t', {}, () => undefined);
+
+  it.each(['allkeys-lru', 'volatile-lru', 'allkeys-random'])('refuses to start on a server with maxmemory-policy %s, naming it; writes nothing', async (policy) => {
+    const s = await server('--maxmemory', '100mb', '--maxmemory-policy', policy);
+    const error = await startQueueApp({ connection: s.url, keyPrefix: uniquePrefix('ev') }, [worker]).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(RedisEvictionPolicyError);
+    expect(error).toMatchObject({ node: `127.0.0.1:${s.port}`, policy });
+    expect((error as Error).message).toContain('allowEviction');
+    const admin = new Redis(s.port, '127.0.0.1');
+    expect(await admin.dbsize()).toBe(0);
+    admin.disconnect();
+  });
+
+  it('starts with allowEviction: true, warning once that keys can be evicted', async () => {
+    const s = await server('--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru');
+    const logger = new Warnings();
+    Logger.overrideLogger(logger);
+    app = await startQueueApp({ connection: s.url, keyPrefix: uniquePrefix('ev'), allowEviction: true }, [worker]);
+    await app.submit.submit('ev.t', {});
+    expect(logger.lines.filter((l) => /can evict keys/.test(l))).toEqual([expect.stringContaining('allkeys-lru')]);
+  });
+
+  it('with waitForRedis: starts, but no part starts; the health indicator says why', async () => {
+    const s = await server('--maxmemory', '100mb', '--maxmemory-policy', 'allkeys-lru');
+    const ran: string[] = [];
+    app = await startQueueApp({ connection: s.url, keyPrefix: uniquePrefix('ev'), waitForRedis: true }, [
+      workerClass('ev.w', { pollIntervalMs: 100 }, (t) => void ran.push(t.id)),
+    ]);
+    const health = app.app.get(DistributedQueueHealthIndicator);
+    await waitFor(async () => /maxmemory-policy "allkeys-lru"/.test(String((await health.isHealthy())['distributed-queue'].startup?.message)), {
+      timeoutMs: 10_000, message: 'the health indicator names the policy',
+    });
+    const detail = (await health.isHealthy())['distributed-queue'];
+    expect(detail.status).toBe('down');
+    expect(detail.startup).toMatchObject({ status: 'down', pending: expect.arrayContaining(['Redis server check']) });
+  });
+
+  it('a user not allowed INFO: starts, warning that the policy could not be read', async () => {
+    const s = await server();
+    const prefix = uniquePrefix('ev');
+    // ioredis's ready check sends INFO too: without it the connection is ready all the same.
+    await setAclUser([s.port], 'noinfo', 'pw', libraryAclRule(prefix).replace('+info', '-info'));
+    const logger = new Warnings();
+    Logger.overrideLogger(logger);
+    app = await startQueueApp({ connection: `redis://noinfo:pw@127.0.0.1:${s.port}`, keyPrefix: prefix }, [worker]);
+    expect(logger.lines.filter((l) => /could not read Redis's maxmemory-policy/.test(l))).toHaveLength(1);
+    expect((await app.app.get(DistributedQueueHealthIndicator).isHealthy())['distributed-queue'].memory).toBeUndefined();
+  });
+
+  it('at maxmemory: submits reject with RedisOutOfMemoryError and write nothing; health and metrics show it; freed, submits work', async () => {
+    const s = await server('--maxmemory', '20mb', '--maxmemory-policy', 'noeviction');
+    const prefix = uniquePrefix('ev');
+    const registry = new Registry();
+    app = await startQueueApp({
+      connection: s.url, keyPrefix: prefix, metrics: { registry, prefix: 'evm_' }, route: routeTestOptions(prefix, 'oom', 2),
+    }, [workerClass('ev.t', { pollIntervalMs: 60_000 }, () => new Promise(() => undefined)), workerClass('ev.o', { ordered: true }, () => undefined), Noop]);
+    await app.control.pause('ev.t');
+    await app.submit.submit('ev.t', {}, { id: 'before' });
+    const health = app.app.get(DistributedQueueHealthIndicator);
+    expect((await health.isHealthy())['distributed-queue'].memory).toMatchObject({ status: 'up', servers: [{ policy: 'noeviction', maxBytes: 20 * 1024 * 1024 }] });
+
+    // Another application's keys, then maxmemory set below what the server uses: every write is refused.
+    // (Filling up to maxmemory leaves it a little under: small writes still pass.)
+    const admin = new Redis(s.port, '127.0.0.1');
+    for (let i = 0; i < 5; i++) await admin.set(`junk:${i}`, 'x'.repeat(1024 * 1024));
+    const usedNow = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+    const limit = usedNow - 1024 * 1024;
+    await admin.config('SET', 'maxmemory', String(limit));
+    const before = await admin.dbsize();
+    const submitted = await app.submit.submit('ev.t', { big: 'y'.repeat(100_000) }, { id: 'refused' }).then(() => undefined, (e: unknown) => e);
+    expect(submitted).toBeInstanceOf(RedisOutOfMemoryError);
+    expect((submitted as Error).message).toMatch(/out of memory .*nothing written/);
+    const ordered = await app.submit.submitOrdered('ev.o', 'k', {}).then(() => undefined, (e: unknown) => e);
+    expect(ordered).toBeInstanceOf(RedisOutOfMemoryError);
+    expect(await admin.dbsize()).toBe(before);
+    expect(await app.inspect.getState('ev.t', 'refused')).toBe('unknown');
+    expect((await app.inspect.getCounts('ev.t')).ready).toBe(1);
+
+    const memory = (await health.isHealthy())['distributed-queue'].memory!;
+    expect(memory).toMatchObject({ status: 'down', message: expect.stringMatching(/out of memory/) });
+    const gauges = parseExposition(await registry.metrics());
+    const used = gauges.find((g) => g.name === 'evm_redis_memory_used_bytes')!.value;
+    const max = gauges.find((g) => g.name === 'evm_redis_memory_max_bytes')!.value;
+    expect([max, used >= max]).toEqual([limit, true]);
+
+    for (let i = 0; i < 5; i++) await admin.del(`junk:${i}`);
+    admin.disconnect();
+    await waitFor(() => app!.submit.submit('ev.t', {}, { id: 'after' }).then(() => true, () => false), { timeoutMs: 10_000, message: 'submits work again' });
+    expect((await health.isHealthy())['distributed-queue'].memory).toMatchObject({ status: 'up' });
+  });
+
+  it('refuses allowEviction that is not a boolean, naming it', async () => {
+    const error = await startQueueApp({ connection: 'redis://127.0.0.1:1', allowEviction: 'yes' as unknown as boolean }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidOptionsError);
+    expect((error as Error).message).toContain('allowEviction');
+  });
+});
