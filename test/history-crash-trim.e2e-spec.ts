@@ -7,9 +7,8 @@
  * stream's new position (W3), before its `XTRIM` (W4). The stream still holds those entries. The next writer
  * goes on from the recorded position: the committed rows stay exactly as they were, every task has one row,
  * written once (attempt 1), and the tasks after the crash are written (the next writer's position moves past
- * the dead one's). Both targets.
- * NOTE: the entries left untrimmed are not checked to be trimmed later: a running writer raises the stream's
- * followed flag itself, so it always keeps the last FOLLOWERS_KEEP_MS (30 s) of entries.
+ * the dead one's), and the entries the dead writer left untrimmed are trimmed by the next one (no fleet
+ * listener follows the stream: the writer keeps none of what it copied). Both targets.
  */
 import { TaskHistoryService, type Task } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild } from './support/child';
@@ -90,5 +89,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('history writer kil
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const row of atCrash.filter((r) => r.status === 'done')) expect(byId.get(row.id as string)).toEqual(row);
     expect(compareIds((await pgQuery<{ last_id: string }>(`SELECT last_id FROM "${schema}".dq_task_history_positions WHERE stream = $1`, [stream]))[0].last_id, committed.position)).toBe(1);
+    // What the dead writer committed but did not trim is gone from the stream now.
+    expect(await redis().xrange(stream, '-', committed.position)).toEqual([]);
   }, 60_000);
 });

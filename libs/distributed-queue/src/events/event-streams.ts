@@ -24,6 +24,44 @@ export interface EventStreamRef {
   recorded?: string;
 }
 
+/** A stream's size and ends (XINFO STREAM), read at once with a value kept beside it. */
+export interface StreamState {
+  length: number;
+  /** Entries removed from the stream over its life (trimmed or dropped by the cap): entries added less the length. */
+  removed: number;
+  /** The ids of its first and last entries (undefined when it is empty). */
+  first?: string;
+  last?: string;
+  /** The value of the key read with it (null when unset). */
+  beside: string | null;
+}
+
+/** The fields of an XINFO STREAM reply (a flat name, value list) by name. */
+function infoFields(reply: unknown): Map<string, unknown> {
+  const list = Array.isArray(reply) ? reply : [];
+  const fields = new Map<string, unknown>();
+  for (let i = 0; i + 1 < list.length; i += 2) fields.set(String(list[i]), list[i + 1]);
+  return fields;
+}
+
+/** The stream state in an XINFO STREAM reply (a missing stream: empty). */
+function streamStateOf(reply: unknown, beside: string | null): StreamState {
+  const fields = infoFields(reply);
+  const length = Number(fields.get('length') ?? 0);
+  const added = Number(fields.get('entries-added') ?? length);
+  const idOf = (entry: unknown): string | undefined => (Array.isArray(entry) && entry.length > 0 ? String(entry[0]) : undefined);
+  return { length, removed: Math.max(0, added - length), first: idOf(fields.get('first-entry')), last: idOf(fields.get('last-entry')), beside };
+}
+
+/** The replies of a MULTI, an error reply thrown (but XINFO's on a stream that does not exist, read as null). */
+function execReplies(results: [Error | null, unknown][] | null): unknown[] {
+  if (!results) throw new Error('stream read aborted');
+  return results.map(([error, value]) => {
+    if (error && !/no such key/i.test(error.message)) throw error;
+    return error ? null : value;
+  });
+}
+
 /** What a history writer asks the scripts to log beyond the fleet events (see raiseFlags). */
 export type RecordLevel = 'outcomes' | 'starts';
 
@@ -78,14 +116,14 @@ export class EventStreams implements OnApplicationShutdown {
   }
 
   /**
-   * Tells the scripts that these streams are followed, for the next 30 s (so that they log completions too);
-   * `record` also asks for what the history needs: submits with their payload and the attempts' start and
-   * worker on their outcome (`outcomes`), plus each attempt's start as it happens (`starts`).
+   * Tells the scripts that these streams are followed, for the next 30 s (so that they log completions too).
+   * With `record` (the history writer) it raises the recorded flags instead, which ask for completions and
+   * what the history needs: submits with their payload and the attempts' start and worker on their outcome
+   * (`outcomes`), plus each attempt's start as it happens (`starts`). The followed flags are left to fleet
+   * listeners, so that `isFollowed` tells the writer whether a real follower reads the stream.
    */
   async raiseFlags(streams: Pick<EventStreamRef, 'flag' | 'recorded'>[], record?: RecordLevel): Promise<void> {
-    const flags = streams.flatMap((s): [string, string][] =>
-      record && s.recorded ? [[s.flag, '1'], [s.recorded, record === 'starts' ? 's' : 'o']] : [[s.flag, '1']],
-    );
+    const flags = streams.map((s): [string, string] => (record && s.recorded ? [s.recorded, record === 'starts' ? 's' : 'o'] : [s.flag, '1']));
     await Promise.all(flags.map(([flag, value]) => this.redis.set(flag, value, 'PX', FLAG_TTL_MS)));
   }
 
@@ -106,7 +144,7 @@ export class EventStreams implements OnApplicationShutdown {
     };
   }
 
-  /** True while some instance follows the stream (its flag is up). */
+  /** True while some instance's fleet listeners follow the stream (its flag is up; a history writer does not raise it). */
   async isFollowed(flag: string): Promise<boolean> {
     return (await this.redis.exists(flag)) === 1;
   }
@@ -119,6 +157,34 @@ export class EventStreams implements OnApplicationShutdown {
   /** Drops the entries before `id` (approximately: whole nodes only, which is cheap). */
   async trimBefore(key: string, id: string): Promise<void> {
     await this.redis.xtrim(key, 'MINID', '~', id);
+  }
+
+  /**
+   * Drops the entries up to `id`, `id` included, exactly (the stream then holds only the entries after it,
+   * so that its length is what is left to read; each entry removed costs about as much as its XADD did).
+   */
+  async trimThrough(key: string, id: string): Promise<void> {
+    const [ms, seq] = id.split('-');
+    await this.redis.xtrim(key, 'MINID', `${ms}-${BigInt(seq ?? 0) + 1n}`);
+  }
+
+  /** The stream's length, entries removed so far and first and last ids, read at once with `besideKey`'s value. */
+  async state(key: string, besideKey: string): Promise<StreamState> {
+    // NOTE: in a MULTI with a command on a key of the stream's slot: XINFO names no key a cluster client can route by.
+    const [info, beside] = execReplies(await this.redis.multi().xinfo('STREAM', key).get(besideKey).exec());
+    return streamStateOf(info, beside === null || beside === undefined ? null : String(beside));
+  }
+
+  /**
+   * How many entries the stream holds up to `id` (`id` included; `after`: after it instead), at most `max`
+   * (read over the reader connection), with the stream's state at that moment.
+   */
+  async countFrom(key: string, id: string, after: boolean, max: number): Promise<{ count: number; state: StreamState }> {
+    const range = after ? ['(' + id, '+'] : ['-', id];
+    const [entries, info] = execReplies(
+      await this.readerClient().multi().xrange(key, range[0], range[1], 'COUNT', Math.max(1, max)).xinfo('STREAM', key).exec(),
+    );
+    return { count: Array.isArray(entries) ? entries.length : 0, state: streamStateOf(info, null) };
   }
 
   /** The id of the stream's newest entry ('0-0' when empty). */

@@ -31,6 +31,12 @@ interface Copied extends EventStreamRef {
   /** The position last recorded in PostgreSQL (known after the first pass). */
   recorded?: string;
   warned?: boolean;
+  /**
+   * The entries the stream held up to `position` (a copied position) when `removed` entries had been removed
+   * from it: while the position stays, what is left of them is `count` less what was removed since (only
+   * the oldest entries are ever removed), so the backlog is counted again without reading the stream.
+   */
+  kept?: { position: string; count: number; removed: number };
 }
 
 interface LeaseScripts {
@@ -41,6 +47,12 @@ interface LeaseScripts {
 export const FLUSH_TIMEOUT_MS = 30_000;
 /** How often a flush looks again whether its streams were copied. */
 const FLUSH_POLL_MS = 50;
+
+/** The key beside a stream holding the position last recorded in PostgreSQL (read by every instance's backlog). */
+const positionKey = (stream: string): string => `${stream}:copied`;
+
+/** The milliseconds part of a stream entry id. */
+const idMs = (id: string): number => Number(id.split('-')[0]);
 
 /** -1, 0 or 1 as stream entry id `a` comes before, is, or comes after `b`. */
 function compareEntryIds(a: string, b: string): number {
@@ -135,9 +147,37 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     return route && known.some((type) => this.explorer.isOrdered(type)) ? [routeDelayType(route.qId), ...known] : known;
   }
 
-  /** Entries of each stream not yet copied (about: copied entries are trimmed a node at a time). */
+  /**
+   * Entries of each stream not yet copied: after the position last recorded in PostgreSQL (the entries
+   * before it that are kept for fleet listeners do not count); all of the stream's before a first copy.
+   */
   async backlog(): Promise<{ stream: string; entries: number }[]> {
-    return Promise.all(this.streams.map(async (s) => ({ stream: s.key, entries: await this.events.length(s.key) })));
+    return Promise.all(this.streams.map(async (s) => ({ stream: s.key, entries: await this.backlogOf(s) })));
+  }
+
+  /**
+   * One stream's entries after the recorded position (published beside the stream by the writer that
+   * recorded it, so that every instance counts the same). Cheap in the usual cases: nothing to count when
+   * no entry up to the position is left (no fleet listener: the writer trims them all) or none after it;
+   * else the side of the position with fewer entries (by their times) is counted once per position, and
+   * the count is then kept up to date from the stream's removals alone.
+   */
+  private async backlogOf(stream: Copied): Promise<number> {
+    const state = await this.events.state(stream.key, positionKey(stream.key));
+    const position = state.beside;
+    if (!position || !state.first || !state.last || compareEntryIds(state.first, position) > 0) return state.length;
+    if (compareEntryIds(state.last, position) <= 0) return 0;
+    const kept = stream.kept;
+    if (kept?.position === position) {
+      const left = kept.count - (state.removed - kept.removed);
+      if (left > 0) return Math.max(0, state.length - left);
+    }
+    const span = idMs(state.last) - idMs(state.first);
+    const after = span > 0 && (idMs(position) - idMs(state.first)) / span >= 0.5;
+    const counted = await this.events.countFrom(stream.key, position, after, state.length + 1);
+    const keptCount = after ? counted.state.length - counted.count : counted.count;
+    stream.kept = { position, count: keptCount, removed: counted.state.removed };
+    return Math.max(0, counted.state.length - keptCount);
   }
 
   /**
@@ -243,6 +283,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     if (state.cursor === undefined) {
       stream.recorded = (await this.store!.position(stream.key)) ?? '0-0';
       state.cursor = stream.recorded;
+      await this.publishPosition(stream, stream.recorded);
     }
     const entries = await this.events.read(stream.key, state.cursor, batchSize);
     if (entries.length === 0 && state.holding === 0) return false;
@@ -254,20 +295,28 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
       this.timeouts.fill(plan.patches);
       await this.store!.applyPatches(stream.key, plan.patches, plan.position);
       stream.recorded = plan.position;
-      await this.events.trimBefore(stream.key, await this.trimPoint(stream, plan.position));
+      await this.trim(stream, plan.position);
+      await this.publishPosition(stream, plan.position);
     }
     return entries.length >= batchSize;
   }
 
   /**
-   * Where a copied stream may be trimmed: up to `position`, but while fleet listeners follow the stream
-   * (its flag is up) only up to `FOLLOWERS_KEEP_MS` before it, so that a follower reading less often than
+   * Trims a copied stream: up to `position` included (exactly: the stream then holds only what is left to
+   * copy), but while fleet listeners follow the stream (its followed flag is up: this writer raises the
+   * recorded flag only) only up to `FOLLOWERS_KEEP_MS` before it, so that a follower reading less often than
    * this writer copies still reads every entry.
    */
-  private async trimPoint(stream: Copied, position: string): Promise<string> {
-    if (!(await this.events.isFollowed(stream.flag))) return position;
-    const ms = Number(position.split('-')[0]) - FOLLOWERS_KEEP_MS;
-    return ms > 0 ? `${ms}-0` : '0-0';
+  private async trim(stream: Copied, position: string): Promise<void> {
+    if (position === '0-0') return;
+    if (!(await this.events.isFollowed(stream.flag))) return this.events.trimThrough(stream.key, position);
+    const ms = idMs(position) - FOLLOWERS_KEEP_MS;
+    if (ms > 0) await this.events.trimBefore(stream.key, `${ms}-0`);
+  }
+
+  /** Publishes the stream's recorded position beside it, for the backlog of every instance. */
+  private async publishPosition(stream: Copied, position: string): Promise<void> {
+    if (position !== '0-0') await this.redis.set(positionKey(stream.key), position);
   }
 
   /** Drops what this instance read and held of a stream: the next pass starts from PostgreSQL's position. */
@@ -291,11 +340,13 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private async checkBacklog(stream: Copied): Promise<void> {
-    const length = await this.events.length(stream.key);
     const max = this.options.events.streamMaxLen;
-    const near = length >= BACKLOG_WARN * max;
+    // NOTE: the backlog is at most the stream's length: counted only when that is near the cap.
+    const length = await this.events.length(stream.key);
+    const backlog = length >= BACKLOG_WARN * max ? await this.backlogOf(stream) : length;
+    const near = backlog >= BACKLOG_WARN * max;
     if (near && !stream.warned) {
-      this.logger.warn(`history: ${stream.key} holds ${length} of at most ${max} entries not yet copied; past that the oldest are dropped`);
+      this.logger.warn(`history: ${stream.key} holds ${backlog} of at most ${max} entries not yet copied; past that the oldest are dropped`);
     }
     stream.warned = near;
   }

@@ -2,7 +2,8 @@
   The owner acknowledges finished items and buries failed ones. Fenced by owner and epoch.
   KEYS[1] own  KEYS[2] inflight  KEYS[3] dead  KEYS[4] the partition's event stream
   KEYS[5] its followed flag (completions are logged only while it exists)
-  KEYS[6] its recorded flag (a history writer runs: entries carry each attempt's start and the machine)
+  KEYS[6] its recorded flag (a history writer runs: completions are logged, and entries carry each attempt's
+          start and the machine)
   ARGV[1] machine id  ARGV[2] epoch  ARGV[3] dead letters kept  ARGV[4] event stream length (0: none written)
   ARGV[5] JSON object seq -> the finished items' last attempt ('' when not sent): its start ms for a first
           attempt, else [start ms, attempt] or [start ms, attempt, error name, error message] when the attempt
@@ -20,8 +21,10 @@
 --- @include "includes/item-body"
 --- @include "includes/event-log"
 
-local recorded = tonumber(ARGV[4]) > 0 and ARGV[5] ~= '' and redis.call('EXISTS', KEYS[6]) == 1
-local starts = recorded and cjson.decode(ARGV[5]) or nil
+-- NOTE: a history writer raises the recorded flag only (not the followed one, which is the fleet
+-- listeners'): completions are logged while either exists, with or without starts to carry.
+local recorded = tonumber(ARGV[4]) > 0 and redis.call('EXISTS', KEYS[6]) == 1
+local starts = recorded and ARGV[5] ~= '' and cjson.decode(ARGV[5]) or nil
 
 -- The last attempt of an item as ARGV[5] gives it: start ms (0 unknown), attempt (nil unknown), the error of
 -- the attempt before it (nil when there was none).
