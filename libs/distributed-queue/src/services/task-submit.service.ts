@@ -67,10 +67,20 @@ export class TaskSubmitService {
     const tasks = items.map((item, index) => this.toNewTask(item, index, traceparent));
     const results: SubmitResult[] = [];
     for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
+      const chunk = tasks.slice(i, i + SUBMIT_CHUNK);
       let written: SubmitResult[];
       try {
-        written = await this.store.submit(type, tasks.slice(i, i + SUBMIT_CHUNK), newRequestId());
+        written = await this.store.submit(type, chunk, newRequestId());
       } catch (error) {
+        // NOTE: a chunk may be written in part (a service.url store sends it in several calls, each all or
+        // nothing): its error says which of its items were written. Those count as submitted, and the
+        // error thrown here says so too, else a repeat without ids would create them twice.
+        if (error instanceof SubmitIncompleteError) {
+          const part = Array.from(chunk, (_, j) => error.results[j] as SubmitResult | undefined);
+          this.bus.submitted(type, part.filter((r) => r?.created).length);
+          if (i === 0 && chunk.length === tasks.length) throw error;
+          throw new SubmitIncompleteError(type, [...results, ...part, ...new Array<undefined>(tasks.length - i - chunk.length)], error.cause);
+        }
         // NOTE: each call is all or nothing; say which items earlier calls wrote.
         if (i === 0) throw error;
         throw new SubmitIncompleteError(type, [...results, ...new Array<undefined>(tasks.length - i)], error);
@@ -153,7 +163,13 @@ export class TaskSubmitService {
       const written = await this.store
         .submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), newRequestId())
         .catch((error: unknown) => {
-          throw now.length > 0 ? incomplete(error) : error;
+          if (!(error instanceof SubmitIncompleteError)) throw now.length > 0 ? incomplete(error) : error;
+          // NOTE: written in part: the items it wrote are scheduled (see submitDelayMany).
+          later.forEach((e, i) => {
+            if (error.results[i] !== undefined) results[e.index] = { id: e.entry.id, partition: partitions[i], outcome: 'scheduled' };
+          });
+          this.bus.submitted(type, error.results.filter((r) => (r as SubmitResult | undefined)?.created).length);
+          throw incomplete(error.cause);
         });
       this.bus.submitted(type, written.filter((r) => r.created).length);
       later.forEach((e, i) => (results[e.index] = { id: e.entry.id, partition: partitions[i], outcome: 'scheduled' }));
