@@ -359,7 +359,7 @@ function slotOwnership(clusterNodes: string): string {
     .join(' ');
 }
 
-async function clusterConverged(ports: number[]): Promise<boolean> {
+async function clusterConverged(ports: number[], withSlots = ports.length): Promise<boolean> {
   const views: string[] = [];
   for (const port of ports) {
     const info = (await redisCommand(port, ['CLUSTER', 'INFO'])) ?? '';
@@ -368,17 +368,22 @@ async function clusterConverged(ports: number[]): Promise<boolean> {
     views.push(slotOwnership((await redisCommand(port, ['CLUSTER', 'NODES'])) ?? ''));
   }
   const expectedAddrs = ports.map((p) => `@${HOST}:${p}=`);
-  return views.every((v) => v === views[0]) && expectedAddrs.every((a) => views[0].includes(a));
+  const owners = expectedAddrs.filter((a) => views[0].includes(a)).length;
+  return views.every((v) => v === views[0]) && owners === withSlots;
 }
 
-/** Starts `masters` (≥3) cluster-enabled servers and joins them into one cluster with no replicas. */
-export async function startRedisCluster(opts: { masters?: number } = {}): Promise<RedisClusterHandle> {
-  const masters = opts.masters ?? 3;
-  if (masters < 3) throw new Error('startRedisCluster: redis-cli --cluster create needs at least 3 masters');
+/**
+ * Starts `masters` (≥3) cluster-enabled servers and joins them into one cluster, with `replicas` replicas per
+ * master (default none; `nodes` then lists masters and replicas). `nodeTimeoutMs`: cluster-node-timeout.
+ */
+export async function startRedisCluster(opts: { masters?: number; replicas?: number; nodeTimeoutMs?: number } = {}): Promise<RedisClusterHandle> {
+  const replicas = opts.replicas ?? 0;
+  const masters = (opts.masters ?? 3) * (1 + replicas);
+  if (masters / (1 + replicas) < 3) throw new Error('startRedisCluster: redis-cli --cluster create needs at least 3 masters');
   const clusterArgs = [
     '--cluster-enabled', 'yes',
     '--cluster-config-file', 'nodes.conf',
-    '--cluster-node-timeout', '2000',
+    '--cluster-node-timeout', String(opts.nodeTimeoutMs ?? 2000),
     '--cluster-announce-ip', HOST,
   ];
   const started = await Promise.allSettled(
@@ -396,14 +401,14 @@ export async function startRedisCluster(opts: { masters?: number } = {}): Promis
     if (failed) throw failed.reason;
     const ports = servers.map((s) => s.port);
     await runRedisCli(
-      ['--cluster', 'create', ...ports.map((p) => `${HOST}:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      ['--cluster', 'create', ...ports.map((p) => `${HOST}:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
       30_000,
     );
     const deadline = Date.now() + 20_000;
     let lastError = '';
     for (;;) {
       try {
-        if (await clusterConverged(ports)) break;
+        if (await clusterConverged(ports, masters / (1 + replicas))) break;
       } catch (err) {
         lastError = (err as Error).message;
       }

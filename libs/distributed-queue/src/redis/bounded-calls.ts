@@ -23,6 +23,8 @@ interface Command {
   dqRejected?: true;
   /** Written to a ready connection (its outcome is unknown when it times out). */
   dqSent?: true;
+  /** Sent in a cluster pipeline (auto-pipelining): ioredis does not follow its redirections. */
+  dqPipelined?: boolean;
 }
 
 /** A pipeline's pseudo-stream: it writes the whole pipeline once each of its commands has been written. */
@@ -65,6 +67,11 @@ export interface CallBounds {
 /** ioredis's messages for a connection that is gone (its retries exhausted, closed, not writable). */
 const CONNECTION_LOST = /Connection is closed|Stream isn't writeable|Reached the max retries|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|connect ETIMEDOUT|None of startup nodes is available|Failed to refresh slots cache/;
 
+/** Replies of a cluster whose slot moves or whose master fails over: the command did not run. */
+const CLUSTER_REDIRECT = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
+/** How long a cluster command waits before it is sent again after TRYAGAIN or CLUSTERDOWN (ioredis's delay). */
+const CLUSTER_RETRY_MS = 100;
+
 /** Redis's refusal of a write at maxmemory (also when a script's first write is refused). */
 const OUT_OF_MEMORY = /\bOOM command not allowed/;
 
@@ -100,6 +107,16 @@ export function boundCalls(client: RedisClient, connection: string, target: stri
     if (SUBSCRIBING.has(command.name)) command.promise.catch(() => undefined);
     const reject = command.reject;
     command.reject = (error: Error) => {
+      if (command.dqPipelined && !command.dqExpired && CLUSTER_REDIRECT.test(error.message)) {
+        // NOTE: a command of a cluster pipeline that another command of it kept from being retried (ioredis
+        // retries a pipeline only when all its commands failed alike): the command did not run. It is sent
+        // again on its own, where ioredis follows MOVED/ASK and retries TRYAGAIN/CLUSTERDOWN, within its bound.
+        command.dqPipelined = false;
+        const resend = (): unknown => (client as Cluster).sendCommand(command as never);
+        if (/^(TRYAGAIN|CLUSTERDOWN)/.test(error.message)) setTimeout(resend, CLUSTER_RETRY_MS).unref();
+        else resend();
+        return;
+      }
       command.dqRejected = true;
       if (isConnectionError(error)) reject(unavailable(command.dqSent === true, error.message));
       else reject(OUT_OF_MEMORY.test(error.message) ? new RedisOutOfMemoryError(connection, target, error.message) : error);
@@ -145,6 +162,7 @@ function wrapSend(client: RedisClient, admit: (command: Command, stream: unknown
   const target = client as unknown as { sendCommand: SendCommand };
   const send = target.sendCommand;
   target.sendCommand = function (this: RedisClient, command: Command, stream?: unknown, node?: unknown) {
+    if (client instanceof Cluster && (stream as PipelineStream | undefined)?.isPipeline) command.dqPipelined = true;
     if (command.dqExpired || !admit(command, stream)) {
       skipInPipeline(stream);
       return command.promise;

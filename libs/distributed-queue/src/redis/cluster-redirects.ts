@@ -35,3 +35,42 @@ export function followMovedThroughNatMap(client: Cluster): void {
     handleError.call(this, error, ttl, handlers);
   };
 }
+
+/** The parts of an ioredis Pipeline this file uses (ioredis does not export its internals). */
+interface PipelineInternals {
+  _queue: { promise: Promise<unknown> }[];
+  replyPending: number;
+  exec(callback?: unknown): Promise<unknown>;
+  reject(error: Error): void;
+}
+
+const SLOT_GROUPS = /^All keys in the pipeline should belong to the same slots allocation group/;
+
+/**
+ * Makes a cluster client's pipelines (its auto-pipelines above all) go out command by command when their
+ * keys' slots are no longer served by one node.
+ *
+ * NOTE: an auto-pipeline gathers the commands of one tick whose slots one node serves; when a slot moves
+ * (resharding, failover) before it is sent, ioredis refuses the whole pipeline ("All keys in the pipeline should
+ * belong to the same slots allocation group"), nothing sent, and every caller gets that error: the route
+ * queue's takes, acks and rebalance failed while slots moved. Each command is sent on its own instead, in
+ * order (where ioredis follows MOVED/ASK and retries TRYAGAIN), and the pipeline answers as if it ran them.
+ */
+export function splitPipelinesAcrossNodes(client: Cluster): void {
+  const pipeline = client.pipeline;
+  client.pipeline = function (this: Cluster, ...args: Parameters<Cluster['pipeline']>) {
+    const created = pipeline.apply(this, args) as unknown as PipelineInternals;
+    const exec = created.exec;
+    created.exec = function (this: PipelineInternals, callback?: unknown) {
+      const reject = this.reject;
+      this.reject = (error: Error) => {
+        if (!SLOT_GROUPS.test(error.message)) return reject.call(this, error);
+        // The pipeline collects each command's reply as it settles (it listens to the commands' promises).
+        this.replyPending = this._queue.length;
+        for (const command of this._queue) void client.sendCommand(command as never);
+      };
+      return exec.call(this, callback);
+    };
+    return created as never;
+  };
+}

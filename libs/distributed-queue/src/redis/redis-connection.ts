@@ -5,9 +5,12 @@ import { boundCalls, DEFAULT_REDIS_TIMEOUT_MS, describeTarget, type CallBounds }
 import { OutageLog, type ConnectionLogger } from './outage-log';
 import { defineScripts, type RedisClient } from './script-loader';
 import { refuseFailedSelect } from './connection-checks';
-import { followMovedThroughNatMap } from './cluster-redirects';
+import { followMovedThroughNatMap, splitPipelinesAcrossNodes } from './cluster-redirects';
 
 export type { ConnectionLogger } from './outage-log';
+
+/** Redirections a cluster call may follow: as many as fit in its time bound (`redisTimeoutMs`). */
+const UNBOUNDED_REDIRECTIONS = 1_000_000;
 
 function isCluster(connection: RedisConnection): connection is ClusterConnection {
   return typeof connection === 'object' && 'cluster' in connection;
@@ -50,12 +53,19 @@ export function createRedisClient(
   if (isCluster(connection)) {
     const { redisOptions, ...clusterOptions } = connection.clusterOptions ?? {};
     client = new Cluster(connection.cluster, {
+      // NOTE: through a failover (CLUSTERDOWN, closed connections) and a slot migration (TRYAGAIN, ASK, MOVED)
+      // ioredis retries a command every 100 ms, to a random node (which answers MOVED), each retry counting
+      // as a redirection: its default of 16 gave up after ~1 s, before a failover ends. The bound is the
+      // call's time instead (redisTimeoutMs, see boundCalls): a call that has not succeeded by then rejects
+      // with RedisUnavailableError and is never sent after.
+      maxRedirections: UNBOUNDED_REDIRECTIONS,
       ...clusterOptions,
       enableAutoPipelining: common.enableAutoPipelining,
       lazyConnect: true,
       redisOptions: { ...redisOptions, connectionName: name },
     });
     followMovedThroughNatMap(client);
+    splitPipelinesAcrossNodes(client);
   } else if (typeof connection === 'string') {
     client = new Redis(connection, common);
   } else {
