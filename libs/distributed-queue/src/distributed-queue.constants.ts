@@ -8,6 +8,8 @@ export const ROUTE_STORE = Symbol('ROUTE_STORE');
 export const TASK_TRACER = Symbol('TASK_TRACER');
 /** Injection token of the `SchedulerRpcClient` (service mode with `service.url`; else null). */
 export const SCHEDULER_RPC = Symbol('SCHEDULER_RPC');
+/** Injection token of the `DurableWrites` (the module option `durability`; else null: no connection is opened). */
+export const DURABLE_WRITES = Symbol('DURABLE_WRITES');
 /** Injection token of the resolved module options. */
 export const DISTRIBUTED_QUEUE_RESOLVED_OPTIONS = Symbol('DISTRIBUTED_QUEUE_RESOLVED_OPTIONS');
 

@@ -2,7 +2,7 @@ import { Inject, MiddlewareConsumer, Module, NestModule, Optional, RequestMethod
 import type { ServerResponse } from 'http';
 import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, SCHEDULER_RPC, TASK_TRACER } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES, ROUTE_STORE, SCHEDULER_RPC, TASK_TRACER } from './distributed-queue.constants';
 import { RouteOrchestrator } from './route/route.orchestrator';
 import { RouteStore } from './route/route.store';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';
@@ -40,6 +40,7 @@ import { DatabaseCheck } from './redis/database-check';
 import { StartupSteps } from './runtime/startup-steps';
 import { SchedulerRpcClient } from './service/scheduler-rpc-client';
 import { RemoteDelayQueueStore } from './service/remote-delay-store';
+import { DurableWrites } from './redis/durable-writes';
 
 /**
  * A private, non-global ScheduleModule with decorator scanning switched off: it gives this module a
@@ -90,6 +91,18 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
       useFactory: (client: RedisClient, options: ResolvedModuleOptions) =>
         options.route ? new RouteStore(client, options.keyPrefix, options.route, streamLength(options)) : null,
       inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
+    },
+    {
+      // NOTE: only with the option: its own connection (WAIT blocks the connection it is sent on).
+      provide: DURABLE_WRITES,
+      useFactory: (options: ResolvedModuleOptions, connections: RedisConnections) => {
+        if (!options.durability || options.service?.url) return null;
+        const client = connections.open('commands', 'durable');
+        const length = streamLength(options);
+        const route = options.route ? new RouteStore(client, options.keyPrefix, options.route, length) : null;
+        return new DurableWrites(client, new DelayQueueStore(client, options.keyPrefix, length), route, options.redisTimeoutMs);
+      },
+      inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, RedisConnections],
     },
     {
       provide: TASK_TRACER,

@@ -7,3 +7,4 @@ export { httpErrorOf } from './http-status';
 export * from './service-url.error';
 export * from './redis-unavailable.error';
 export * from './redis-memory.error';
+export * from './durability.error';

@@ -18,6 +18,21 @@ export interface ClusterConnection {
  */
 export type RedisConnection = string | RedisOptions | ClusterConnection;
 
+/**
+ * Durable calls: each state-changing call of `TaskSubmitService` (submit, submitMany, submitOrdered,
+ * submitOrderedMany, cancel, reschedule) resolves only once `replicas` replicas acknowledged its write
+ * (Redis `WAIT`), so that a failover cannot lose what was acknowledged to the caller.
+ */
+export interface DurabilityOptions {
+  /** Replicas that must acknowledge a write before the call resolves: an integer, at least 1. */
+  replicas: number;
+  /**
+   * How long a call waits for them after its write; then it rejects with `DurabilityError` (the write is on
+   * the master). Must be shorter than `redisTimeoutMs`. @default 1000
+   */
+  timeoutMs?: number;
+}
+
 /** Options of `DistributedQueueModule.forRoot`. */
 export interface DistributedQueueModuleOptions {
   /** @default 'redis://127.0.0.1:6379' */
@@ -55,6 +70,18 @@ export interface DistributedQueueModuleOptions {
    * let the policy be read (`INFO`), a warning says so and start-up goes on. @default false
    */
   allowEviction?: boolean;
+  /**
+   * Durable calls. Redis replicates asynchronously: a write acknowledged by a master that dies before its
+   * replicas have it is lost at failover (Sentinel or Cluster). With this option, the calls of
+   * `TaskSubmitService` that change state resolve only once `replicas` replicas acknowledged their write
+   * (`WAIT`, on a connection of their own, `dq:<keyPrefix>:durable`: workers' takes and acks are never
+   * blocked by it), and reject with `DurabilityError` when fewer did within `timeoutMs`. Generated ids are
+   * then replicated before they are handed out (without it, an id generated in the last moments before a
+   * failover can be generated again). Each call may ask otherwise (its `durability` option; `false`: not
+   * this one). Costs a round trip to the replicas per call (calls in flight at once share one `WAIT`).
+   * Not with `service.url` (no Redis there). @default none: calls resolve once the master applied them
+   */
+  durability?: DurabilityOptions;
   /** Worker options for every type. */
   defaults?: TaskWorkerOptions;
   /** Per-type worker options; also declares types a producer-only application may submit. */

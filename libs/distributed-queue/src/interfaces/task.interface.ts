@@ -56,6 +56,24 @@ export interface SubmitOptions {
   runAt?: number | Date;
 }
 
+/**
+ * A call's own durability (see the module option `durability`, which it needs): `false` to resolve once the
+ * master applied the write, or replicas and/or timeoutMs other than the module's.
+ */
+export type CallDurability = false | { replicas?: number; timeoutMs?: number };
+
+/** Options of a state-changing call as a whole (`submitMany`, `submitOrderedMany`, `cancel`). */
+export interface CallOptions {
+  /** This call's durability. @default the module option `durability` */
+  durability?: CallDurability;
+}
+
+/** Options of `submit`: the task's, and the call's `durability`. */
+export interface SubmitCallOptions extends SubmitOptions, CallOptions {}
+
+/** The new due time of `reschedule` (`delay` or `runAt`), and the call's `durability`. */
+export interface RescheduleOptions extends Pick<SubmitOptions, 'delay' | 'runAt'>, CallOptions {}
+
 /** One item of `submitMany`. */
 export interface SubmitItem<P = unknown> extends SubmitOptions {
   payload: P;
@@ -137,6 +155,9 @@ export interface OrderedSubmitOptions {
   /** Enter the partition at this time. Not with `delay`. */
   runAt?: number | Date;
 }
+
+/** Options of `submitOrdered`: the task's, and the call's `durability`. */
+export interface OrderedSubmitCallOptions extends OrderedSubmitOptions, CallOptions {}
 
 /** One item of `submitOrderedMany`. */
 export interface OrderedSubmitItem<P = unknown> extends OrderedSubmitOptions {

@@ -11,6 +11,7 @@ import {
 import { resolveHistoryOptions, type ResolvedHistoryOptions } from './resolve-history';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../service/request-body';
 import { DEFAULT_REDIS_TIMEOUT_MS } from '../redis/bounded-calls';
+import { resolveDurability, type ResolvedDurability } from './resolve-durability';
 import { resolveServiceMode, type QueueMode, type ResolvedSchedulerOptions, type ResolvedServiceClientOptions } from './resolve-service';
 import { hostname } from 'os';
 import type {
@@ -39,6 +40,8 @@ export interface ResolvedModuleOptions {
   startupTimeoutMs: number;
   waitForRedis: boolean;
   allowEviction: boolean;
+  /** null: calls resolve once the master applied them (no `WAIT`). */
+  durability: ResolvedDurability | null;
   defaults: ResolvedWorkerOptions;
   /** `defaults` as the application gave them (to tell which were set). */
   declaredDefaults?: TaskWorkerOptions;
@@ -85,7 +88,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
+  'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -219,6 +222,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   }
   const events = resolveEventsOptions(options.events);
   const modes = resolveServiceMode(options);
+  const redisTimeoutMs = options.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS;
   return {
     ...modes,
     schedules: options.schedules,
@@ -226,10 +230,11 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     keyPrefix,
     workers: options.workers ?? true,
     shutdownTimeoutMs: options.shutdownTimeoutMs ?? 10_000,
-    redisTimeoutMs: options.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
+    redisTimeoutMs,
     startupTimeoutMs: options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
     waitForRedis: options.waitForRedis ?? false,
     allowEviction: options.allowEviction ?? false,
+    durability: resolveDurability(options.durability, redisTimeoutMs),
     defaults: mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, options.defaults),
     declaredDefaults: options.defaults,
     types,

@@ -105,7 +105,7 @@ export function resolveServiceMode(options: DistributedQueueModuleOptions): {
   if (mode !== 'scheduler' && options.scheduler !== undefined) throw new InvalidOptionsError('scheduler', "is only for mode 'scheduler'");
   if (mode === 'service' && options.service?.url !== undefined) {
     // NOTE: with url the application has no Redis: options that need one are refused rather than ignored.
-    for (const needsRedis of ['connection', 'history', 'route'] as const) {
+    for (const needsRedis of ['connection', 'history', 'route', 'durability'] as const) {
       if (options[needsRedis] !== undefined) throw new InvalidOptionsError(needsRedis, 'needs Redis: leave it out with service.url (the application reaches Redis only through the scheduler)');
     }
   }

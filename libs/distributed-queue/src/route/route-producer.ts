@@ -87,9 +87,10 @@ export class RouteProducer {
 
   /**
    * Pushes many tasks with one script call per partition (order kept within each key). Under the
-   * Exception strategy the tasks after a full point come back 'rejected'.
+   * Exception strategy the tasks after a full point come back 'rejected'. `written` is told each
+   * partition written, as its call's reply arrives (durable writes note where it was applied).
    */
-  async pushMany(entries: RouteEntry[], entering = false): Promise<OrderedSubmitResult[]> {
+  async pushMany(entries: RouteEntry[], entering = false, written?: (partition: number) => void): Promise<OrderedSubmitResult[]> {
     const results: OrderedSubmitResult[] = new Array(entries.length);
     let todo = entries.map((_, i) => i);
     for (let attempt = 0; attempt < STALE_RETRIES && todo.length > 0; attempt++) {
@@ -106,6 +107,7 @@ export class RouteProducer {
         [...groups].map(async ([partition, indexes]) => {
           // NOTE: one request id per call: ioredis re-sending the call after a reconnect appends nothing twice.
           const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item), newRequestId(), entering);
+          written?.(partition);
           if (replies === 'stale-count') {
             stale.push(...indexes);
             return;

@@ -1,10 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeDelayType, TASK_TRACER } from '../distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES, ROUTE_STORE, routeDelayType, TASK_TRACER } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
-import { InvalidSubmitOptionsError, PartitionFullError, RouteNotConfiguredError, SubmitIncompleteError, UnknownTaskTypeError } from '../errors';
+import {
+  DurabilityError, InvalidSubmitOptionsError, PartitionFullError, RouteNotConfiguredError, SubmitIncompleteError, UnknownTaskTypeError,
+} from '../errors';
 import type {
-  CancelResult, OrderedSubmitItem, OrderedSubmitOptions, OrderedSubmitResult, SubmitItem, SubmitOptions, SubmitResult,
+  CallOptions, CancelResult, OrderedSubmitCallOptions, OrderedSubmitItem, OrderedSubmitResult, RescheduleOptions, SubmitCallOptions, SubmitItem,
+  SubmitResult,
 } from '../interfaces';
 import { DelayQueueStore, type NewTask } from '../delay/delay-queue.store';
 import { TaskEventBus } from '../events/task-event-bus';
@@ -16,6 +19,8 @@ import { newRequestId, randomTaskId } from '../runtime/request-id';
 import type { TaskTracer } from '../tracing/task-tracer';
 import { withTraceContext } from '../tracing/trace-carrier';
 import { checkId, checkKey, checkOptionNames, toDue } from './task-input';
+import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
+import type { DurableWrites, WriteMark } from '../redis/durable-writes';
 
 /** Tasks per submit script call: bounds the time one call holds Redis. */
 const SUBMIT_CHUNK = 500;
@@ -30,6 +35,8 @@ const ORDERED_KEYS = ['key', 'payload', 'id', 'delay', 'runAt'];
 @Injectable()
 export class TaskSubmitService {
   private readonly producer?: RouteProducer;
+  /** The route producer of durable calls (on the durable connection). */
+  private readonly durableProducer?: RouteProducer;
 
   constructor(
     private readonly store: DelayQueueStore,
@@ -38,39 +45,54 @@ export class TaskSubmitService {
     @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
     @Inject(TASK_TRACER) private readonly tracer: TaskTracer | null,
     private readonly bus: TaskEventBus,
+    @Inject(DURABLE_WRITES) private readonly durable: DurableWrites | null,
   ) {
     if (routeStore) this.producer = new RouteProducer(routeStore, new Logger('DistributedQueue'));
+    if (durable?.routeStore) this.durableProducer = new RouteProducer(durable.routeStore, new Logger('DistributedQueue'));
   }
 
   /**
    * Submits one task and returns its id. When a task with the given id exists (delayed, ready, running or
    * dead), nothing is created or changed and the same id is returned; use `submitMany` to learn which.
-   * @throws InvalidTaskTypeError, UnknownTaskTypeError, InvalidSubmitOptionsError, InvalidPayloadError
+   * With durability (module or call option), it resolves once the replicas acknowledged the task.
+   * @throws InvalidTaskTypeError, UnknownTaskTypeError, InvalidSubmitOptionsError, InvalidPayloadError,
+   * DurabilityError (its `result`: the id, written on the master)
    */
-  async submit<P>(type: string | TaskContract<P>, payload: NoInfer<P>, options: SubmitOptions = {}): Promise<string> {
-    const [result] = await this.submitMany(type, [{ ...options, payload }]);
-    return result.id;
+  async submit<P>(type: string | TaskContract<P>, payload: NoInfer<P>, options: SubmitCallOptions = {}): Promise<string> {
+    const { durability, ...task } = options ?? {};
+    try {
+      const [result] = await this.submitMany(type, [{ ...task, payload }], { durability });
+      return result.id;
+    } catch (error) {
+      if (!(error instanceof DurabilityError)) throw error;
+      const [written] = error.result as SubmitResult[];
+      throw new DurabilityError(error.acknowledged, error.required, error.timeoutMs, written.id, error.reason);
+    }
   }
 
   /**
    * Submits many tasks of one type in few round trips; tasks due at the same time run in the order of
    * `items`. Every item is validated before anything is written, so a bad item rejects the whole call.
+   * `options.durability`: this call's (see the module option).
+   * @throws DurabilityError (its `result`: the results, written on the master)
    */
-  async submitMany<P>(typeOrContract: string | TaskContract<P>, items: SubmitItem<NoInfer<P>>[]): Promise<SubmitResult[]> {
+  async submitMany<P>(typeOrContract: string | TaskContract<P>, items: SubmitItem<NoInfer<P>>[], options?: CallOptions): Promise<SubmitResult[]> {
     const type = checkedTypeOf(typeOrContract);
-    return this.traced(type, items, (traceparent) => this.submitDelayMany(type, items, traceparent));
+    const durability = this.durabilityOf(options);
+    return this.traced(type, items, (traceparent) => this.submitDelayMany(type, items, traceparent, durability));
   }
 
-  private async submitDelayMany(type: string, items: SubmitItem[], traceparent: string | undefined): Promise<SubmitResult[]> {
+  private async submitDelayMany(type: string, items: SubmitItem[], traceparent: string | undefined, durability: ResolvedDurability | null): Promise<SubmitResult[]> {
     this.assertDelayType(type);
     if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
     const tasks = items.map((item, index) => this.toNewTask(item, index, traceparent));
     const results: SubmitResult[] = [];
+    const marks: WriteMark[] = [];
     for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
       const chunk = tasks.slice(i, i + SUBMIT_CHUNK);
       let written: SubmitResult[];
       try {
-        written = await this.store.submit(type, chunk, newRequestId());
+        written = await this.write(durability, marks, type, (store) => store.submit(type, chunk, newRequestId()));
       } catch (error) {
         // NOTE: a chunk may be written in part (a service.url store sends it in several calls, each all or
         // nothing): its error says which of its items were written. Those count as submitted, and the
@@ -88,22 +110,35 @@ export class TaskSubmitService {
       this.bus.submitted(type, written.filter((r) => r.created).length);
       results.push(...written);
     }
-    return results;
+    return this.confirmed(durability, marks, results);
   }
 
-  /** Cancels a waiting task, or asks a running one to stop (it is not retried). */
-  async cancel(typeOrContract: string | TaskContract<unknown>, id: string): Promise<CancelResult> {
+  /**
+   * Cancels a waiting task, or asks a running one to stop (it is not retried). `options.durability`: this
+   * call's (see the module option).
+   * @throws DurabilityError (its `result`: what the cancel did on the master)
+   */
+  async cancel(typeOrContract: string | TaskContract<unknown>, id: string, options?: CallOptions): Promise<CancelResult> {
     const type = checkedTypeOf(typeOrContract);
-    return this.store.cancel(type, checkId(id));
+    const durability = this.durabilityOf(options);
+    const marks: WriteMark[] = [];
+    const checked = checkId(id);
+    return this.confirmed(durability, marks, await this.write(durability, marks, type, (store) => store.cancel(type, checked)));
   }
 
   /**
    * Moves a waiting task to a new due time (`delay` or `runAt`); it keeps its submission order among tasks
    * due at the same time. Returns false when the task is not waiting (running, finished, dead or unknown).
+   * `when.durability`: this call's (see the module option).
+   * @throws DurabilityError (its `result`: whether the task was moved, on the master)
    */
-  async reschedule(typeOrContract: string | TaskContract<unknown>, id: string, when: Pick<SubmitOptions, 'delay' | 'runAt'>): Promise<boolean> {
+  async reschedule(typeOrContract: string | TaskContract<unknown>, id: string, when: RescheduleOptions): Promise<boolean> {
     const type = checkedTypeOf(typeOrContract);
-    return (await this.store.reschedule(type, checkId(id), toDue(when))) !== null;
+    const durability = this.durabilityOf(when);
+    const marks: WriteMark[] = [];
+    const [checked, due] = [checkId(id), toDue(when)];
+    const moved = (await this.write(durability, marks, type, (store) => store.reschedule(type, checked, due))) !== null;
+    return this.confirmed(durability, marks, moved);
   }
 
   /**
@@ -111,31 +146,47 @@ export class TaskSubmitService {
    * keys in parallel. With `delay`/`runAt` it waits in the delay queue and enters its partition when due.
    * The result tells what the partition did (`queued`, `discarded`, `dropped-oldest`; `scheduled` if delayed).
    * @throws PartitionFullError (rejectStrategy Exception), RouteNotConfiguredError, InvalidSubmitOptionsError,
-   * UnknownTaskTypeError, InvalidPayloadError
+   * UnknownTaskTypeError, InvalidPayloadError, DurabilityError (its `result`: this call's result, on the master)
    */
   async submitOrdered<P>(
-    typeOrContract: string | TaskContract<P, true>, key: string, payload: NoInfer<P>, options: OrderedSubmitOptions = {},
+    typeOrContract: string | TaskContract<P, true>, key: string, payload: NoInfer<P>, options: OrderedSubmitCallOptions = {},
   ): Promise<OrderedSubmitResult> {
     const type = checkedTypeOf(typeOrContract);
-    const [result] = await this.traced(type, 1, async (traceparent) => {
-      const results = await this.submitOrderedEntries(type, [{ ...options, key, payload }], traceparent);
-      if (results[0].outcome === 'rejected') throw new PartitionFullError(results[0].partition, this.routeStore!.options.maxPartitionSize);
-      return results;
-    });
-    return result;
+    const { durability: asked, ...task } = options ?? {};
+    const durability = this.durabilityOf({ durability: asked });
+    try {
+      const [result] = await this.traced(type, 1, async (traceparent) => {
+        const results = await this.submitOrderedEntries(type, [{ ...task, key, payload }], traceparent, durability);
+        if (results[0].outcome === 'rejected') throw new PartitionFullError(results[0].partition, this.routeStore!.options.maxPartitionSize);
+        return results;
+      });
+      return result;
+    } catch (error) {
+      if (!(error instanceof DurabilityError)) throw error;
+      throw new DurabilityError(error.acknowledged, error.required, error.timeoutMs, (error.result as OrderedSubmitResult[])[0], error.reason);
+    }
   }
 
   /**
    * Submits many ordered tasks of one type with one script call per partition; tasks of one key keep the
-   * order of `items`. Every item is validated before anything is written.
+   * order of `items`. Every item is validated before anything is written. `options.durability`: this
+   * call's (see the module option): every partition written (and the delayed ones' queue) is confirmed.
+   * @throws DurabilityError (its `result`: the results, written on the master)
    */
-  async submitOrderedMany<P>(typeOrContract: string | TaskContract<P, true>, items: OrderedSubmitItem<NoInfer<P>>[]): Promise<OrderedSubmitResult[]> {
+  async submitOrderedMany<P>(
+    typeOrContract: string | TaskContract<P, true>, items: OrderedSubmitItem<NoInfer<P>>[], options?: CallOptions,
+  ): Promise<OrderedSubmitResult[]> {
     const type = checkedTypeOf(typeOrContract);
-    return this.traced(type, items, (traceparent) => this.submitOrderedEntries(type, items, traceparent));
+    const durability = this.durabilityOf(options);
+    return this.traced(type, items, (traceparent) => this.submitOrderedEntries(type, items, traceparent, durability));
   }
 
-  private async submitOrderedEntries(type: string, items: OrderedSubmitItem[], traceparent: string | undefined): Promise<OrderedSubmitResult[]> {
-    const producer = this.orderedProducer(type);
+  private async submitOrderedEntries(
+    type: string, items: OrderedSubmitItem[], traceparent: string | undefined, durability: ResolvedDurability | null,
+  ): Promise<OrderedSubmitResult[]> {
+    this.orderedProducer(type);
+    const producer = durability ? this.durableProducer! : this.producer!;
+    const marks: WriteMark[] = [];
     if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
     const entries = items.map((item, index) => {
       checkOptionNames(item, ORDERED_KEYS, index);
@@ -149,7 +200,8 @@ export class TaskSubmitService {
     const now = entries.filter((e) => !e.delayed);
     // NOTE: one call per partition, then one for the delayed ones: each all or nothing; say which were written.
     const incomplete = (error: unknown): SubmitIncompleteError<OrderedSubmitResult> => new SubmitIncompleteError(type, [...results], error);
-    const pushed = await producer.pushMany(now.map((e) => e.entry)).catch((error: unknown) => {
+    const written = durability ? (p: number) => marks.push(this.durable!.mark(this.durable!.routeStore!.keys.partition(p).list)) : undefined;
+    const pushed = await producer.pushMany(now.map((e) => e.entry), false, written).catch((error: unknown) => {
       if (!(error instanceof SubmitIncompleteError)) throw error;
       now.forEach((e, i) => (results[e.index] = error.results[i] as OrderedSubmitResult));
       throw incomplete(error.cause);
@@ -160,8 +212,8 @@ export class TaskSubmitService {
     if (later.length > 0) {
       const partitions = await producer.partitionsOf(later.map((e) => e.entry.key));
       const delayType = routeDelayType(this.routeStore!.options.qId);
-      const written = await this.store
-        .submit(delayType, later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) })), newRequestId())
+      const tasks = later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) }));
+      const delayed = await this.write(durability, marks, delayType, (store) => store.submit(delayType, tasks, newRequestId()))
         .catch((error: unknown) => {
           if (!(error instanceof SubmitIncompleteError)) throw now.length > 0 ? incomplete(error) : error;
           // NOTE: written in part: the items it wrote are scheduled (see submitDelayMany).
@@ -171,10 +223,10 @@ export class TaskSubmitService {
           this.bus.submitted(type, error.results.filter((r) => (r as SubmitResult | undefined)?.created).length);
           throw incomplete(error.cause);
         });
-      this.bus.submitted(type, written.filter((r) => r.created).length);
+      this.bus.submitted(type, delayed.filter((r) => r.created).length);
       later.forEach((e, i) => (results[e.index] = { id: e.entry.id, partition: partitions[i], outcome: 'scheduled' }));
     }
-    return results;
+    return this.confirmed(durability, marks, results);
   }
 
   /** @internal Moves a due delayed ordered task into its partition. */
@@ -191,6 +243,34 @@ export class TaskSubmitService {
   private traced<R extends { id: string }>(type: string, items: unknown, send: (traceparent: string | undefined) => Promise<R[]>): Promise<R[]> {
     if (!this.tracer) return send(undefined);
     return this.tracer.publish(type, Array.isArray(items) ? items.length : 1, send);
+  }
+
+  /** A call's durability, checked (before anything is written); null when it is not durable. */
+  private durabilityOf(options: CallOptions | undefined): ResolvedDurability | null {
+    return callDurability(options?.durability, this.options.durability ?? null, this.options.redisTimeoutMs);
+  }
+
+  /**
+   * Runs a write of `type`'s delay queue: on the durable connection when the call is durable (then `marks`
+   * gets where it was applied), else on the commands connection.
+   */
+  private async write<T>(durability: ResolvedDurability | null, marks: WriteMark[], type: string, call: (store: DelayQueueStore) => Promise<T>): Promise<T> {
+    if (!durability) return call(this.store);
+    const durable = this.durable!;
+    const { value, mark } = await durable.write(durable.store.keys(type).jobs, () => call(durable.store));
+    marks.push(mark);
+    return value;
+  }
+
+  /**
+   * `result` once the replicas acknowledged every marked write (nothing to wait for when the call is not
+   * durable); `DurabilityError` carrying it when fewer did within the call's `timeoutMs`.
+   */
+  private async confirmed<R>(durability: ResolvedDurability | null, marks: WriteMark[], result: R): Promise<R> {
+    if (!durability || marks.length === 0) return result;
+    const acks = await this.durable!.confirm(marks, durability);
+    if (acks.acknowledged < durability.replicas) throw new DurabilityError(acks.acknowledged, durability.replicas, durability.timeoutMs, result, acks.reason);
+    return result;
   }
 
   private orderedProducer(type: string): RouteProducer {
