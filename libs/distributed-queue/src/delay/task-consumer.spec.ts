@@ -158,8 +158,12 @@ describe('TaskConsumer reserving ahead of free slots', () => {
   const A = ids('a', 8);
   const B = ids('b', 8);
 
-  /** Quick tasks first, then two takes of 8 (half of 4 slots and 12 ahead) answered in full: 16 held. */
-  async function filled() {
+  /**
+   * Quick tasks first, then two takes of 8 (half of 4 slots and 12 ahead) answered in full: 16 held. With
+   * `frozen` the clock stays stopped afterwards (restore it at the end of the test): no slot frees, and the
+   * tasks held ahead would be handed back once 100 ms passed (PREFETCH_STALL_MS), as on a loaded machine.
+   */
+  async function filled(frozen = false) {
     const t = await setUp();
     // No handler has finished yet: a take asks for half the slots, no more.
     expect(t.takes.map((x) => x.count)).toEqual([2]);
@@ -167,7 +171,7 @@ describe('TaskConsumer reserving ahead of free slots', () => {
     try {
       await t.answer(['q1', 'q2']);
     } finally {
-      clock.mockRestore();
+      if (!frozen) clock.mockRestore();
     }
     // Both finished at once: now up to 3 x 4 more than the slots may be held, half of all per take.
     expect(t.takes.map((x) => x.count)).toEqual([8, 8]);
@@ -177,7 +181,7 @@ describe('TaskConsumer reserving ahead of free slots', () => {
   }
 
   it('reserves ahead only once handlers prove quick, runs at most concurrency, and starts the rest as slots free', async () => {
-    const t = await filled();
+    const t = await filled(true);
     try {
       expect(t.started).toEqual(['q1', 'q2', ...A.slice(0, 4)]);
       expect(t.consumer.busy).toBe(16);
@@ -188,11 +192,20 @@ describe('TaskConsumer reserving ahead of free slots', () => {
     } finally {
       for (const release of t.blocked.values()) release();
       await t.consumer.stop(0);
+      jest.restoreAllMocks();
     }
   });
 
   it('renews the leases of waiting tasks, lets a lost one go, records a cancelled one, and hands the rest back at stop', async () => {
-    const t = await filled();
+    const t = await filled(true);
+    try {
+      await renewCancelStop(t);
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
+
+  async function renewCancelStop(t: Awaited<ReturnType<typeof filled>>): Promise<void> {
     t.calls.lost.push('a5');
     await t.consumer.renewLeases();
     expect(t.calls.extend.at(-1)).toEqual([...A, ...B]);
@@ -208,7 +221,7 @@ describe('TaskConsumer reserving ahead of free slots', () => {
     await stopping;
     // never started: the lost, the cancelled and the handed-back ones
     expect(t.started).toEqual(['q1', 'q2', ...A.slice(0, 4)]);
-  });
+  }
 
   it('hands the tasks reserved ahead back when no slot frees (handlers hang), and reserves none ahead until one finishes', async () => {
     const before = Date.now();
