@@ -67,7 +67,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode retri
     await waitFor(async () => (await liveInstances(scheduler, 'mail')) === 0, { timeoutMs: 15_000, message: 'the dead instance dropped' });
     await waitFor(async () => (await states(scheduler, 'mail.send', ids)).every((s) => s === 'ready' || s === 'dead'), { timeoutMs: 15_000 });
     expect(await states(scheduler, 'mail.send', ids)).toEqual(ids.map(() => 'ready'));
-    expect(scheduler.output()).toMatch(/instance mail-1 of "mail" refused the connection/);
+    expect(scheduler.output()).toMatch(/instance mail-1 of "mail" refused a delivery \(the instance refused the connection\)/);
     const second = await startClient(target, prefix, { app: 'mail', instance: 'mail-2', types: ['mail.send'], workerOptions: options });
     await waitFor(() => runs(second, 'done').length >= ids.length, { timeoutMs: 15_000, message: 'every task ran on the new instance' });
     expect(runs(second).map((r: RunReport) => [r.id, r.attempt]).sort()).toEqual(ids.map((id) => [id, 1]).sort());

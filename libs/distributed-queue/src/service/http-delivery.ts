@@ -32,6 +32,9 @@ export function pickInstance<T>(instances: readonly T[], id: string, attempt: nu
  */
 const NO_INSTANCE_PAUSE_MS = 200;
 
+/** What an instance answers when it refuses a delivery before running anything (see `ServiceClient.handle`). */
+const UNAVAILABLE_STATUS = 503;
+
 function errorText(text: string): string {
   try {
     const body = JSON.parse(text) as { error?: { name?: string; message?: string } };
@@ -90,8 +93,11 @@ export class HttpDelivery implements TaskHandler {
      * scheduled the retry (`DeliveryFailedError.instance`), so every scheduler replica avoids it.
      */
     private readonly lastFailedOn: (id: string) => Promise<string | null>,
-    /** Told when an instance refused the connection: it gets no more deliveries (see `ServiceScheduler`). */
-    private readonly refused: (instance: ServiceInstance) => void,
+    /**
+     * Told when an instance refused a delivery before running anything (its connection, or a 503
+     * `Unavailable`: starting, or its Redis unreachable): it gets no more deliveries (see `ServiceScheduler`).
+     */
+    private readonly refused: (instance: ServiceInstance, why: string) => void,
     /** The largest request body the application's instances take (registered with the type). */
     private readonly maxRequestBytes = LEGACY_MAX_REQUEST_BYTES,
   ) {}
@@ -133,6 +139,10 @@ export class HttpDelivery implements TaskHandler {
 
   private async send(instance: ServiceInstance, items: Pending[]): Promise<void> {
     const fail = (status: number, detail: string): void => items.forEach((p) => settle(p, new DeliveryFailedError(this.app, instance.id, status, detail)));
+    const notMade = (why: string): void => {
+      items.forEach((p) => settle(p, new DeliveryNotMadeError(this.app, instance.id, why)));
+      this.refused(instance, why);
+    };
     const text = BATCH_HEAD + items.map((p) => p.json).join(',') + BATCH_TAIL;
     if (Buffer.byteLength(text) > this.maxRequestBytes) {
       // NOTE: one task bigger than the application takes (submitted elsewhere, with a larger maxPayloadBytes).
@@ -142,7 +152,11 @@ export class HttpDelivery implements TaskHandler {
     try {
       const response = await signedPost(instance.url, this.secret, delivery, text, AbortSignal.timeout(this.timeoutMs + this.graceMs));
       if (!response.ok || !response.body) {
-        fail(response.status, errorText(await response.text().catch(() => '')));
+        const why = errorText(await response.text().catch(() => ''));
+        // NOTE: the instance's own refusal before it ran anything (starting; its Redis unreachable for the
+        // replay check, as while it reconnects after an outage): not an attempt of the tasks.
+        if (response.status === UNAVAILABLE_STATUS && why.startsWith('Unavailable:')) return notMade(why);
+        fail(response.status, why);
         return;
       }
       await this.readResults(response.body, items, instance);
@@ -150,8 +164,7 @@ export class HttpDelivery implements TaskHandler {
     } catch (error) {
       if (!isConnectionRefused(error)) return fail(0, noAnswerReason(error));
       // NOTE: nothing reached the instance: not an attempt; the tasks go back and the instance gets no more.
-      items.forEach((p) => settle(p, new DeliveryNotMadeError(this.app, instance.id, 'the instance refused the connection')));
-      this.refused(instance);
+      notMade('the instance refused the connection');
     }
   }
 

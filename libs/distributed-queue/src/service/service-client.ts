@@ -125,7 +125,8 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     try {
       await this.answer(req, res);
     } catch (error) {
-      // NOTE: e.g. Redis unreachable for the replay check: the scheduler counts the attempt failed and retries.
+      // NOTE: e.g. Redis unreachable for the replay check (nothing ran): the scheduler hands the tasks back
+      // without counting an attempt, and delivers to this instance again after its next heartbeat.
       this.logger.warn(`Service mode: could not answer a delivery: ${(error as Error).message}`);
       if (!res.headersSent) {
         res.statusCode = 503;

@@ -177,7 +177,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     const scheduler = this.options.scheduler!;
     const handler = new HttpDelivery(
       app, type, scheduler.secret, registered.timeoutMs, scheduler.deliveryGraceMs, () => this.instances.get(app) ?? [], (id) => this.store.lastFailedOn(type, id),
-      (instance) => this.instanceRefused(app, instance), registered.maxRequestBytes,
+      (instance, why) => this.instanceRefused(app, instance, why), registered.maxRequestBytes,
     );
     const options = mergeWorkerOptions(this.options.defaults, {
       concurrency: registered.concurrency,
@@ -193,15 +193,16 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /**
-   * An instance refused a delivery's connection (nothing listens: it died): no more deliveries to it from
+   * An instance refused a delivery's connection (nothing listens: it died), or refused the delivery before
+   * running it (starting, its Redis unreachable): no more deliveries to it from
    * this replica at once, and it is removed from the registry, which tells every replica. A live instance
    * registers again with its next heartbeat.
    */
-  private instanceRefused(app: string, instance: ServiceInstance): void {
+  private instanceRefused(app: string, instance: ServiceInstance, why: string): void {
     const live = this.instances.get(app);
     if (!live?.some((i) => i.id === instance.id)) return;
     this.instances.set(app, live.filter((i) => i.id !== instance.id));
-    this.logger.warn(`Service mode: instance ${instance.id} of "${app}" refused the connection: removed from the registry (its tasks wait for a live instance)`);
+    this.logger.warn(`Service mode: instance ${instance.id} of "${app}" refused a delivery (${why}): removed from the registry until its next heartbeat (its tasks wait for a live instance)`);
     this.registry.leave(app, instance.id).catch((error: Error) => this.logger.warn(`Service mode: could not remove instance ${instance.id}: ${error.message}`));
   }
 
