@@ -25,6 +25,8 @@ interface Command {
   dqSent?: true;
   /** Sent in a cluster pipeline (auto-pipelining): ioredis does not follow its redirections. */
   dqPipelined?: boolean;
+  /** The socket it was last written to (a single server's connection). */
+  dqStream?: object;
 }
 
 /** A pipeline's pseudo-stream: it writes the whole pipeline once each of its commands has been written. */
@@ -129,7 +131,7 @@ export function boundCalls(client: RedisClient, connection: string, target: stri
       command.dqExpired = true;
       const sent = command.dqSent === true;
       reject(unavailable(sent, sent ? `no reply within ${ms} ms` : `${up ? 'not sent' : 'not connected'} within ${ms} ms`));
-      dropSilentConnection(client);
+      dropSilentConnection(client, command.dqStream);
     }), ms);
     command._commandTimeoutTimer.unref();
   };
@@ -167,7 +169,10 @@ function wrapSend(client: RedisClient, admit: (command: Command, stream: unknown
       skipInPipeline(stream);
       return command.promise;
     }
-    if (!(client instanceof Cluster) && ready(client)) command.dqSent = true;
+    if (!(client instanceof Cluster)) {
+      if (ready(client)) command.dqSent = true;
+      command.dqStream = (client as unknown as { stream?: object }).stream;
+    }
     return send.call(this, command, stream, node);
   };
 }
@@ -179,9 +184,13 @@ function wrapSend(client: RedisClient, admit: (command: Command, stream: unknown
  * is re-sent after the reconnect as after any dropped connection, and the scripts' request ids make a
  * repeat harmless. A cluster's nodes are left to the cluster's own handling.
  */
-function dropSilentConnection(client: RedisClient): void {
+function dropSilentConnection(client: RedisClient, writtenTo: object | undefined): void {
   if (client instanceof Cluster || (client.status !== 'ready' && client.status !== 'connect')) return;
-  (client as unknown as { stream?: { destroy(): void } }).stream?.destroy();
+  const stream = (client as unknown as { stream?: { destroy(): void } }).stream;
+  // NOTE: a call written to an earlier socket (e.g. the handshake of a connection attempt that a proxy
+  // accepted and then closed, left unanswered) says nothing of this one: dropping it cut a healthy
+  // connection after each failover, and again for every such call.
+  if (stream && stream === writtenTo) stream.destroy();
 }
 
 /** Where a connection goes, for messages: never its password. */

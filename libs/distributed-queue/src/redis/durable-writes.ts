@@ -32,11 +32,13 @@ interface PendingWait {
   acks: Promise<ReplicaAcks>;
 }
 
+const LOST = 'the connection to the master was lost after the write';
+
 /** `WAIT numreplicas timeout`, noting the socket it was written on and when its reply arrived. */
 class WaitCommand extends Command {
   socket?: object;
 
-  constructor(replicas: number, timeoutMs: number, onSettled: () => void) {
+  constructor(replicas: number, timeoutMs: number, private readonly expected: object, onSettled: () => void) {
     super('wait', [replicas, timeoutMs], { replyEncoding: 'utf8' });
     // NOTE: set as the parser hands over the reply, before any promise callback: see `confirm`.
     const { resolve, reject } = this;
@@ -52,6 +54,9 @@ class WaitCommand extends Command {
 
   override toWritable(socket: object): string | Buffer {
     this.socket = socket;
+    // NOTE: ioredis re-sends a call in flight after a reconnect. On another connection this WAIT would
+    // confirm nothing and block it up to its timeout: `WAIT 0 0` answers at once instead.
+    if (socket !== this.expected) this.args = ['0', '0'];
     return super.toWritable(socket);
   }
 }
@@ -93,9 +98,24 @@ export class DurableWrites {
     return { node, socket: node ? socketOf(node) : undefined };
   }
 
-  /** Runs `write` (one call to `key`'s node) and marks where it was applied as its reply arrives. */
+  /**
+   * Runs `write` (one call to `key`'s node) and marks where it was applied as its reply arrives. Waits first
+   * for the `WAIT`s in flight (see `idle`).
+   */
   async write<T>(key: string, write: () => Promise<T>): Promise<{ value: T; mark: WriteMark }> {
+    await this.idle();
     return write().then((value) => ({ value, mark: this.mark(key) }));
+  }
+
+  /**
+   * Resolves once no `WAIT` is in flight. Writes wait here rather than behind a blocked `WAIT` in the
+   * server: there, their replies would be held up to its timeout, counted in their own call bound
+   * (`redisTimeoutMs`), and a call timing out drops the connection. Released together, their replies come
+   * before the next `WAIT`'s, so they share it.
+   */
+  async idle(): Promise<void> {
+    const inFlight = [...this.pending.values()].filter((w) => !w.settled).map((w) => w.acks);
+    if (inFlight.length > 0) await Promise.all(inFlight);
   }
 
   /**
@@ -108,7 +128,7 @@ export class DurableWrites {
     for (const mark of marks) {
       const seen = nodes.get(mark.node);
       // NOTE: two writes on one node over two sockets: the first socket is gone, its writes unconfirmable.
-      if (seen && seen.socket !== mark.socket) return { acknowledged: 0, reason: 'the connection to the master was lost after the write' };
+      if (seen && seen.socket !== mark.socket) return { acknowledged: 0, reason: LOST };
       nodes.set(mark.node, mark);
     }
     const all = await Promise.all([...nodes.values()].map((mark) => this.waitFor(mark, policy)));
@@ -118,13 +138,13 @@ export class DurableWrites {
   private waitFor(mark: WriteMark, policy: ResolvedDurability): Promise<ReplicaAcks> {
     const { node, socket } = mark;
     if (!node || !socket) return Promise.resolve({ acknowledged: 0, reason: 'the node that applied the write is not known any more' });
-    if (node.status !== 'ready' || socketOf(node) !== socket) return Promise.resolve({ acknowledged: 0, reason: 'the connection to the master was lost after the write' });
+    if (node.status !== 'ready' || socketOf(node) !== socket) return Promise.resolve({ acknowledged: 0, reason: LOST });
     const inFlight = this.pending.get(node);
     if (inFlight && !inFlight.settled && inFlight.socket === socket && inFlight.replicas >= policy.replicas && inFlight.timeoutMs === policy.timeoutMs) {
       return inFlight.acks;
     }
     const wait: PendingWait = { socket, replicas: policy.replicas, timeoutMs: policy.timeoutMs, settled: false, acks: Promise.resolve({ acknowledged: 0 }) };
-    const command = new WaitCommand(policy.replicas, policy.timeoutMs, () => (wait.settled = true));
+    const command = new WaitCommand(policy.replicas, policy.timeoutMs, socket, () => (wait.settled = true));
     wait.acks = this.send(node, command, socket);
     this.pending.set(node, wait);
     void wait.acks.then(() => {
@@ -135,14 +155,18 @@ export class DurableWrites {
 
   private async send(node: Redis, command: WaitCommand, socket: object): Promise<ReplicaAcks> {
     let timer: NodeJS.Timeout | undefined;
-    // NOTE: a cluster's node connections carry no call bound of their own (the cluster's calls do).
+    let onClose: (() => void) | undefined;
+    // NOTE: a cluster's node connections carry no call bound of their own (the cluster's calls do); a
+    // connection lost meanwhile answers at once (what it wrote cannot be confirmed any more).
     const silent = new Promise<ReplicaAcks>((resolve) => {
       timer = setTimeout(() => resolve({ acknowledged: 0, reason: `no reply to WAIT within ${this.redisTimeoutMs} ms` }), this.redisTimeoutMs);
+      onClose = () => resolve({ acknowledged: 0, reason: LOST });
+      node.once('close', onClose);
     });
     const reply = (node.sendCommand(command as never) as Promise<unknown>).then(
       (count): ReplicaAcks => {
         // NOTE: re-sent on a new socket after a reconnect (ioredis does that): it says nothing of this write.
-        if (command.socket !== socket) return { acknowledged: 0, reason: 'the connection to the master was lost after the write' };
+        if (command.socket !== socket) return { acknowledged: 0, reason: LOST };
         return { acknowledged: Number(count) };
       },
       (error: Error): ReplicaAcks => ({ acknowledged: 0, reason: `WAIT failed: ${error.message}` }),
@@ -151,6 +175,7 @@ export class DurableWrites {
       return await Promise.race([reply, silent]);
     } finally {
       clearTimeout(timer);
+      node.off('close', onClose!);
     }
   }
 

@@ -201,6 +201,7 @@ export class TaskSubmitService {
     // NOTE: one call per partition, then one for the delayed ones: each all or nothing; say which were written.
     const incomplete = (error: unknown): SubmitIncompleteError<OrderedSubmitResult> => new SubmitIncompleteError(type, [...results], error);
     const written = durability ? (p: number) => marks.push(this.durable!.mark(this.durable!.routeStore!.keys.partition(p).list)) : undefined;
+    if (durability) await this.durable!.idle();
     const pushed = await producer.pushMany(now.map((e) => e.entry), false, written).catch((error: unknown) => {
       if (!(error instanceof SubmitIncompleteError)) throw error;
       now.forEach((e, i) => (results[e.index] = error.results[i] as OrderedSubmitResult));

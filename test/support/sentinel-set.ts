@@ -1,0 +1,140 @@
+import { startDelayProxy, type DelayProxy } from './delay-proxy';
+import { getFreePort, redisCommand, startRedisServer, type RedisServerHandle } from './redis-server';
+import { startSentinels, type SentinelGroupOptions, type SentinelHandle } from './sentinel';
+import { sleep } from './wait';
+
+/** A server of the set and the delaying proxy everyone reaches it through. */
+export interface SetNode {
+  server: RedisServerHandle;
+  /** Its address for sentinels, clients and replicas (`replica-announce-port`): only replication is delayed. */
+  proxy: DelayProxy;
+}
+
+export interface SentinelSet {
+  nodes: SetNode[];
+  sentinels: SentinelHandle[];
+  /** The connection option of the set. */
+  connection: { sentinels: { host: string; port: number }[]; name: string };
+  /** The node the sentinels name as master now. */
+  master(): Promise<SetNode>;
+  /**
+   * SIGKILLs the master, waits until the sentinels promoted the other node, then restarts the killed one
+   * (empty: no persistence) as its replica and waits until it is in sync. Returns the ms from the kill to the
+   * promotion.
+   */
+  failover(): Promise<number>;
+  /** Waits until the replica is online and caught up with the master's offset. */
+  inSync(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** True for the bytes of a replica's replication link (its handshake and acks). */
+const replication = (chunk: Buffer): boolean => /REPLCONF|PSYNC/i.test(chunk.toString('latin1'));
+
+/**
+ * A Sentinel set of this test's own: 1 master, 1 replica, `sentinels` sentinels (quorum 2), each server
+ * behind a proxy that delays its replication connections by `lagMs` each way (the replica lags the
+ * master; clients and sentinels are not delayed). Servers announce their proxy, so after a failover
+ * the old master, restarted, replicates through the new master's proxy and lags the same.
+ */
+export async function startSentinelSet(options: { lagMs: number; sentinels?: number } & SentinelGroupOptions): Promise<SentinelSet> {
+  const nodes: SetNode[] = [];
+  const sentinels: SentinelHandle[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(sentinels.splice(0).map((s) => s.stop()));
+    await Promise.all(nodes.map(async (n) => {
+      await n.server.remove();
+      await n.proxy.close();
+    }));
+  };
+  const info = async (node: SetNode): Promise<string> => (await redisCommand(node.server.port, ['INFO', 'replication']).catch(() => '')) ?? '';
+  try {
+    for (let n = 0; n < 2; n++) {
+      const port = await getFreePort();
+      const proxy = await startDelayProxy({ upstreamPort: port, delayMs: options.lagMs, delayWhen: replication });
+      const extraArgs = [
+        '--replica-announce-ip', '127.0.0.1', '--replica-announce-port', String(proxy.port), '--repl-diskless-sync-delay', '0',
+        ...(n === 1 ? ['--replicaof', '127.0.0.1', String(nodes[0].proxy.port)] : []),
+      ];
+      nodes.push({ server: await startRedisServer({ port, extraArgs }), proxy });
+    }
+    const set: SentinelSet = {
+      nodes,
+      sentinels,
+      connection: { sentinels: [], name: 'mymaster' },
+      master: async () => {
+        for (const node of nodes) if (node.server.isRunning() && /role:master/.test(await info(node))) return node;
+        throw new Error('no master in the sentinel set');
+      },
+      inSync: async (timeoutMs = 20_000) => {
+        const deadline = Date.now() + timeoutMs;
+        // NOTE: under load the master's offset keeps moving: wait until the replica passed where it was.
+        let target: number | undefined;
+        for (;;) {
+          const master = await set.master().catch(() => null);
+          const text = master ? await info(master) : '';
+          const offset = /master_repl_offset:(\d+)/.exec(text)?.[1];
+          const replica = /slave0:.*state=online,offset=(\d+)/.exec(text)?.[1];
+          if (offset && replica) {
+            target ??= Number(offset);
+            if (Number(replica) >= target) return;
+          }
+          if (Date.now() > deadline) throw new Error(`the replica did not catch up within ${timeoutMs} ms:\n${text}`);
+          await sleep(100);
+        }
+      },
+      failover: async () => {
+        const old = await set.master();
+        const next = nodes.find((n) => n !== old)!;
+        const killed = Date.now();
+        old.server.kill('SIGKILL');
+        let promoted = 0;
+        for (;;) {
+          const said: (number | null)[] = await Promise.all(sentinels.map(({ port }) => sentinelMasterPort(port)));
+          // NOTE: all of them: a client asking one that lags would be sent to the killed one, restarted empty.
+          if (said.every((p) => p === next.proxy.port) && /role:master/.test(await info(next))) {
+            promoted = Date.now() - killed;
+            break;
+          }
+          if (Date.now() - killed > 30_000) throw new Error('no failover within 30 s');
+          await sleep(50);
+        }
+        await old.server.restart();
+        await redisCommand(old.server.port, ['REPLICAOF', '127.0.0.1', String(next.proxy.port)]);
+        await set.inSync();
+        return promoted;
+      },
+      stop,
+    };
+    sentinels.push(...(await startSentinels(options.sentinels ?? 3, nodes[0].proxy.port, options, 1)));
+    set.connection.sentinels = sentinels.map(({ port }) => ({ host: '127.0.0.1', port }));
+    await set.inSync();
+    return set;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The master's port a sentinel names (`SENTINEL get-master-addr-by-name`), null when it cannot say. */
+async function sentinelMasterPort(port: number): Promise<number | null> {
+  // NOTE: a two-element array reply: read it with a raw socket (redisCommand reads only simple replies).
+  const net = await import('net');
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    let text = '';
+    const done = (value: number | null): void => {
+      socket.destroy();
+      resolve(value);
+    };
+    socket.setTimeout(1000, () => done(null));
+    socket.on('error', () => done(null));
+    socket.on('connect', () => socket.write(['*3', ...['SENTINEL', 'get-master-addr-by-name', 'mymaster'].flatMap((a) => [`$${a.length}`, a]), ''].join('\r\n')));
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const match = /^\*2\r\n\$\d+\r\n[^\r]+\r\n\$\d+\r\n(\d+)\r\n/.exec(text);
+      if (match) done(Number(match[1]));
+      else if (text.startsWith('-') || text.startsWith('*-1')) done(null);
+    });
+  });
+}
