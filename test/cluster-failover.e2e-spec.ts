@@ -8,14 +8,15 @@
  * | event under load                                          | expected                                          |
  * | the master of the delay type's slot SIGKILLed (replica promoted) | 0 rejected submits; every acknowledged task runs; ordered keys in order; stall reported |
  * | the delay type's slot migrated in batches of 50 keys with 100 ms pauses (its migration shorter than redisTimeoutMs) | 0 rejected submits; every acknowledged task runs once it is due; nothing runs twice |
+ * | one master with maxmemory-policy allkeys-lru (at start-up) | RedisEvictionPolicyError naming that master; nothing starts |
  * | the route queue's membership slot, then a partition's, migrated the same way | 0 rejected ordered submits; each key in order, nothing lost; the rebalance logs no error |
  */
 import { Logger, type LoggerService } from '@nestjs/common';
-import type { Task } from 'nestjs-distributed-queue';
+import { RedisEvictionPolicyError, type Task } from 'nestjs-distributed-queue';
 import { routeKeys } from 'nestjs-distributed-queue/route/route-keys';
 import { clusterOk, keySlot, masterOf, migrateSlot, replicasInSync } from './support/cluster-admin';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
-import { startRedisCluster, type RedisClusterHandle } from './support/redis-server';
+import { redisCommand, startRedisCluster, type RedisClusterHandle } from './support/redis-server';
 import { routeTestOptions } from './support/route';
 import { uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
@@ -154,6 +155,25 @@ describe('cluster failover and resharding under load', () => {
     expect([...ran.values()].filter((n) => n > 1)).toEqual([]);
     expect(await masterOf(cluster, slot, live.port)).toBe(to);
   }, 120_000);
+
+  it('one master of the cluster with maxmemory-policy allkeys-lru: start-up fails naming that master; with allowEviction it starts', async () => {
+    const live = cluster.servers.find((s) => s.isRunning())!;
+    const master = await masterOf(cluster, 5000, live.port);
+    await redisCommand(master.port, ['CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru']);
+    try {
+      const error = await start(uniquePrefix('cf-evict')).then((a) => a.close(), (e: unknown) => e);
+      expect(error).toBeInstanceOf(RedisEvictionPolicyError);
+      expect(error).toMatchObject({ node: `127.0.0.1:${master.port}`, policy: 'allkeys-lru' });
+      const accepted = await startQueueApp({
+        connection: { cluster: cluster.servers.filter((s) => s.isRunning()).map((s) => ({ host: '127.0.0.1', port: s.port })) },
+        keyPrefix: uniquePrefix('cf-evict-ok'), allowEviction: true, workers: false, types: { 'cf.d': {} },
+      });
+      expect(await accepted.submit.submit('cf.d', {})).toMatch(/^#/);
+      await accepted.close();
+    } finally {
+      await redisCommand(master.port, ['CONFIG', 'SET', 'maxmemory-policy', 'noeviction']);
+    }
+  }, 60_000);
 
   it('the route queue\'s membership slot and a partition\'s slot migrated under load: no ordered submit rejected, keys in order, the rebalance logs nothing', async () => {
     const prefix = uniquePrefix('cf-route');
