@@ -32,8 +32,11 @@ export interface RedisServerHandle {
   stop(): Promise<void>;
   /** Sends a signal (default SIGKILL) to the current process; no-op when it already exited. */
   kill(signal?: NodeJS.Signals): void;
-  /** stop() (no-op if already dead) then start again on the same port, dir and args; waits for PING. */
-  restart(): Promise<void>;
+  /**
+   * stop() (no-op if already dead) then start again on the same port, dir and args (`extraArgs` appended
+   * for this start only: a later directive overrides an earlier one); waits for PING.
+   */
+  restart(extraArgs?: string[]): Promise<void>;
   /** stop() and delete dir if it was created by startRedisServer. Idempotent. */
   remove(): Promise<void>;
 }
@@ -196,13 +199,13 @@ class RedisServer implements RedisServerHandle {
   }
 
   /** Spawns redis-server and waits (≤ timeoutMs) until it answers PING. */
-  async launch(timeoutMs = 15_000): Promise<void> {
+  async launch(timeoutMs = 15_000, extraArgs: string[] = []): Promise<void> {
     if (this.removed) throw new Error(`redis ${this.url} was removed`);
     // Never mistake another server (e.g. a shared one) on this port for ours.
     if (!(await canListen(this.port))) {
       throw new StartError(`redis-server: port ${HOST}:${this.port} is already in use`, true);
     }
-    const [cmd, argv] = withParentDeathSignal('redis-server', this.args);
+    const [cmd, argv] = withParentDeathSignal('redis-server', [...this.args, ...extraArgs]);
     const proc = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
     const inc: Incarnation = { proc, pid: proc.pid ?? -1, exited: false, output: '', exit: Promise.resolve() };
     inc.exit = new Promise<void>((resolve) => {
@@ -269,9 +272,9 @@ class RedisServer implements RedisServerHandle {
     if (this.current) this.signal(this.current, signal);
   }
 
-  async restart(): Promise<void> {
+  async restart(extraArgs?: string[]): Promise<void> {
     await this.stop();
-    await this.launch();
+    await this.launch(undefined, extraArgs);
   }
 
   async remove(): Promise<void> {

@@ -1,3 +1,6 @@
+import * as fs from 'fs';
+import { Redis } from 'ioredis';
+import * as path from 'path';
 import { startDelayProxy, type DelayProxy } from './delay-proxy';
 import { getFreePort, redisCommand, startRedisServer, type RedisServerHandle } from './redis-server';
 import { startSentinels, type SentinelGroupOptions, type SentinelHandle } from './sentinel';
@@ -19,8 +22,8 @@ export interface SentinelSet {
   master(): Promise<SetNode>;
   /**
    * SIGKILLs the master, waits until the sentinels promoted the other node, then restarts the killed one
-   * (empty: no persistence) as its replica and waits until it is in sync. Returns the ms from the kill to the
-   * promotion.
+   * empty (its last sync's RDB deleted) as a replica of it, not promotable (replica-priority 0) until it is in
+   * sync and every sentinel saw it promotable again. Returns the ms from the kill to the promotion.
    */
   failover(): Promise<number>;
   /** Waits until the replica is online and caught up with the master's offset. */
@@ -58,6 +61,27 @@ export async function startSentinelSet(options: { lagMs: number; sentinels?: num
       ];
       nodes.push({ server: await startRedisServer({ port, extraArgs }), proxy });
     }
+  /** Waits until every sentinel saw the replica at `port` promotable again (its priority refreshes by INFO). */
+  const promotable = async (port: number, timeoutMs = 20_000): Promise<void> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const seen = await Promise.all(sentinels.map(async (s) => {
+        const client = new Redis({ port: s.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        try {
+          const replicas = (await client.call('SENTINEL', 'REPLICAS', 'mymaster')) as string[][];
+          const replica = replicas.map((r) => Object.fromEntries(r.flatMap((v, i) => (i % 2 === 0 ? [[v, r[i + 1]]] : [])))).find((r) => r.port === String(port));
+          return replica?.['slave-priority'] !== undefined && replica['slave-priority'] !== '0';
+        } catch {
+          return false;
+        } finally {
+          client.disconnect();
+        }
+      }));
+      if (seen.every(Boolean)) return;
+      if (Date.now() > deadline) throw new Error(`the sentinels did not see the replica on ${port} promotable within ${timeoutMs} ms`);
+      await sleep(200);
+    }
+  };
     const set: SentinelSet = {
       nodes,
       sentinels,
@@ -99,9 +123,19 @@ export async function startSentinelSet(options: { lagMs: number; sentinels?: num
           if (Date.now() - killed > 30_000) throw new Error('no failover within 30 s');
           await sleep(50);
         }
-        await old.server.restart();
-        await redisCommand(old.server.port, ['REPLICAOF', '127.0.0.1', String(next.proxy.port)]);
+        // NOTE: restarted truly empty, as a replica from its first instant, and not promotable until in sync.
+        // Before, it came back as a MASTER (node 0's arguments) with the RDB its last full sync had left in its
+        // dir (a stale dataset, not an empty one), REPLICAOF came after; and while it synced, sentinels could
+        // promote it: a replica that never connected reports master_link_down_since_seconds -1, which passes
+        // their checks. The delaying proxies run in the test's process, so a stall of its event loop over
+        // down-after (1 s) makes the sentinels fail over a healthy master: to that replica, whose stale data
+        // then replaced the master's (generated ids handed out again, issue 27). That is Redis's own limit
+        // (WAIT cannot keep a failover from electing a replica that did not get the write), not the library's.
+        await fs.promises.rm(path.join(old.server.dir, 'dump.rdb'), { force: true });
+        await old.server.restart(['--replicaof', '127.0.0.1', String(next.proxy.port), '--replica-priority', '0']);
         await set.inSync();
+        await redisCommand(old.server.port, ['CONFIG', 'SET', 'replica-priority', '100']);
+        await promotable(old.proxy.port);
         return promoted;
       },
       stop,
