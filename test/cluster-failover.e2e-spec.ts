@@ -1,13 +1,14 @@
 /**
  * Failover and resharding are invisible to callers (issue 27, item 2): calls retry through a cluster master
  * failover and a slot migration (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, a closed connection), bounded by
- * `redisTimeoutMs`, and never apply a script twice in effect.
+ * `redisTimeoutMs` (a migrating slot's TRYAGAIN by `slotMigrationTimeoutMs`), and never apply a script twice
+ * in effect. The scripts' own safety while a slot migrates: cluster-migration-scripts.e2e-spec.ts.
  *
  * Failure matrix (a cluster of this file's own: 3 masters, 3 replicas, cluster-node-timeout 1 s; an
  * application submitting delay and ordered tasks from 8 loops and running them):
  * | event under load                                          | expected                                          |
  * | the master of the delay type's slot SIGKILLed (replica promoted) | 0 rejected submits; every acknowledged task runs; ordered keys in order; stall reported |
- * | the delay type's slot migrated in batches of 50 keys with 100 ms pauses (its migration shorter than redisTimeoutMs) | 0 rejected submits; every acknowledged task runs once it is due; nothing runs twice |
+ * | the delay type's slot migrated in batches of 50 keys with 100 ms pauses (its migration longer than redisTimeoutMs, 1 s here) | 0 rejected submits; every acknowledged task runs once it is due; nothing runs twice |
  * | one master with maxmemory-policy allkeys-lru (at start-up) | RedisEvictionPolicyError naming that master; nothing starts |
  * | the route queue's membership slot, then a partition's, migrated the same way | 0 rejected ordered submits; each key in order, nothing lost; the rebalance logs no error |
  */
@@ -92,10 +93,10 @@ describe('cluster failover and resharding under load', () => {
     await cluster?.stop();
   });
 
-  async function start(prefix: string): Promise<QueueApp> {
+  async function start(prefix: string, redisTimeoutMs?: number): Promise<QueueApp> {
     return startQueueApp({
       connection: { cluster: cluster.servers.filter((s) => s.isRunning()).map((s) => ({ host: '127.0.0.1', port: s.port })) },
-      keyPrefix: prefix, route: routeTestOptions(prefix, 'm1', 4),
+      keyPrefix: prefix, route: routeTestOptions(prefix, 'm1', 4), redisTimeoutMs,
     }, [
       workerClass('cf.d', { concurrency: 16, pollIntervalMs: 200 }, (t: Task) => void ran.set(t.id, (ran.get(t.id) ?? 0) + 1)),
       workerClass('cf.o', { ordered: true }, (t: Task<{ key: string; i: number }>) => {
@@ -136,7 +137,7 @@ describe('cluster failover and resharding under load', () => {
 
   it('the delay type\'s slot migrated slowly under load: no submit rejected, every acknowledged task runs, none twice', async () => {
     const prefix = uniquePrefix('cf-move');
-    app = await start(prefix);
+    app = await start(prefix, 1000); // the migration (about 3 s) outlasts redisTimeoutMs: calls wait for it
     const load = startLoad(app, false);
     await sleep(1000);
     const live = cluster.servers.find((s) => s.isRunning())!;

@@ -56,8 +56,13 @@ export async function clusterOk(cluster: RedisClusterHandle): Promise<void> {
  * Moves `slot` from the master at `fromPort` to the one at `toPort` the way `redis-cli --cluster reshard`
  * does, slowly: IMPORTING/MIGRATING, then MIGRATE of `batch` keys at a time with `pauseMs` between batches
  * (a large slot moving), then SETSLOT NODE on both and the other masters. Resolves with the keys moved.
+ * `started`, when given, runs once the slot is MIGRATING/IMPORTING, before any batch: it may move chosen keys
+ * itself (`migrate`) and hold the slot in that state as long as it likes.
  */
-export async function migrateSlot(slot: number, fromPort: number, toPort: number, masterPorts: number[], opts: { batch?: number; pauseMs?: number } = {}): Promise<number> {
+export async function migrateSlot(
+  slot: number, fromPort: number, toPort: number, masterPorts: number[],
+  opts: { batch?: number; pauseMs?: number; started?: (control: { migrate(keys: string[]): Promise<void> }) => Promise<void> } = {},
+): Promise<number> {
   const batch = opts.batch ?? 2;
   const pauseMs = opts.pauseMs ?? 200;
   const [fromId, toId] = await Promise.all([nodeId(fromPort), nodeId(toPort)]);
@@ -67,6 +72,12 @@ export async function migrateSlot(slot: number, fromPort: number, toPort: number
   try {
     await to.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', fromId);
     await from.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', toId);
+    await opts.started?.({
+      migrate: async (keys) => {
+        await from.call('MIGRATE', '127.0.0.1', toPort, '', 0, 5000, 'REPLACE', 'KEYS', ...keys);
+        moved += keys.length;
+      },
+    });
     for (;;) {
       const keys = (await from.call('CLUSTER', 'GETKEYSINSLOT', slot, batch)) as string[];
       if (keys.length === 0) break;

@@ -51,6 +51,14 @@ export interface DistributedQueueModuleOptions {
    */
   redisTimeoutMs?: number;
   /**
+   * Redis Cluster: a call whose slot is being migrated between nodes (resharding) waits for the migration's
+   * end this long, then rejects with `RedisUnavailableError`. Redis answers TRYAGAIN to the library's calls
+   * while their slot's keys are split between two nodes (the cluster is up: the call waits for the operator's
+   * reshard, not for a silent server), so a type's calls wait for its slot's whole migration. Never less than
+   * `redisTimeoutMs`. @default 60000
+   */
+  slotMigrationTimeoutMs?: number;
+  /**
    * Start-up waits this long for Redis to be ready (ioredis retries meanwhile), then fails with
    * `RedisStartupError` naming the target and the last connection error. @default 10000
    */

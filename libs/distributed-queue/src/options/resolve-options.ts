@@ -10,7 +10,7 @@ import {
 } from './resolve-observability';
 import { resolveHistoryOptions, type ResolvedHistoryOptions } from './resolve-history';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../service/request-body';
-import { DEFAULT_REDIS_TIMEOUT_MS } from '../redis/bounded-calls';
+import { DEFAULT_REDIS_TIMEOUT_MS, DEFAULT_SLOT_MIGRATION_TIMEOUT_MS } from '../redis/bounded-calls';
 import { resolveDurability, type ResolvedDurability } from './resolve-durability';
 import { resolveServiceMode, type QueueMode, type ResolvedSchedulerOptions, type ResolvedServiceClientOptions } from './resolve-service';
 import { hostname } from 'os';
@@ -37,6 +37,7 @@ export interface ResolvedModuleOptions {
   workers: boolean;
   shutdownTimeoutMs: number;
   redisTimeoutMs: number;
+  slotMigrationTimeoutMs: number;
   startupTimeoutMs: number;
   waitForRedis: boolean;
   allowEviction: boolean;
@@ -88,7 +89,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
+  'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -204,6 +205,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   checkBool(options.allowEviction, 'allowEviction');
   checkInt(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.redisTimeoutMs, 'redisTimeoutMs', 50, MAX_TIMER_MS);
+  checkInt(options.slotMigrationTimeoutMs, 'slotMigrationTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.startupTimeoutMs, 'startupTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.maxPayloadBytes, 'maxPayloadBytes', 1, 512 * 1024 * 1024);
   checkInt(options.keepDone, 'keepDone', 0, 1_000_000);
@@ -231,6 +233,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     workers: options.workers ?? true,
     shutdownTimeoutMs: options.shutdownTimeoutMs ?? 10_000,
     redisTimeoutMs,
+    slotMigrationTimeoutMs: Math.max(redisTimeoutMs, options.slotMigrationTimeoutMs ?? DEFAULT_SLOT_MIGRATION_TIMEOUT_MS),
     startupTimeoutMs: options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS,
     waitForRedis: options.waitForRedis ?? false,
     allowEviction: options.allowEviction ?? false,

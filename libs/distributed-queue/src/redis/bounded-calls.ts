@@ -6,6 +6,8 @@ import type { RedisClient } from './script-loader';
 
 /** How long the library waits for one Redis call by default: queued while reconnecting, or for its reply. */
 export const DEFAULT_REDIS_TIMEOUT_MS = 5000;
+/** How long a cluster call waits by default for its slot's migration to end (see `slotMigrationTimeoutMs`). */
+export const DEFAULT_SLOT_MIGRATION_TIMEOUT_MS = 60_000;
 
 /** The parts of an ioredis `Command` this file uses (ioredis does not export the type's internals). */
 interface Command {
@@ -27,6 +29,12 @@ interface Command {
   dqPipelined?: boolean;
   /** The socket it was last written to (a single server's connection). */
   dqStream?: object;
+  /** When it was armed (ms). */
+  dqArmedAt?: number;
+  /** When a cluster node last answered it TRYAGAIN (its slot is migrating), ms. */
+  dqMigratingAt?: number;
+  /** The wrapper of its rejection that watches for TRYAGAIN (see `watchMigration`). */
+  dqWatcher?: (error: Error) => void;
 }
 
 /** A pipeline's pseudo-stream: it writes the whole pipeline once each of its commands has been written. */
@@ -62,6 +70,8 @@ type SendCommand = (command: Command, stream?: unknown, node?: unknown) => Promi
 export interface CallBounds {
   /** A call settles within this many ms. */
   timeoutMs: number;
+  /** A cluster call answered TRYAGAIN (its slot migrating) settles within this many ms (0: as any call). */
+  slotMigrationTimeoutMs?: number;
   /** Set when the application shuts down: no call waits for a reconnect (it rejects at once). */
   closing: boolean;
 }
@@ -73,6 +83,9 @@ const CONNECTION_LOST = /Connection is closed|Stream isn't writeable|Reached the
 const CLUSTER_REDIRECT = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN) /;
 /** How long a cluster command waits before it is sent again after TRYAGAIN or CLUSTERDOWN (ioredis's delay). */
 const CLUSTER_RETRY_MS = 100;
+
+/** A TRYAGAIN this recent (ms) says the call's slot is still migrating: ioredis re-sends it every 100 ms. */
+const MIGRATING_RECENTLY_MS = 1000;
 
 /** Redis's refusal of a write at maxmemory (also when a script's first write is refused). */
 const OUT_OF_MEMORY = /\bOOM command not allowed/;
@@ -124,15 +137,31 @@ export function boundCalls(client: RedisClient, connection: string, target: stri
       else reject(OUT_OF_MEMORY.test(error.message) ? new RedisOutOfMemoryError(connection, target, error.message) : error);
     };
     const ms = bounds.timeoutMs;
-    // NOTE: the timer phase runs before the poll phase: after a stalled event loop (a loaded machine) the
-    // reply may be waiting in the socket. setImmediate runs after the poll phase has read it.
-    command._commandTimeoutTimer = setTimeout(() => setImmediate(() => {
+    command.dqArmedAt = Date.now();
+    const expire = (): void => {
       if (command.isResolved || command.dqRejected || command.dqExpired) return;
+      const now = Date.now();
+      const elapsed = now - command.dqArmedAt!;
+      const migrationMs = bounds.slotMigrationTimeoutMs ?? 0;
+      // NOTE: a slot being migrated answers TRYAGAIN until its keys are all on one node (the cluster is up,
+      // the call waits for an operator's reshard): it waits for that up to its own bound, not the bound of a
+      // silent server.
+      if (!bounds.closing && command.dqMigratingAt !== undefined && now - command.dqMigratingAt < MIGRATING_RECENTLY_MS && elapsed < migrationMs) {
+        command._commandTimeoutTimer = setTimeout(() => setImmediate(expire), Math.min(ms, migrationMs - elapsed));
+        command._commandTimeoutTimer.unref();
+        return;
+      }
       command.dqExpired = true;
       const sent = command.dqSent === true;
-      reject(unavailable(sent, sent ? `no reply within ${ms} ms` : `${up ? 'not sent' : 'not connected'} within ${ms} ms`));
+      const reason = command.dqMigratingAt !== undefined && now - command.dqMigratingAt < MIGRATING_RECENTLY_MS
+        ? `its slot still migrating after ${elapsed} ms (TRYAGAIN)`
+        : sent ? `no reply within ${ms} ms` : `${up ? 'not sent' : 'not connected'} within ${ms} ms`;
+      reject(unavailable(sent, reason));
       dropSilentConnection(client, command.dqStream);
-    }), ms);
+    };
+    // NOTE: the timer phase runs before the poll phase: after a stalled event loop (a loaded machine) the
+    // reply may be waiting in the socket. setImmediate runs after the poll phase has read it.
+    command._commandTimeoutTimer = setTimeout(() => setImmediate(expire), ms);
     command._commandTimeoutTimer.unref();
   };
   wrapSend(client, (command, stream) => {
@@ -152,8 +181,26 @@ export function boundCalls(client: RedisClient, connection: string, target: stri
     return true;
   });
   if (client instanceof Cluster) {
-    client.on('+node', (node: Redis) => wrapSend(node, () => true));
+    client.on('+node', (node: Redis) => wrapSend(node, (command) => {
+      watchMigration(command);
+      return true;
+    }));
   }
+}
+
+/**
+ * Notes on `command` each TRYAGAIN a cluster node answers (its slot is migrating), before ioredis's cluster
+ * handler (installed on the command before its first write to a node) schedules the re-send.
+ */
+function watchMigration(command: Command): void {
+  // NOTE: not once per command: a pipelined command sent again on its own gets a new handler from ioredis.
+  if (command.reject === command.dqWatcher) return;
+  const handle = command.reject;
+  command.dqWatcher = (error: Error) => {
+    if (error.message.startsWith('TRYAGAIN ')) command.dqMigratingAt = Date.now();
+    handle.call(command, error);
+  };
+  command.reject = command.dqWatcher;
 }
 
 /**

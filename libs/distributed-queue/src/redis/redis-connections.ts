@@ -27,7 +27,7 @@ export class RedisConnections implements OnModuleInit, BeforeApplicationShutdown
   private deadline?: NodeJS.Timeout;
 
   constructor(@Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions) {
-    this.bounds = { timeoutMs: options.redisTimeoutMs, closing: false };
+    this.bounds = { timeoutMs: options.redisTimeoutMs, slotMigrationTimeoutMs: options.slotMigrationTimeoutMs, closing: false };
   }
 
   /** Where the connections go (for messages; never the password). */

@@ -15,4 +15,10 @@ describe('loadScripts', () => {
     const outside = scripts.filter((s) => /[^\x00-\x7f]/.test(s.lua)).map((s) => s.command);
     expect(outside).toEqual([]);
   });
+  it('declares the slot guard in every script that touches a key it builds itself (the waiting set\'s chunks and count)', () => {
+    const buildsKeys = (lua: string): boolean => /wsChunkKey\(|redis\.p?call\('\w+', [^,)]*\.\. *'/.test(lua);
+    expect(scripts.filter((s) => buildsKeys(s.lua) && !s.slotGuard).map((s) => s.command)).toEqual([]);
+    expect(scripts.filter((s) => s.slotGuard).map((s) => s.command)).toEqual(expect.arrayContaining(['dqDelaySubmit', 'dqDelayTake', 'dqDelayFail', 'dqCronAdvance']));
+    expect(scripts.find((s) => s.command === 'dqRouteTake')?.slotGuard).toBe(false);
+  });
 });

@@ -12,12 +12,16 @@ export interface ScriptDefinition {
   command: string;
   numberOfKeys: number;
   lua: string;
+  /** Declares `slotGuardKey` too: it touches keys it does not declare (an `@undeclared-keys` include). */
+  slotGuard: boolean;
 }
 
 const SCRIPT_DIR = join(__dirname, '..', 'scripts');
 /** Folders of scripts; each gives its commands a prefix (`delay/take-7.lua` -> `dqDelayTake`). */
 const SCRIPT_FOLDERS = ['delay', 'route', 'history', 'service', 'cron'];
 const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
+/** The mark of a helper that touches keys its scripts do not declare (see `slotGuardKey`). */
+const UNDECLARED_KEYS = /^--- @undeclared-keys\s*$/m;
 
 function toCommandName(folder: string, base: string): string {
   return 'dq' + `${folder}-${base}`.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
@@ -41,7 +45,7 @@ export function loadScripts(root = SCRIPT_DIR): ScriptDefinition[] {
         const match = /^(.+)-(\d+)\.lua$/.exec(file);
         if (!match) throw new Error(`Lua script ${folder}/${file} must be named <name>-<numberOfKeys>.lua`);
         const lua = inline(readFileSync(join(root, folder, file), 'utf8'), root, new Set());
-        return { command: toCommandName(folder, match[1]), numberOfKeys: Number(match[2]), lua };
+        return { command: toCommandName(folder, match[1]), numberOfKeys: Number(match[2]), lua, slotGuard: UNDECLARED_KEYS.test(lua) };
       }),
   );
 }
@@ -63,10 +67,11 @@ let cached: { definition: ScriptDefinition; script: LuaScript }[] | undefined;
  * why); those in `PIPELINED` are ioredis commands, which its auto-pipelines copy (few, so that is cheap).
  */
 export function defineScripts(client: RedisClient): void {
-  cached ??= loadScripts().map((definition) => ({ definition, script: new LuaScript(definition.lua, definition.numberOfKeys) }));
+  cached ??= loadScripts().map((definition) => ({ definition, script: new LuaScript(definition.lua, definition.numberOfKeys, definition.slotGuard) }));
   const methods = client as unknown as Record<string, (...args: (string | number | Buffer)[]) => Promise<unknown>>;
   for (const { definition, script } of cached) {
     if (PIPELINED.has(definition.command)) {
+      if (definition.slotGuard) throw new Error(`${definition.command}: a pipelined script cannot declare the slot guard`);
       client.defineCommand(definition.command, { numberOfKeys: definition.numberOfKeys, lua: definition.lua });
     } else {
       methods[definition.command] = (...args) => script.run(client, args);

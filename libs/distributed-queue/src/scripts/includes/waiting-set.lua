@@ -9,6 +9,10 @@
 -- A task stays in its chunk for life (its seq never changes), so chunks never split and never grow past 128.
 -- headScore(ws) is the earliest due time of all. NOTE: only the functions here touch these keys, with the
 -- commands the documented ACL rule allows (INCRBY -n, not DECR).
+-- NOTE: the chunks and the count are keys the scripts do not declare: the mark below makes every script
+-- that includes this file declare the slot guard too (see slotGuardKey in lua-script.ts), so that none runs
+-- while the type's slot migrates between cluster nodes (half applied, or reading keys not yet moved).
+--- @undeclared-keys
 --- @include "includes/seq-tag"
 
 local WS_CHUNK = 128
