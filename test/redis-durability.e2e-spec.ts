@@ -9,6 +9,7 @@
  * | (a) durability { replicas: 1 } | master SIGKILLed under load, sentinel failover (several times) | 0 acknowledged tasks lost (each runs), no generated id handed out twice; submits not confirmed reject with DurabilityError or RedisUnavailableError, never resolve |
  * | (b) no durability | the same | may lose acknowledged tasks: the count is logged (it shows the test can fail) |
  * | (c) durability, the replica stopped (SIGSTOP) | submit, reschedule | DurabilityError after timeoutMs, acknowledged 0, its result (id, outcome); the write is on the master; `durability: false` resolves |
+ * | (d) re-drives, a server without replicas | redriveDead, redriveOrderedDead (module default), a bad per-call option | DurabilityError acknowledged 0 with the count, the letters back on the master; InvalidSubmitOptionsError, nothing re-driven |
  * | (d) bad options | replicas 0, timeoutMs >= redisTimeoutMs, with service.url, per call without the module option | InvalidOptionsError / InvalidSubmitOptionsError naming the option; no durable connection without it |
  * | (e) a cluster of this file's own, 3 masters + 3 replicas | ordered submitMany over partitions on the 3 masters | a WAIT on each master, resolved; one replica stopped: DurabilityError acknowledged 0 with every result |
  *
@@ -193,6 +194,30 @@ describe('durability options and a server without replicas', () => {
     } finally {
       redis.disconnect();
     }
+  });
+
+  it('(d) re-drives of dead letters are durable calls too: DurabilityError acknowledged 0 with the count; a bad option writes nothing', async () => {
+    const prefix = uniquePrefix('dur-redrive');
+    const fail = (): never => {
+      throw new Error('fails');
+    };
+    const app = await startQueueApp({
+      connection: target.connection, keyPrefix: prefix, durability: { replicas: 1, timeoutMs: 100 }, route: routeTestOptions(prefix, 'm1', 2),
+    }, [workerClass('dur.fail', { maxAttempts: 1, pollIntervalMs: 100 }, fail), workerClass('dur.ofail', { ordered: true, maxAttempts: 1 }, fail)]);
+    apps.push(app);
+    await app.submit.submit('dur.fail', {}, { id: 'x', durability: false });
+    await app.submit.submitOrdered('dur.ofail', 'k', {}, { durability: false });
+    await waitFor(async () => (await app.inspect.getState('dur.fail', 'x')) === 'dead', { timeoutMs: 10_000 });
+    await waitFor(async () => (await app.inspect.listOrderedDead()).length === 1, { timeoutMs: 10_000 });
+    const refused = await app.inspect.redriveDead('dur.fail', ['x'], 100, { durability: { replicas: 0 } }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidSubmitOptionsError);
+    expect(await app.inspect.getState('dur.fail', 'x')).toBe('dead');
+    const error = await app.inspect.redriveDead('dur.fail', ['x']).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DurabilityError);
+    expect((error as DurabilityError<number>)).toMatchObject({ acknowledged: 0, result: 1 });
+    const ordered = await app.inspect.redriveOrderedDead().catch((e: unknown) => e);
+    expect(ordered).toBeInstanceOf(DurabilityError);
+    expect((ordered as DurabilityError<number>)).toMatchObject({ acknowledged: 0, result: 1 });
   });
 
   it('(d) a server without replicas: a durable submit rejects with DurabilityError acknowledged 0, the task written', async () => {

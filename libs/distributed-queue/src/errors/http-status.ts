@@ -2,7 +2,9 @@ import { HttpException } from '@nestjs/common';
 import {
   DistributedQueueError, InvalidArgumentError, InvalidPayloadError, InvalidSubmitOptionsError, InvalidTaskTypeError, RouteNotConfiguredError, RouteQueueLostError, UnknownTaskTypeError,
 } from './distributed-queue.error';
+import { DurabilityError } from './durability.error';
 import { QueueInUseError } from './queue-in-use.error';
+import { RedisOutOfMemoryError } from './redis-memory.error';
 import { NoRedisConnectionError } from './service-url.error';
 import { RedisUnavailableError } from './redis-unavailable.error';
 import { TypeOwnedError } from './type-owned.error';
@@ -19,11 +21,13 @@ const STATUS: [new (...args: never[]) => Error, number][] = [
   [NoRedisConnectionError, 501],
   [RedisUnavailableError, 503],
   [RouteQueueLostError, 503],
+  [DurabilityError, 503],
+  [RedisOutOfMemoryError, 507],
 ];
 
 /**
  * The HTTP answer for an error an endpoint over the queues may meet: Nest's `HttpException`s keep their
- * status; the library's errors of bad input are 400, unknown types 404, a queue in use or a type another application owns 409, what needs Redis in an application without it 501, Redis unavailable 503. Undefined for
+ * status; the library's errors of bad input are 400, unknown types 404, a queue in use or a type another application owns 409, what needs Redis in an application without it 501, Redis unavailable or a write its replicas did not confirm (`DurabilityError`) 503, Redis out of memory 507. Undefined for
  * anything else (an unexpected error: answer 500 without details and log it).
  */
 export function httpErrorOf(error: unknown): { status: number; body: { error: { name: string; message: string } } } | undefined {

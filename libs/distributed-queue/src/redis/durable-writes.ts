@@ -1,5 +1,6 @@
 import { Cluster, Command, type Redis } from 'ioredis';
 import type { DelayQueueStore } from '../delay/delay-queue.store';
+import { DurabilityError } from '../errors/durability.error';
 import type { ResolvedDurability } from '../options/resolve-durability';
 import type { RouteStore } from '../route/route.store';
 import { hashSlot } from '../route/slot-spread';
@@ -105,6 +106,24 @@ export class DurableWrites {
   async write<T>(key: string, write: () => Promise<T>): Promise<{ value: T; mark: WriteMark }> {
     await this.idle();
     return write().then((value) => ({ value, mark: this.mark(key) }));
+  }
+
+  /** Runs a write of `type`'s delay queue on the durable connection, adding where it was applied to `marks`. */
+  async delayWrite<T>(marks: WriteMark[], type: string, call: (store: DelayQueueStore) => Promise<T>): Promise<T> {
+    const { value, mark } = await this.write(this.store.keys(type).jobs, () => call(this.store));
+    marks.push(mark);
+    return value;
+  }
+
+  /**
+   * `result` once `policy.replicas` replicas acknowledged every marked write (at once with none marked);
+   * `DurabilityError` carrying it when fewer did within `policy.timeoutMs`.
+   */
+  async confirmed<R>(marks: WriteMark[], policy: ResolvedDurability, result: R): Promise<R> {
+    if (marks.length === 0) return result;
+    const acks = await this.confirm(marks, policy);
+    if (acks.acknowledged < policy.replicas) throw new DurabilityError(acks.acknowledged, policy.replicas, policy.timeoutMs, result, acks.reason);
+    return result;
   }
 
   /**

@@ -28,10 +28,13 @@ export async function readOrderedDead(store: RouteStore, limit: number): Promise
 /**
  * Puts the oldest `limit` dead letters of every partition back at the tail of their partition (behind what
  * is queued now), one script per partition: each letter comes back exactly once. Unreadable ones are
- * dropped. Returns how many came back.
+ * dropped. Returns how many came back. `via` runs each partition's call (a durable call marks where).
  */
-export async function redriveOrderedDead(store: RouteStore, limit: number): Promise<number> {
+export async function redriveOrderedDead(
+  store: RouteStore, limit: number,
+  via: (partition: number, call: () => Promise<number>) => Promise<number> = (_p, call) => call(),
+): Promise<number> {
   const n = await store.partitionCount();
-  const counts = await Promise.all(Array.from({ length: n }, (_, p) => store.redriveDead(p, limit)));
+  const counts = await Promise.all(Array.from({ length: n }, (_, p) => via(p, () => store.redriveDead(p, limit))));
   return counts.reduce((a, b) => a + b, 0);
 }

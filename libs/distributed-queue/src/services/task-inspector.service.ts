@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES, ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
 import { InvalidArgumentError, RouteNotConfiguredError } from '../errors';
 import { quote } from '../errors/quote';
-import type { DeadTask, ListOptions, PageOptions, TaskPage, OrderedDeadTask, RouteStatus, TaskActivity, TaskCounts, TaskInfo, TaskState } from '../interfaces';
+import type { CallOptions, DeadTask, ListOptions, PageOptions, TaskPage, OrderedDeadTask, RouteStatus, TaskActivity, TaskCounts, TaskInfo, TaskState } from '../interfaces';
 import { EventStreams } from '../events/event-streams';
 import { DelayQueueStore } from '../delay/delay-queue.store';
 import { decodeError, decodeRecord } from '../delay/task-codec';
@@ -16,6 +16,9 @@ import { decodeCursor, encodeCursor } from './list-cursor';
 import { isOrderedType } from './type-kind';
 import { newRequestId } from '../runtime/request-id';
 import { checkId } from './task-input';
+import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import type { DurableWrites, WriteMark } from '../redis/durable-writes';
 
 /** A task as the inspector shows it, from its record (attempts, due time, payload) when there is one. */
 function taskInfo<P>(id: string, type: string, state: TaskState, record: string | null, due: number | null, attempt: number | null): TaskInfo<P> {
@@ -65,6 +68,8 @@ export class TaskInspectorService {
     @Inject(ROUTE_STORE) private readonly routeStore: RouteStore | null,
     @Inject(RouteControlStore) private readonly routeControl: RouteControlStore | null,
     private readonly streams: EventStreams,
+    @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    @Inject(DURABLE_WRITES) private readonly durable: DurableWrites | null,
   ) {}
 
   /**
@@ -218,11 +223,18 @@ export class TaskInspectorService {
 
   /**
    * Puts dead tasks back to run now with their attempts reset: the given ids, or when none are given the
-   * oldest `limit`. Corrupt records stay dead. Returns how many were re-driven. @default limit 100
+   * oldest `limit`. Corrupt records stay dead. Returns how many were re-driven. `options.durability`: this
+   * call's (see the module option). @default limit 100
+   * @throws DurabilityError (its `result`: how many were re-driven on the master)
    */
-  async redriveDead(typeOrContract: string | TaskContract<unknown>, ids: string[] = [], limit = 100): Promise<number> {
+  async redriveDead(typeOrContract: string | TaskContract<unknown>, ids: string[] = [], limit = 100, options?: CallOptions): Promise<number> {
     const type = checkedTypeOf(typeOrContract);
-    return this.store.redrive(type, ids.map((id) => checkId(id)), limit, newRequestId());
+    const checked = ids.map((id) => checkId(id));
+    const durability = this.durabilityOf(options);
+    const redrive = (store: DelayQueueStore): Promise<number> => store.redrive(type, checked, limit, newRequestId());
+    if (!durability) return redrive(this.store);
+    const marks: WriteMark[] = [];
+    return this.durable!.confirmed(marks, durability, await this.durable!.delayWrite(marks, type, redrive));
   }
 
   /** Deletes dead tasks for good. Returns how many were deleted. */
@@ -245,10 +257,26 @@ export class TaskInspectorService {
   /**
    * Re-drives the route queue's dead letters (the oldest `limit` per partition): each goes back to the tail
    * of its key's partition, behind what is queued now. Unreadable ones are dropped. Returns how many.
-   * @default limit 100
+   * `options.durability`: this call's (see the module option). @default limit 100
+   * @throws DurabilityError (its `result`: how many were re-driven on the master)
    */
-  async redriveOrderedDead(limit = 100): Promise<number> {
-    return redriveOrderedDead(this.route('redriveOrderedDead()'), limit);
+  async redriveOrderedDead(limit = 100, options?: CallOptions): Promise<number> {
+    const store = this.route('redriveOrderedDead()');
+    const durability = this.durabilityOf(options);
+    if (!durability) return redriveOrderedDead(store, limit);
+    const durable = this.durable!;
+    const marks: WriteMark[] = [];
+    const count = await redriveOrderedDead(durable.routeStore!, limit, async (p, call) => {
+      const { value, mark } = await durable.write(durable.routeStore!.keys.partition(p).list, call);
+      marks.push(mark);
+      return value;
+    });
+    return durable.confirmed(marks, durability, count);
+  }
+
+  /** A call's durability, checked (before anything is written); null when it is not durable. */
+  private durabilityOf(options: CallOptions | undefined): ResolvedDurability | null {
+    return callDurability(options?.durability, this.options.durability ?? null, this.options.redisTimeoutMs);
   }
 
   /** The task types this application knows (its workers' and those in `types`), with whether each is ordered. */

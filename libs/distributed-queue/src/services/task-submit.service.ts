@@ -255,23 +255,13 @@ export class TaskSubmitService {
    * Runs a write of `type`'s delay queue: on the durable connection when the call is durable (then `marks`
    * gets where it was applied), else on the commands connection.
    */
-  private async write<T>(durability: ResolvedDurability | null, marks: WriteMark[], type: string, call: (store: DelayQueueStore) => Promise<T>): Promise<T> {
-    if (!durability) return call(this.store);
-    const durable = this.durable!;
-    const { value, mark } = await durable.write(durable.store.keys(type).jobs, () => call(durable.store));
-    marks.push(mark);
-    return value;
+  private write<T>(durability: ResolvedDurability | null, marks: WriteMark[], type: string, call: (store: DelayQueueStore) => Promise<T>): Promise<T> {
+    return durability ? this.durable!.delayWrite(marks, type, call) : call(this.store);
   }
 
-  /**
-   * `result` once the replicas acknowledged every marked write (nothing to wait for when the call is not
-   * durable); `DurabilityError` carrying it when fewer did within the call's `timeoutMs`.
-   */
-  private async confirmed<R>(durability: ResolvedDurability | null, marks: WriteMark[], result: R): Promise<R> {
-    if (!durability || marks.length === 0) return result;
-    const acks = await this.durable!.confirm(marks, durability);
-    if (acks.acknowledged < durability.replicas) throw new DurabilityError(acks.acknowledged, durability.replicas, durability.timeoutMs, result, acks.reason);
-    return result;
+  /** `result` once the replicas acknowledged every marked write (at once when the call is not durable). */
+  private confirmed<R>(durability: ResolvedDurability | null, marks: WriteMark[], result: R): Promise<R> {
+    return durability ? this.durable!.confirmed(marks, durability, result) : Promise.resolve(result);
   }
 
   private orderedProducer(type: string): RouteProducer {
