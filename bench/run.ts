@@ -13,6 +13,7 @@ import { serviceMode } from './service-mode';
 import { roundTrip } from './round-trip';
 import { redisCeiling } from './redis-ceiling';
 import { clusterScale } from './cluster-scale';
+import { durabilityCost } from './durability';
 import { each } from './workloads';
 
 async function main(): Promise<void> {
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
     ['roundtrip', () => roundTrip(ctx, (fn) => each(ctx, fn))],
     ['ceiling', () => redisCeiling(redis, server.port, quick, rows)],
     ['cluster', () => clusterScale(quick)],
+    ['durability', () => durabilityCost(quick)],
   ];
   try {
     for (const [name, run] of workloads) {
