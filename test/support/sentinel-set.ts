@@ -4,6 +4,7 @@ import * as path from 'path';
 import { startDelayProxy, type DelayProxy } from './delay-proxy';
 import { getFreePort, redisCommand, startRedisServer, type RedisServerHandle } from './redis-server';
 import { startSentinels, type SentinelGroupOptions, type SentinelHandle } from './sentinel';
+import type { QueueApp } from './queue-app';
 import { sleep } from './wait';
 
 /** A server of the set and the delaying proxy everyone reaches it through. */
@@ -171,4 +172,29 @@ async function sentinelMasterPort(port: number): Promise<number | null> {
       else if (text.startsWith('-') || text.startsWith('*-1')) done(null);
     });
   });
+}
+
+/**
+ * Jest hooks for a suite on a Sentinel set of its own (`startSentinelSet(options)`, started before the
+ * suite, stopped after it): `set` is the set, and the apps pushed onto `apps` are closed after each test.
+ */
+export function useSentinelSet(options: Parameters<typeof startSentinelSet>[0]): { readonly set: SentinelSet; apps: QueueApp[] } {
+  let set: SentinelSet | undefined;
+  const apps: QueueApp[] = [];
+  beforeAll(async () => {
+    set = await startSentinelSet(options);
+  }, 60_000);
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((a) => a.close()));
+  });
+  afterAll(async () => {
+    await set?.stop();
+  });
+  return {
+    apps,
+    get set(): SentinelSet {
+      if (!set) throw new Error('useSentinelSet: the set is available inside tests only');
+      return set;
+    },
+  };
 }

@@ -10,6 +10,8 @@ export const TASK_TRACER = Symbol('TASK_TRACER');
 export const SCHEDULER_RPC = Symbol('SCHEDULER_RPC');
 /** Injection token of the `DurableWrites` (the module option `durability`; else null: no connection is opened). */
 export const DURABLE_WRITES = Symbol('DURABLE_WRITES');
+/** Injection token of the `AckDurability` of workers' acks (with `DURABLE_WRITES`; else null). */
+export const DURABLE_ACKS = Symbol('DURABLE_ACKS');
 /** Injection token of the resolved module options. */
 export const DISTRIBUTED_QUEUE_RESOLVED_OPTIONS = Symbol('DISTRIBUTED_QUEUE_RESOLVED_OPTIONS');
 

@@ -1,8 +1,8 @@
-import { Inject, MiddlewareConsumer, Module, NestModule, Optional, RequestMethod } from '@nestjs/common';
+import { Inject, Logger, MiddlewareConsumer, Module, NestModule, Optional, RequestMethod } from '@nestjs/common';
 import type { ServerResponse } from 'http';
 import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES, ROUTE_STORE, SCHEDULER_RPC, TASK_TRACER } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_ACKS, DURABLE_WRITES, ROUTE_STORE, SCHEDULER_RPC, TASK_TRACER } from './distributed-queue.constants';
 import { RouteOrchestrator } from './route/route.orchestrator';
 import { RouteStore } from './route/route.store';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';
@@ -41,6 +41,7 @@ import { StartupSteps } from './runtime/startup-steps';
 import { SchedulerRpcClient } from './service/scheduler-rpc-client';
 import { RemoteDelayQueueStore } from './service/remote-delay-store';
 import { DurableWrites } from './redis/durable-writes';
+import { AckDurability } from './redis/ack-durability';
 
 /**
  * A private, non-global ScheduleModule with decorator scanning switched off: it gives this module a
@@ -103,6 +104,13 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
         return new DurableWrites(client, new DelayQueueStore(client, options.keyPrefix, length), route, options.redisTimeoutMs);
       },
       inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, RedisConnections],
+    },
+    {
+      // NOTE: one for the application: a replica down is warned about once, whichever worker saw it first.
+      provide: DURABLE_ACKS,
+      useFactory: (options: ResolvedModuleOptions, durable: DurableWrites | null) =>
+        durable && options.durability ? new AckDurability(durable, options.durability, new Logger('DistributedQueue')) : null,
+      inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES],
     },
     {
       provide: TASK_TRACER,

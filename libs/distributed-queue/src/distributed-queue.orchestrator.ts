@@ -1,7 +1,7 @@
 import {
   BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown,
 } from '@nestjs/common';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, isInternalType, routeDelayType } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_ACKS, isInternalType, routeDelayType } from './distributed-queue.constants';
 import { TaskSubmitService } from './services/task-submit.service';
 import type { Task, TaskHandler } from './interfaces';
 import { mergeWorkerOptions } from './options/resolve-options';
@@ -16,6 +16,7 @@ import { closeRedisClient } from './redis/redis-connection';
 import { labelledLogger } from './runtime/labelled-logger';
 import { StartupSteps } from './runtime/startup-steps';
 import type { RedisClient } from './redis/script-loader';
+import type { AckDurability } from './redis/ack-durability';
 
 /**
  * In plugin mode, starts a delay-queue consumer per discovered worker at bootstrap (each owns its safety poll and lease
@@ -40,6 +41,7 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     private readonly startup: StartupSteps,
+    @Inject(DURABLE_ACKS) private readonly durableAcks: AckDurability | null,
   ) {}
 
   onApplicationBootstrap(): Promise<void> {
@@ -74,7 +76,7 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
   async addConsumer(type: string, handler: TaskHandler, options: ResolvedWorkerOptions, withEvents = true): Promise<void> {
     if (this.consumers.has(type) || this.adding.has(type)) throw new Error(`a consumer of "${type}" already runs`);
     const logger = labelledLogger(this.logger, type);
-    const consumer = new TaskConsumer(type, handler, options, this.store, this.options.keepDone, logger, withEvents ? this.events : undefined);
+    const consumer = new TaskConsumer(type, handler, options, this.store, this.options.keepDone, logger, withEvents ? this.events : undefined, this.durableAcks);
     this.adding.add(type);
     try {
       await this.subscriber.subscribe(this.store.keys(type).events, (m) => consumer.onEvent(m));

@@ -42,6 +42,22 @@ export class DelayAcks {
     this.completions.restore(batch.completions);
   }
 
+  /**
+   * Sends every buffered ack with `call` (one call to Redis): announced once it resolves, put back when
+   * it rejects (and rethrown). Resolves with its reply.
+   */
+  async send<R extends { refused: string[] }>(call: (held: Held[]) => Promise<R>): Promise<R> {
+    const batch = this.drain();
+    try {
+      const reply = await call(batch.held);
+      this.sent(batch, reply.refused);
+      return reply;
+    } catch (error) {
+      this.restore(batch);
+      throw error;
+    }
+  }
+
   /** The call's reply came: Redis has the acks but `refused` (expired reservations): the rest are announced. */
   sent(batch: AckBatch, refused: string[]): void {
     if (batch.completions.length > 0) this.events.completed(batch.completions, refused);

@@ -6,7 +6,7 @@ import { ACK_DELAY_MS } from '../runtime/ack-buffer';
 import { backoffDelay } from '../runtime/backoff';
 import { callHandler, runController } from '../runtime/handler-call';
 import { failedAttemptLine, stackOf } from '../runtime/error-stack';
-import { shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
+import { SHUTDOWN_CALL_MS, shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
 import { ReservedQueue, type Held } from './reserved-queue';
 import { newBatch, type Batch, type RunningTask } from './running-task';
@@ -18,6 +18,8 @@ import { ConsumerEvents } from './consumer-events';
 import { DelayAcks, type AckBatch } from './delay-acks';
 import { splitTraceContext } from '../tracing/trace-carrier';
 import { reportFailure } from '../redis/outage-log';
+import type { AckDurability } from '../redis/ack-durability';
+import { DurableAcks } from './durable-acks';
 
 /** The id and token of a running task's reservation. */
 const heldOf = (t: RunningTask): Held => [t.reservation.id, t.reservation.token];
@@ -45,6 +47,8 @@ export class TaskConsumer {
   private readonly queued: ReservedQueue;
   private readonly events: ConsumerEvents;
   private readonly acks: DelayAcks;
+  /** With the module option `durability`: the acks, apart from the takes (see `DurableAcks`). */
+  private readonly durableAcks?: DurableAcks;
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
   private mayHaveWork = true;
@@ -89,9 +93,11 @@ export class TaskConsumer {
     private readonly keepDone: number,
     private readonly logger: LoggerService,
     bus?: TaskEventBus,
+    durability?: AckDurability | null,
   ) {
     this.events = new ConsumerEvents(type, bus);
     this.acks = new DelayAcks(this.events);
+    if (durability) this.durableAcks = new DurableAcks(type, durability, this.events, this.takeOptions(0), `${this.consumerId}.0`, logger, ERROR_BACKOFF_MS);
     this.queued = new ReservedQueue(options.concurrency, (stalled, ms) => {
       this.logger.debug?.(`[${this.type}] no slot freed for ${ms} ms: ${stalled.length} task(s) reserved ahead handed back`);
       this.handBack(stalled);
@@ -176,9 +182,12 @@ export class TaskConsumer {
     await shutdownCall(this.store.leavePresence(this.type, this.consumerId), 'leaving').catch(() => undefined);
     try {
       if (this.acks.size > 0) await shutdownCall(this.flushAcks(), 'last acks');
+      // NOTE: the call's bound, and the WAIT's own (timeoutMs): bounded, as every step of a stop.
+      if (this.durableAcks) await shutdownCall(this.durableAcks.flush(), 'last acks', SHUTDOWN_CALL_MS + this.durableAcks.timeoutMs);
     } catch (error) {
       reportFailure(this.logger, `[${this.type}] last acks`, error, `[${this.type}] last acks failed (their leases will expire): ${(error as Error).message}`);
     }
+    this.durableAcks?.close();
   }
 
   /** Releases reservations (no attempt counted); `thenTake`: look for work again once released. */
@@ -282,14 +291,8 @@ export class TaskConsumer {
     return { count, leaseMs, maxAttempts, keepDone: this.keepDone, recoverLimit: RECOVER_LIMIT };
   }
 
-  private async flushAcks(): Promise<void> {
-    const acks = this.acks.drain();
-    try {
-      this.acks.sent(acks, (await this.store.take(this.type, this.takeOptions(0), acks.held, `${this.consumerId}.0`, '')).refused);
-    } catch (error) {
-      this.acks.restore(acks);
-      throw error;
-    }
+  private flushAcks(): Promise<unknown> {
+    return this.acks.send((held) => this.store.take(this.type, this.takeOptions(0), held, `${this.consumerId}.0`, ''));
   }
 
   private runBatch(reservations: Reservation[]): void {
@@ -366,7 +369,8 @@ export class TaskConsumer {
   private finish(task: RunningTask, error: Error | null, result?: unknown): void {
     if (!this.settle(task)) return;
     if (!error) {
-      this.acks.push(task, result);
+      if (this.durableAcks) this.durableAcks.push(task, result);
+      else this.acks.push(task, result);
       this.afterSlotFreed();
       return;
     }

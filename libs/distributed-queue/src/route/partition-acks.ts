@@ -1,6 +1,7 @@
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { TaskEvent } from '../interfaces/task-event.interface';
 import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
+import type { AckDurability } from '../redis/ack-durability';
 import type { AttemptRecord, RouteStore } from './route.store';
 
 /** A task that finished: acked (no error) or to bury (its error json). */
@@ -38,6 +39,8 @@ export class PartitionAcks {
   private readonly finished = new AckBuffer<Settled>();
   private flushing?: Promise<void>;
   private timer?: NodeJS.Timeout;
+  /** With durability: the announcements of calls applied, each after its `WAIT` and the one before. */
+  private confirming: Promise<unknown> = Promise.resolve();
 
   /** @param onFenced called when Redis refused the acks: the partition is not this runner's any more. */
   constructor(
@@ -47,6 +50,16 @@ export class PartitionAcks {
     private readonly epoch: number,
     private readonly onFenced: () => void,
     private readonly events?: TaskEventBus,
+    /**
+     * The module option `durability`: calls go on the durable connection, events wait for replicas.
+     * NOTE: not on the runner's connection: a `WAIT` there (this runner's or any other's) would hold every
+     * take, renewal and submit of the application up to `timeoutMs` with a replica down, and heartbeats late
+     * by that long lose partitions. The runner's take then no longer follows the acks in Redis by being sent
+     * right after them: it is sent once their reply came (a round trip more per batch; with a replica down,
+     * up to `timeoutMs` behind a `WAIT` in flight: bounded). It does not wait for the `WAIT`: only the
+     * events do.
+     */
+    readonly durable?: AckDurability,
   ) {}
 
   /** Finished tasks not sent yet. */
@@ -92,13 +105,13 @@ export class PartitionAcks {
       if (s.startedAt !== undefined) starts.set(s.seq, attemptRecord(s, s.startedAt));
     }
     let sent = false;
-    this.flushing = this.store
-      .ack(this.partition, this.me, this.epoch, acks, dead, starts)
+    const call = this.durable ? this.ackDurably(this.durable, items, acks, dead, starts) : this.store.ack(this.partition, this.me, this.epoch, acks, dead, starts);
+    this.flushing = call
       .then(
         (ok) => {
           sent = true;
           if (!ok) this.onFenced();
-          else this.announce(items);
+          else if (!this.durable) this.announce(items);
         },
         (error: unknown) => {
           this.finished.restore(items);
@@ -111,6 +124,25 @@ export class PartitionAcks {
         if (sent && this.finished.size > 0) this.kick();
       });
     return this.flushing;
+  }
+
+  /** Resolves once the calls applied so far are confirmed (or not, within `timeoutMs`) and announced. */
+  confirmed(): Promise<unknown> {
+    return this.confirming;
+  }
+
+  /**
+   * One call on the durable connection (a `WAIT` blocks the connection it is sent on); resolves once
+   * applied, its events once replicas have it (`AckDurability`: or not within `timeoutMs`), in order.
+   */
+  private async ackDurably(durable: AckDurability, items: Settled[], acks: number[], dead: [number, string][], starts: Map<number, AttemptRecord>): Promise<boolean> {
+    const store = durable.writes.routeStore!;
+    const key = store.keys.partition(this.partition).own;
+    const { value: ok, mark } = await durable.write(key, () => store.ack(this.partition, this.me, this.epoch, acks, dead, starts));
+    // NOTE: a call not confirmable (the connection lost: a failover) is not sent again, unlike the delay
+    // engine's: the take sent after it may already run on the new master, replaying the items it lost.
+    if (ok) this.confirming = Promise.all([this.confirming, durable.confirm(mark)]).then(([, announce]) => announce && this.announce(items));
+    return ok;
   }
 
   /** Emits the events of acked tasks, timed now (their duration ends when their handler did). */

@@ -17,6 +17,7 @@ import type { Slots } from './slots';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { Task } from '../interfaces';
 import { reportFailure } from '../redis/outage-log';
+import type { AckDurability } from '../redis/ack-durability';
 
 /** An ordered worker: its handler and options. */
 export interface OrderedWorker {
@@ -40,6 +41,8 @@ export interface RunnerContext {
   onEnd(runner: PartitionRunner): void;
   /** Where lifecycle events of the tasks run here go. */
   events?: TaskEventBus;
+  /** With the module option `durability`: acks are confirmed by replicas before their events. */
+  durableAcks?: AckDurability;
 }
 
 const IDLE_MS = 1000;
@@ -90,7 +93,7 @@ export class PartitionRunner {
     readonly epoch: number,
     private readonly ctx: RunnerContext,
   ) {
-    this.acks = new PartitionAcks(ctx.store, partition, ctx.me, epoch, () => this.lost(), ctx.events);
+    this.acks = new PartitionAcks(ctx.store, partition, ctx.me, epoch, () => this.lost(), ctx.events, ctx.durableAcks);
     this.events = new RunnerEvents(ctx.events, (item, attempt) => this.view(item, attempt));
     this.done = this.loop().finally(() => {
       this.ended = true;
@@ -141,7 +144,7 @@ export class PartitionRunner {
   /** Graceful stop: no new task; the running ones get `timeoutMs`, then are aborted and left for the next owner. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
-    this.lastAcksBy = Math.min(this.lastAcksBy, performance.now() + timeoutMs + SHUTDOWN_CALL_MS);
+    this.lastAcksBy = Math.min(this.lastAcksBy, performance.now() + timeoutMs + SHUTDOWN_CALL_MS + (this.ctx.durableAcks?.policy.timeoutMs ?? 0));
     this.halt.abort();
     this.notify();
     await stopWithGrace(this.done, timeoutMs, (reason) => {
@@ -169,6 +172,11 @@ export class PartitionRunner {
       await this.acks.idle();
       if (this.acks.busy) continue;
       const acked = this.acks.size > 0 ? this.acks.flush().then(() => true, (error: Error) => this.warnAckFailed(error)) : undefined;
+      // NOTE: durable acks go on another connection (see PartitionAcks.durable): the take waits for their reply.
+      if (acked && this.acks.durable && !(await acked)) {
+        await this.wake.sleep(RETRY_MS);
+        continue;
+      }
       this.wake.reset();
       try {
         taken = await store.take(this.partition, me, this.epoch, maxReplays);
@@ -233,6 +241,8 @@ export class PartitionRunner {
         await this.wake.sleep(Math.min(RETRY_MS, Math.max(0, this.lastAcksBy - performance.now())));
       }
     }
+    // NOTE: durable acks: their events wait for their WAIT (at most timeoutMs, counted in lastAcksBy).
+    if (this.acks.durable) await withTimeout(this.acks.confirmed(), Math.max(1, this.lastAcksBy - performance.now()), 'last acks').catch(() => undefined);
   }
 
   private warnAckFailed(error: Error): false {

@@ -8,6 +8,7 @@ import { shutdownCall } from '../runtime/graceful-stop';
 import { SharedTimeouts } from '../runtime/shared-timeouts';
 import type { TaskEventBus } from '../events/task-event-bus';
 import { reportFailure } from '../redis/outage-log';
+import type { AckDurability } from '../redis/ack-durability';
 
 /**
  * This application instance as a member of the route queue (seed 000's machine): registers and
@@ -30,6 +31,7 @@ export class RouteMachine {
     workers: Map<string, OrderedWorker>,
     private readonly logger: LoggerService,
     events?: TaskEventBus,
+    durableAcks?: AckDurability | null,
   ) {
     const { heartbeatMs, offlineMs } = store.options;
     // NOTE: a claim is fresh while no eviction can have happened: the scheduler evicts after offlineMs without
@@ -43,6 +45,7 @@ export class RouteMachine {
       timeouts: new Map([...workers].map(([type, w]) => [type, new SharedTimeouts(w.options.timeoutMs)])),
       logger,
       events,
+      durableAcks: durableAcks ?? undefined,
       leaseFresh: (p) => performance.now() - (this.renewedAt.get(p) ?? -Infinity) < freshFor,
       onEnd: (runner) => {
         if (this.runners.get(runner.partition) === runner) this.runners.delete(runner.partition);

@@ -2,11 +2,12 @@ import { TaskEventBus } from '../events/task-event-bus';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import {
-  DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE, routeHeartbeatName, routeRebalanceName,
+  DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_ACKS, ROUTE_STORE, routeHeartbeatName, routeRebalanceName,
 } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { closeRedisClient } from '../redis/redis-connection';
+import type { AckDurability } from '../redis/ack-durability';
 import type { RedisClient } from '../redis/script-loader';
 import { EventSubscriber } from '../runtime/event-subscriber';
 import { StartupSteps } from '../runtime/startup-steps';
@@ -35,6 +36,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     private readonly startup: StartupSteps,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
+    @Inject(DURABLE_ACKS) private readonly durableAcks: AckDurability | null,
   ) {}
 
   /** This application's machine, when it runs ordered workers. */
@@ -61,7 +63,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
       return;
     }
     // NOTE: a step that failed part-way runs again (waitForRedis): the machine is made once.
-    const machine = this.machine ?? new RouteMachine(this.store, workers, this.logger, this.events);
+    const machine = this.machine ?? new RouteMachine(this.store, workers, this.logger, this.events, this.durableAcks);
     if (!this.machine) {
       this.machine = machine;
       // NOTE: after a reconnect, messages may have been missed: a heartbeat looks at every partition again.
