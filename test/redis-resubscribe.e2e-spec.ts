@@ -5,8 +5,10 @@
  *
  * Failure matrix (a redis-server of this file's own, no persistence):
  * | the server killed right as the subscriber is ready again, 3 times | no unhandled rejection; after the server is back the workers' wake-up messages arrive again (a task runs at once with a 60 s poll interval) |
+ * | a subscribe made during the connection's handshake (ioredis writes SUBSCRIBE then: Redis allows it while loading) | it waits for the connection to be ready: ioredis's ready check (INFO) does not meet subscriber mode, the connection does not end, the messages arrive |
  */
 import { EventSubscriber } from 'nestjs-distributed-queue/runtime/event-subscriber';
+import { createRedisClient, closeRedisClient } from 'nestjs-distributed-queue/redis/redis-connection';
 import type { Redis } from 'ioredis';
 import { startQueueApp, workerClass } from './support/queue-app';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
@@ -24,6 +26,31 @@ describe('subscriber re-subscribing after a reconnect', () => {
   afterAll(async () => {
     process.off('unhandledRejection', record);
     await server.remove();
+  });
+
+  it('a subscribe made during the handshake waits for ready: the connection lives on and gets the messages', async () => {
+    const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
+    for (let round = 0; round < 3; round++) {
+      const client = createRedisClient(server.url, 'subscriber', `dq:hs${round}:subscriber`, silent);
+      const got: string[] = [];
+      client.on('message', (_channel: string, message: string) => void got.push(message));
+      // NOTE: 'connect' is the handshake (CLIENT SETNAME, then the ready check): subscribe right then.
+      const subscribed = new Promise<unknown>((resolve) => client.once('connect', () => resolve(client.subscribe(`hs${round}`).catch((e: unknown) => e))));
+      void (client as Redis).connect().catch(() => undefined); // the library's connections are lazy
+      try {
+        expect(await subscribed).toBe(1);
+        await waitFor(() => client.status === 'ready', { timeoutMs: 3000, message: 'ready' });
+        const publisher = createRedisClient(server.url, 'commands', `dq:hs${round}:commands`, silent);
+        try {
+          await waitFor(async () => (await publisher.publish(`hs${round}`, 'hello')) === 1 && got.includes('hello'), { timeoutMs: 3000, message: 'message received' });
+        } finally {
+          await closeRedisClient(publisher);
+        }
+        expect(client.status).toBe('ready');
+      } finally {
+        await closeRedisClient(client);
+      }
+    }
   });
 
   it('the server killed right as it is ready again: no unhandled rejection; the wake-ups arrive again once it is back', async () => {

@@ -59,6 +59,10 @@ export class DistributedQueueExplorer implements OnModuleInit {
     if (resolved.ordered && this.options.mode === 'service') {
       throw new InvalidOptionsError('mode', `'service' runs delay-queue types only: ${className} is an ordered @TaskWorker('${type}')`);
     }
+    if (resolved.ordered && (resolved.rateLimit || resolved.globalConcurrency)) {
+      // NOTE: an ordered type's partitions live on different cluster masters: no one script sees them all.
+      throw new InvalidOptionsError(resolved.rateLimit ? 'rateLimit' : 'globalConcurrency', `is for delay-queue types: ${className} is an ordered @TaskWorker('${type}') (its partitions may live on different cluster masters; bound it with route.keyConcurrency and its concurrency)`);
+    }
     if (resolved.ordered && !this.options.route) {
       throw new InvalidOptionsError('route', `is required: ${className} is an ordered @TaskWorker('${type}')`);
     }

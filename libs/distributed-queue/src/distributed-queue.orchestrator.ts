@@ -80,6 +80,8 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     this.adding.add(type);
     try {
       await this.subscriber.subscribe(this.store.keys(type).events, (m) => consumer.onEvent(m));
+      // NOTE: the limits its options configure (and none that they do not) hold before its first reserve.
+      await this.store.limits.configure(type, options.rateLimit, options.globalConcurrency);
     } finally {
       this.adding.delete(type);
     }

@@ -1,6 +1,7 @@
 import { hostname } from 'os';
 import { keptError } from '../runtime/error-stack';
 import { DeliveryFailedError } from '../errors/delivery-failed.error';
+import { LimitsStore } from './limits.store';
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS } from '../runtime/request-id';
 import { decodeError, decodeLease, withoutSeqTag } from './task-codec';
@@ -99,8 +100,15 @@ export class DelayQueueStore {
     private readonly streamMaxLen = 0,
   ) {}
 
+  private limitsStore?: LimitsStore;
+
   private get scripts(): ScriptCommands {
     return this.client as unknown as ScriptCommands;
+  }
+
+  /** The types' fleet-wide limits (rate limit, concurrency). */
+  get limits(): LimitsStore {
+    return (this.limitsStore ??= new LimitsStore(this.client, this.prefix));
   }
 
   /** Key names of a type (cached). */
@@ -135,7 +143,7 @@ export class DelayQueueStore {
    */
   async take(type: string, options: TakeOptions, acks: [string, string][], consumer: string, requestId: string): Promise<TakeResult> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused, k.log, k.followed, k.recorded, k.legacyWaiting];
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused, k.log, k.followed, k.recorded, k.legacyWaiting, k.limits];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId, this.streamMaxLen, HOLDER);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, stamp, ...flat] = await this.scripts.dqDelayTake(...args);
@@ -145,7 +153,7 @@ export class DelayQueueStore {
       reserved.push({
         id: String(flat[i]),
         attempt: Number(flat[i + 1]),
-        // the reservation string the script stored (see take-13.lua): the token acks and renewals carry
+        // the reservation string the script stored (see take-14.lua): the token acks and renewals carry
         token: `${stamp}:${flat[i + 1]}:${due}:${HOLDER}`,
         dueAt: Number(due),
         payload: withoutSeqTag(String(flat[i + 3])),

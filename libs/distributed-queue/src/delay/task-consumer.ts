@@ -133,6 +133,9 @@ export class TaskConsumer {
   async renewLeases(): Promise<void> {
     // NOTE: live for two renewal periods and a second: a missed tick or a slow reply does not look like a stop.
     void this.store.touchPresence(this.type, this.consumerId, 2 * this.renewEveryMs + 1000).catch(() => undefined);
+    // NOTE: written again each tick (a change only when missing): Redis may have come back without them.
+    const { rateLimit, globalConcurrency } = this.options;
+    if (rateLimit || globalConcurrency) void this.store.limits.configure(this.type, rateLimit, globalConcurrency).catch(() => undefined);
     const held = [...this.unfinished().map(heldOf), ...this.queued.held()];
     if (held.length === 0) return;
     try {

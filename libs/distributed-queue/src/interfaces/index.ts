@@ -8,3 +8,4 @@ export * from './queue-control.interface';
 export * from './history-options.interface';
 export * from './service-options.interface';
 export * from './schedule.interface';
+export * from './limits.interface';

@@ -10,6 +10,22 @@ export interface BackoffOptions {
   jitter?: number;
 }
 
+/**
+ * A fleet-wide rate limit of a delay-queue type: every worker of every instance together starts at most `max`
+ * tasks in any window of `perMs` ms, plus `burst` (GCRA on Redis's clock, in the reserve script).
+ */
+export interface RateLimitOptions {
+  /** Tasks started per `perMs` (1 to 1,000,000). */
+  max: number;
+  /** The window, ms (1 to 2^31-1). */
+  perMs: number;
+  /**
+   * Starts allowed beyond `max` in a window (0 to `max`): what a worker may take at once after an idle
+   * moment. 0 spaces every start by `perMs / max` exactly. @default ceil(max / 50)
+   */
+  burst?: number;
+}
+
 /** How tasks of one type are run. Set per worker, per type (`types`) or for all (`defaults`). */
 export interface TaskWorkerOptions {
   /**
@@ -39,4 +55,15 @@ export interface TaskWorkerOptions {
   visibilityTimeoutMs?: number;
   /** Safety poll: the worker looks for due tasks at least this often, whatever else happens. @default 1000 */
   pollIntervalMs?: number;
+  /**
+   * Delay-queue types: a rate limit for the whole fleet (see `RateLimitOptions`). An operator's
+   * `QueueControlService.setRateLimit` overrides it until `resetLimits`. @default none
+   */
+  rateLimit?: RateLimitOptions;
+  /**
+   * Delay-queue types: at most this many tasks of the type run at once across every instance (counted from
+   * the live leases in Redis: a killed worker's slots come back when its leases expire). An operator's
+   * `QueueControlService.setGlobalConcurrency` overrides it until `resetLimits`. @default none
+   */
+  globalConcurrency?: number;
 }

@@ -12,10 +12,12 @@ import { resolveHistoryOptions, type ResolvedHistoryOptions } from './resolve-hi
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../service/request-body';
 import { DEFAULT_REDIS_TIMEOUT_MS, DEFAULT_SLOT_MIGRATION_TIMEOUT_MS } from '../redis/bounded-calls';
 import { resolveDurability, type ResolvedDurability } from './resolve-durability';
+import { resolveRateLimit, validateLimits } from './resolve-limits';
 import { resolveServiceMode, type QueueMode, type ResolvedSchedulerOptions, type ResolvedServiceClientOptions } from './resolve-service';
 import { hostname } from 'os';
 import type {
   BackoffOptions,
+  RateLimitOptions,
   DistributedQueueModuleOptions,
   RedisConnection,
   RouteQueueOptions,
@@ -23,8 +25,12 @@ import type {
 } from '../interfaces';
 
 /** Options with every default applied. */
-export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff'>> & {
+export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' | 'rateLimit' | 'globalConcurrency'>> & {
   backoff: Required<BackoffOptions>;
+  /** The fleet-wide rate limit, its burst resolved; absent: none. */
+  rateLimit?: Required<RateLimitOptions>;
+  /** The fleet-wide concurrency; absent: none. */
+  globalConcurrency?: number;
 };
 
 /** Route queue options with defaults applied. */
@@ -91,7 +97,7 @@ const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
   'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
-const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs'];
+const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
 
 /** Characters a type or prefix may not hold: braces would break the Redis Cluster hash tag. */
@@ -109,6 +115,7 @@ export function validateWorkerOptions(options: TaskWorkerOptions | undefined, pa
   checkInt(options.maxAttempts, `${path}.maxAttempts`, 1, 1000);
   checkInt(options.visibilityTimeoutMs, `${path}.visibilityTimeoutMs`, 100, MAX_TIMER_MS);
   checkInt(options.pollIntervalMs, `${path}.pollIntervalMs`, 10, MAX_TIMER_MS);
+  validateLimits(options, path);
   const backoff = options.backoff;
   checkKeys(backoff, BACKOFF_KEYS, `${path}.backoff`);
   if (!backoff) return;
@@ -129,6 +136,7 @@ export function mergeWorkerOptions(base: ResolvedWorkerOptions, ...layers: (Task
     if (!layer) continue;
     const defined = Object.fromEntries(Object.entries(layer).filter(([, v]) => v !== undefined));
     out = { ...out, ...defined, backoff: { ...out.backoff, ...(layer.backoff ?? {}) } };
+    if (layer.rateLimit) out.rateLimit = resolveRateLimit(layer.rateLimit);
   }
   return out;
 }

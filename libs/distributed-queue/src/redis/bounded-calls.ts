@@ -178,6 +178,13 @@ export function boundCalls(client: RedisClient, connection: string, target: stri
       }
       arm(command, ready(client));
     }
+    // NOTE: ioredis writes SUBSCRIBE during the connection's handshake (Redis allows it while loading); its
+    // reply puts the connection in subscriber mode before ioredis's ready check (INFO), which then fails and
+    // ends the connection for good. Such a call waits for 'ready' (its bound still runs).
+    if (SUBSCRIBING.has(command.name) && client.status === 'connect' && !stream && !(client instanceof Cluster)) {
+      client.once('ready', () => void client.sendCommand(command as never));
+      return false;
+    }
     return true;
   });
   if (client instanceof Cluster) {

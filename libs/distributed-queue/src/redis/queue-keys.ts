@@ -42,6 +42,11 @@ export interface DelayQueueKeys {
   historyLock: string;
   /** ZSET consumer id -> live until (ms, Redis clock): the consumers of the type, refreshed by lease renewal. */
   consumers: string;
+  /**
+   * HASH, only for a type with a limit: its fleet-wide rate limit and concurrency (configured by the workers'
+   * options, overridden by an operator) and the rate limit's state; see `scripts/includes/admission.lua`.
+   */
+  limits: string;
   /** STRING, one per submit call (60 s) and per consumer fetch lane (its last reserving take there, one lease): a reply for a repeated call. */
   request(requestId: string): string;
 }
@@ -67,6 +72,7 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     recorded: `${base}:recorded`,
     historyLock: `${base}:history-lock`,
     consumers: `${base}:consumers`,
+    limits: `${base}:limits`,
     events: `${prefix}:events:${type}`,
     request: (requestId) => `${base}:rq:${requestId}`,
   };

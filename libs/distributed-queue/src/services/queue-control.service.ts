@@ -4,8 +4,9 @@ import { DelayCleaningStore } from '../delay/delay-cleaning.store';
 import { DelayQueueStore } from '../delay/delay-queue.store';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import { InvalidArgumentError, QueueInUseError, RouteNotConfiguredError, UnknownTaskTypeError } from '../errors';
-import type { ObliterateOptions, PurgeDeadOptions } from '../interfaces';
+import { InvalidArgumentError, InvalidOptionsError, QueueInUseError, RouteNotConfiguredError, UnknownTaskTypeError } from '../errors';
+import type { ObliterateOptions, PurgeDeadOptions, RateLimitOptions, TypeLimits } from '../interfaces';
+import { checkRateLimit, MAX_GLOBAL_CONCURRENCY, resolveRateLimit } from '../options/resolve-limits';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { RouteControlStore } from '../route/route-control.store';
 import { isOrderedType } from './type-kind';
@@ -26,6 +27,16 @@ async function inBatches(step: () => Promise<number>): Promise<number> {
     total += n;
   } while (n >= CLEAN_BATCH);
   return total;
+}
+
+/** Runs an option check on a call's argument: its failure is an `InvalidArgumentError`. */
+function asArgument(check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (!(error instanceof InvalidOptionsError)) throw error;
+    throw new InvalidArgumentError(error.option, error.message.replace(/^Invalid distributed-queue option "[^"]*": /, ''));
+  }
 }
 
 /** Runs `fn` for every partition, a few at a time; returns the sum of the results. */
@@ -152,6 +163,49 @@ export class QueueControlService {
     }
     await this.cleaning.obliterate(routeDelayType(qId));
     await eachPartition(control, (p) => control.obliterate(p));
+  }
+
+  /**
+   * Sets a delay-queue type's fleet-wide rate limit at run time over what its workers' options say (`null`:
+   * no limit): every instance keeps to it from its next reserve. Kept in Redis (restarts keep it) until
+   * `resetLimits`. A changed limit starts afresh, without the old one's debt.
+   * @throws InvalidArgumentError naming a bad field; InvalidTaskTypeError, UnknownTaskTypeError (strictTypes),
+   * InvalidArgumentError for an ordered type
+   */
+  async setRateLimit(type: AnyType, limit: RateLimitOptions | null): Promise<void> {
+    const name = this.limitedType(type, 'rateLimit');
+    if (limit !== null) asArgument(() => checkRateLimit(limit, 'limit'));
+    await this.store.limits.overrideRateLimit(name, limit === null ? null : resolveRateLimit(limit));
+  }
+
+  /**
+   * Sets a delay-queue type's fleet-wide concurrency at run time over its workers' options (`null`: none):
+   * from the next reserve of every instance, at most `n` of its tasks hold a lease at once. Kept in Redis
+   * until `resetLimits`. Raising it wakes the workers at once.
+   * @throws InvalidArgumentError for a bad `n` or an ordered type; InvalidTaskTypeError, UnknownTaskTypeError
+   */
+  async setGlobalConcurrency(type: AnyType, n: number | null): Promise<void> {
+    const name = this.limitedType(type, 'globalConcurrency');
+    if (n !== null && (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_GLOBAL_CONCURRENCY)) {
+      throw new InvalidArgumentError('n', `must be an integer from 1 to ${MAX_GLOBAL_CONCURRENCY} or null, got ${String(n)}`);
+    }
+    await this.store.limits.overrideGlobalConcurrency(name, n);
+  }
+
+  /** Drops the run-time limits of `setRateLimit` and `setGlobalConcurrency`: the workers' options hold again. */
+  async resetLimits(type: AnyType): Promise<void> {
+    await this.store.limits.reset(this.limitedType(type, 'limits'));
+  }
+
+  /** A delay-queue type's limits: configured, overridden, in force; and its tasks holding a lease now. */
+  async getLimits(type: AnyType): Promise<TypeLimits> {
+    return this.store.limits.read(this.limitedType(type, 'limits'));
+  }
+
+  private limitedType(type: AnyType, what: string): string {
+    const name = this.cleanedType(type);
+    if (isOrderedType(this.explorer, type)) throw new InvalidArgumentError('type', `"${name}" is ordered: ${what} is for delay-queue types`);
+    return name;
   }
 
   private async setPaused(type: AnyType, paused: boolean): Promise<void> {

@@ -11,6 +11,7 @@
   KEYS[12] its recorded flag (a history writer runs: completions carry their start time and worker; when it
            holds 's', reservations are logged as `started` too)
   KEYS[13] the waiting set as earlier versions kept it (one ZSET): moved into `waiting` a batch per take
+  KEYS[14] the type's limits (fleet-wide concurrency and rate limit; see admission.lua): reserve no more than they allow
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -21,7 +22,8 @@
   ARGV[8] event stream length (0: no events written)
   ARGV[9] who takes (host/pid): recorded in each reservation, for inspection
   ARGV[10..] pairs of id, token to acknowledge
-  Returns: { now, ms until the next due task (-1: none or not asked, 0: look again now), refused ack ids,
+  Returns: { now, ms until the next due task or the next start the limits allow (-1: none or not asked, or
+             a free slot: an ack wakes the workers; 0: look again now), refused ack ids,
              the reservations' stamp, then per reserved task: id, attempt, due, payload (a never-run task's
              whole record: seq tag and payload) }. A reservation's token is "<stamp>:<attempt>:<due>:<ARGV[9]>"
              (see lease.lua): the caller builds it, so the reply does not carry it per task.
@@ -38,6 +40,7 @@
 --- @include "includes/requeue"
 --- @include "includes/event-log"
 --- @include "includes/waiting-set"
+--- @include "includes/admission"
 
 local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -76,9 +79,12 @@ local function recordedValue()
   return recordedFlag
 end
 
+local limits = admissionRead(KEYS[14])
+
 -- 1. Acknowledge: only while the reservation is still ours (in active, same token).
 local ok, refused, okTokens = checkReservations(active, running, 10)
 if #ok > 0 then
+  admissionFreed(limits, ARGV[6])
   redis.call('ZREM', active, unpack(ok))
   redis.call('HDEL', jobs, unpack(ok))
   redis.call('HDEL', running, unpack(ok))
@@ -155,7 +161,8 @@ end
 
 -- 3. Reserve due tasks: the record stays as it is; the reservation goes to `running`.
 local out = { now, -1, refused, stamp }
-local members, dues = wsTake(waiting, now, count)
+local allowed, gateWait = admissionAllow(limits, active, now, count)
+local members, dues = wsTake(waiting, now, allowed)
 local ids = {}
 for i, member in ipairs(members) do ids[i] = idOfMember(member) end
 if #ids > 0 then
@@ -182,6 +189,7 @@ if #ids > 0 then
       out[no + 1], out[no + 2], out[no + 3], out[no + 4], no = id, attempt, dues[i], payload, no + 4
     end
   end
+  admissionCharge(limits, nz / 2)
   if nz > 0 then
     redis.call('HSET', running, unpack(leases))
     redis.call('ZADD', active, unpack(zadd))
@@ -198,6 +206,9 @@ end
 --    else at the next due time.
 if #ids >= count then
   out[2] = 0
+elseif allowed < count and #ids >= allowed then
+  -- held back by a limit: look again when the rate allows the next start (or a freed slot wakes us)
+  out[2] = gateWait
 else
   local head = headScore(waiting)
   if head ~= nil then

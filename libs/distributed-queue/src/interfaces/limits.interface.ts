@@ -1,0 +1,19 @@
+import type { RateLimitOptions } from './task-worker-options.interface';
+
+/** One limit of a type: what the workers' options configure, an operator's override, and the one in force. */
+export interface LimitState<T> {
+  /** From the options of the workers that started last (null: none). */
+  configured: T | null;
+  /** Set by an operator (`null`: "no limit"; undefined: none set, the configured one holds). */
+  override?: T | null;
+  /** In force: the override when set, else the configured one (null: no limit). */
+  effective: T | null;
+}
+
+/** A delay-queue type's fleet-wide limits as Redis holds them (see `QueueControlService.getLimits`). */
+export interface TypeLimits {
+  rateLimit: LimitState<Required<RateLimitOptions>>;
+  globalConcurrency: LimitState<number>;
+  /** Its live leases now: tasks running (or reserved to run) across the fleet. */
+  running: number;
+}
