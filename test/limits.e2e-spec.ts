@@ -11,9 +11,10 @@
  * | setGlobalConcurrency / setRateLimit at run time; resetLimits      | the override holds from the next reserve and wakes the workers; getLimits shows configured, override, effective; reset restores the options' |
  * | bad values: options at start-up, arguments at run time, ordered types | InvalidOptionsError / InvalidArgumentError naming the field; nothing written |
  * | Redis restarted empty under running workers with a configured limit | the limit is written again within a lease-renewal period and holds |
+ * | a handler throws RateLimitedError(retryAfterMs) (2 apps)         | the task goes back without spending an attempt; no app starts a task of the type for retryAfterMs; getLimits shows limitedUntil; then all run |
  * | a re-sent reserve (the same request id)                           | not charged twice: resend.e2e-spec.ts (the repeat returns before admission) |
  */
-import { InvalidArgumentError, InvalidOptionsError } from 'nestjs-distributed-queue';
+import { InvalidArgumentError, InvalidOptionsError, RateLimitedError, type Task } from 'nestjs-distributed-queue';
 import { DelayQueueStore } from 'nestjs-distributed-queue/delay/delay-queue.store';
 import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
 import { startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
@@ -164,6 +165,32 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('fleet-wide limits 
     await waitFor(() => reports(children, 'done').length === 8, { timeoutMs: 15_000 });
   }, 60_000);
 
+  it('a handler throwing RateLimitedError: the task goes back, no attempt spent, and the fleet starts nothing of the type meanwhile', async () => {
+    const prefix = uniquePrefix('limited');
+    const starts: { id: string; attempt: number; at: number }[] = [];
+    let thrownAt = 0;
+    const W = workerClass('lim', { concurrency: 3, pollIntervalMs: 100 }, (t: Task) => {
+      starts.push({ id: t.id, attempt: t.attempt, at: Date.now() });
+      if (t.id === 'x' && thrownAt === 0) {
+        thrownAt = Date.now();
+        throw new RateLimitedError(800);
+      }
+    });
+    const a = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await a.submit.submit('lim', {}, { id: 'x' });
+    await waitFor(() => thrownAt > 0, { timeoutMs: 5000, message: 'x was rate-limited' });
+    await a.submit.submitMany('lim', Array.from({ length: 6 }, (_, i) => ({ id: `y${i}`, payload: i })));
+    const limitedUntil = (await a.control.getLimits('lim')).limitedUntil;
+    expect(limitedUntil).not.toBeNull();
+    await waitFor(() => new Set(starts.map((s) => s.id)).size === 7, { timeoutMs: 10_000, message: 'all 7 ran' });
+    const after = starts.filter((s) => s.at > thrownAt);
+    // Nothing started in the pause (a little less than 800 ms: the pause counts from Redis's time of the call).
+    expect(Math.min(...after.map((s) => s.at)) - thrownAt).toBeGreaterThanOrEqual(700);
+    expect(starts.filter((s) => s.id === 'x').map((s) => s.attempt)).toEqual([1, 1]);
+    expect((await a.control.getLimits('lim')).limitedUntil).toBeNull();
+  }, 30_000);
+
   it('bad values are typed errors naming the field; nothing is written', async () => {
     const prefix = uniquePrefix('limits-bad');
     for (const [options, option] of [
@@ -194,7 +221,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('fleet-wide limits 
       expect((error as InvalidArgumentError).argument).toBe(argument);
     }
     expect(await admin.control.getLimits('ok')).toEqual({
-      rateLimit: { configured: null, override: undefined, effective: null }, globalConcurrency: { configured: null, override: undefined, effective: null }, running: 0,
+      rateLimit: { configured: null, override: undefined, effective: null }, globalConcurrency: { configured: null, override: undefined, effective: null }, running: 0, limitedUntil: null,
     });
   }, 60_000);
 });

@@ -9,6 +9,7 @@ const NONE = '-';
 type Arg = string | number;
 interface LimitsScripts {
   dqDelayLimitsSet(...args: Arg[]): Promise<number>;
+  dqDelayLimitsPause(...args: Arg[]): Promise<number>;
 }
 
 function state<T>(configured: T | null, raw: string | null, decode: (text: string) => T | null): LimitState<T> {
@@ -41,6 +42,11 @@ export class LimitsStore {
     await this.set(type, ['gc!', n === null ? NONE : String(n)]);
   }
 
+  /** A handler met a rate limit of its own: the fleet starts nothing of the type for `ms`. */
+  async pauseFor(type: string, ms: number): Promise<void> {
+    await (this.client as unknown as LimitsScripts).dqDelayLimitsPause(delayQueueKeys(this.prefix, type).limits, ms);
+  }
+
   /** Drops the operator's overrides: the options' limits hold again. */
   async reset(type: string): Promise<void> {
     await this.set(type, ['rl!', '', 'gc!', '']);
@@ -48,7 +54,7 @@ export class LimitsStore {
 
   async read(type: string): Promise<TypeLimits> {
     const k = delayQueueKeys(this.prefix, type);
-    const [fields, time] = await Promise.all([this.client.hmget(k.limits, 'rl', 'rl!', 'gc', 'gc!'), this.client.time()]);
+    const [fields, time] = await Promise.all([this.client.hmget(k.limits, 'rl', 'rl!', 'gc', 'gc!', 'until'), this.client.time()]);
     const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
     const running = await this.client.zcount(k.active, `(${now}`, '+inf');
     const count = (text: string): number | null => (/^\d+$/.test(text) ? Number(text) : null);
@@ -56,6 +62,7 @@ export class LimitsStore {
       rateLimit: state(decodeRateLimit(fields[0]), fields[1], decodeRateLimit),
       globalConcurrency: state(fields[2] === null ? null : count(fields[2]), fields[3], count),
       running,
+      limitedUntil: fields[4] !== null && Number(fields[4]) > now ? Number(fields[4]) : null,
     };
   }
 

@@ -1,11 +1,9 @@
 import type { LoggerService } from '@nestjs/common';
-import { CorruptTaskError, DeliveryNotMadeError, LeaseLostError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import { CorruptTaskError, DeliveryNotMadeError, LeaseLostError, RateLimitedError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { ACK_DELAY_MS } from '../runtime/ack-buffer';
-import { backoffDelay } from '../runtime/backoff';
 import { callHandler, runController } from '../runtime/handler-call';
-import { failedAttemptLine, stackOf } from '../runtime/error-stack';
 import { SHUTDOWN_CALL_MS, shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
 import { ReservedQueue, type Held } from './reserved-queue';
@@ -20,6 +18,7 @@ import { splitTraceContext } from '../tracing/trace-carrier';
 import { reportFailure } from '../redis/outage-log';
 import type { AckDurability } from '../redis/ack-durability';
 import { DurableAcks } from './durable-acks';
+import { recordFailedAttempt } from './failed-attempt';
 
 /** The id and token of a running task's reservation. */
 const heldOf = (t: RunningTask): Held => [t.reservation.id, t.reservation.token];
@@ -193,11 +192,15 @@ export class TaskConsumer {
     this.durableAcks?.close();
   }
 
-  /** Releases reservations (no attempt counted); `thenTake`: look for work again once released. */
-  private handBack(held: Held[], thenTake = false): void {
+  /**
+   * Releases reservations (no attempt counted); `thenTake`: look for work again once released; `first`: a
+   * call made before (a fleet-wide pause), whose failure is reported and does not keep the release back.
+   */
+  private handBack(held: Held[], thenTake = false, first: Promise<unknown> = Promise.resolve()): void {
     this.settling++;
-    this.store
-      .release(this.type, held)
+    first
+      .catch((error: Error) => reportFailure(this.logger, `[${this.type}] rate-limit pause`, error))
+      .then(() => this.store.release(this.type, held))
       .catch((error: Error) => reportFailure(this.logger, `[${this.type}] hand-back`, error, `[${this.type}] hand-back failed (leases will expire): ${error.message}`))
       .finally(() => {
         this.settling--;
@@ -379,24 +382,14 @@ export class TaskConsumer {
     }
     // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
     if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)], true);
+    else if (error instanceof RateLimitedError) this.handBack([heldOf(task)], true, this.store.limits.pauseFor(this.type, error.retryAfterMs));
     else void this.recordFailure(task, error);
   }
 
   private async recordFailure(task: RunningTask, error: Error): Promise<void> {
-    const { id, token, attempt } = task.reservation;
-    const finishedAt = Date.now();
-    if (task.controller && !task.controller.signal.aborted) task.controller.abort(error);
-    const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || attempt >= this.options.maxAttempts;
-    const retryDelay = final ? -1 : backoffDelay(this.options.backoff, attempt);
     this.settling++;
     try {
-      const stack = stackOf(error);
-      const outcome = await this.store.fail(this.type, id, token, retryDelay, error, stack);
-      this.events.outcome(task, outcome, error, finishedAt);
-      this.logger[outcome === 'dead' ? 'error' : 'warn']?.(failedAttemptLine(`[${this.type}] task ${id} attempt ${attempt}`, error, `: ${outcome}`, stack));
-    } catch (failError) {
-      this.events.outcome(task, undefined, error, finishedAt);
-      this.logger.warn?.(`[${this.type}] could not record failure of ${id} (its lease will expire): ${(failError as Error).message}`);
+      await recordFailedAttempt(this.type, this.store, this.options, this.events, this.logger, task, error);
     } finally {
       this.settling--;
       this.afterSlotFreed();

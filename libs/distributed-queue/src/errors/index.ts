@@ -8,3 +8,4 @@ export * from './service-url.error';
 export * from './redis-unavailable.error';
 export * from './redis-memory.error';
 export * from './durability.error';
+export * from './rate-limited.error';

@@ -16,4 +16,6 @@ export interface TypeLimits {
   globalConcurrency: LimitState<number>;
   /** Its live leases now: tasks running (or reserved to run) across the fleet. */
   running: number;
+  /** Until when (epoch ms, Redis clock) nothing starts because a handler threw `RateLimitedError`; null: not paused so. */
+  limitedUntil: number | null;
 }

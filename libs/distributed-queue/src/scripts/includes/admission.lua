@@ -4,6 +4,7 @@
 --                  'rl'  rate limit "<max>:<perMs>:<burst>" from the options     'rl!' an operator's ('-': none)
 --                  'tat' the rate limit's theoretical arrival time (ms, Redis clock): GCRA
 --                  'gcw' set when a take found no free slot: the next ack wakes the type's workers
+--                  'until' ms (Redis clock): a handler met a rate limit of its own; nothing starts before
 -- The rate limit is GCRA: each start moves 'tat' on by T = perMs / max; a start is allowed while
 -- tat - burst * T <= now. So no window of perMs ever holds more than max + burst starts, and the long-run
 -- rate is max per perMs exactly, whatever the number of workers.
@@ -15,10 +16,10 @@ end
 
 -- The limits of the type: a table, or nil when it has none (the common case: nothing more to do).
 local function admissionRead(limits)
-  local f = redis.call('HMGET', limits, 'gc', 'gc!', 'rl', 'rl!', 'tat', 'gcw')
+  local f = redis.call('HMGET', limits, 'gc', 'gc!', 'rl', 'rl!', 'tat', 'gcw', 'until')
   local gc, rl = admissionLimit(f[1], f[2]), admissionLimit(f[3], f[4])
-  if not gc and not rl and not f[6] then return nil end
-  return { key = limits, gc = tonumber(gc), rl = rl, tat = tonumber(f[5] or '0'), waiting = f[6] ~= false }
+  if not gc and not rl and not f[6] and not f[7] then return nil end
+  return { key = limits, gc = tonumber(gc), rl = rl, tat = tonumber(f[5] or '0'), waiting = f[6] ~= false, untilMs = tonumber(f[7] or '0') }
 end
 
 -- Acks freed slots: wakes the workers a full fleet turned away (publishes once per wait).
@@ -34,6 +35,7 @@ end
 -- wakes the workers). `active` holds the leases (score: deadline): the live ones are the slots in use.
 local function admissionAllow(lim, active, now, count)
   if not lim or count <= 0 then return count, -1 end
+  if lim.untilMs > now then return 0, lim.untilMs - now end
   local allowed, wait = count, -1
   if lim.gc then
     local free = lim.gc - redis.call('ZCOUNT', active, '(' .. now, '+inf')

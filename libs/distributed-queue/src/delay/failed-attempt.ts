@@ -1,0 +1,33 @@
+import type { LoggerService } from '@nestjs/common';
+import { CorruptTaskError, TaskCancelledError } from '../errors';
+import type { ResolvedWorkerOptions } from '../options/resolve-options';
+import { backoffDelay } from '../runtime/backoff';
+import { failedAttemptLine, stackOf } from '../runtime/error-stack';
+import type { ConsumerEvents } from './consumer-events';
+import type { DelayQueueStore } from './delay-queue.store';
+import type { RunningTask } from './running-task';
+
+/**
+ * Records a failed attempt of a delay-queue task: retried after its backoff, or dead-lettered when it was the
+ * last attempt (or cannot succeed: a corrupt record, a cancel). Its events and log line follow Redis's
+ * answer; a failure that cannot be recorded is logged (the task's lease expires, and it runs again).
+ */
+export async function recordFailedAttempt(
+  type: string, store: DelayQueueStore, options: ResolvedWorkerOptions, events: ConsumerEvents, logger: LoggerService,
+  task: RunningTask, error: Error,
+): Promise<void> {
+  const { id, token, attempt } = task.reservation;
+  const finishedAt = Date.now();
+  if (task.controller && !task.controller.signal.aborted) task.controller.abort(error);
+  const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || attempt >= options.maxAttempts;
+  const retryDelay = final ? -1 : backoffDelay(options.backoff, attempt);
+  try {
+    const stack = stackOf(error);
+    const outcome = await store.fail(type, id, token, retryDelay, error, stack);
+    events.outcome(task, outcome, error, finishedAt);
+    logger[outcome === 'dead' ? 'error' : 'warn']?.(failedAttemptLine(`[${type}] task ${id} attempt ${attempt}`, error, `: ${outcome}`, stack));
+  } catch (failError) {
+    events.outcome(task, undefined, error, finishedAt);
+    logger.warn?.(`[${type}] could not record failure of ${id} (its lease will expire): ${(failError as Error).message}`);
+  }
+}
