@@ -14,6 +14,7 @@ import { roundTrip } from './round-trip';
 import { redisCeiling } from './redis-ceiling';
 import { clusterScale } from './cluster-scale';
 import { durabilityCost } from './durability';
+import { limits } from './limits';
 import { each } from './workloads';
 
 async function main(): Promise<void> {
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
     ['ceiling', () => redisCeiling(redis, server.port, quick, rows)],
     ['cluster', () => clusterScale(quick)],
     ['durability', () => durabilityCost(quick)],
+    ['limits', () => limits(server.url, quick)],
   ];
   try {
     for (const [name, run] of workloads) {

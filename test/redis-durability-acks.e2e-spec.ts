@@ -22,7 +22,13 @@ import { useSentinelSet } from './support/sentinel-set';
 import { uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
-const DURABLE = { replicas: 1, timeoutMs: 3000 };
+/**
+ * NOTE: a replica that has not confirmed within `timeoutMs` gets the completions announced all the same (one
+ * warning): a failover may then run them again, as documented. Under a loaded machine (the full suite) the
+ * lagging replica fell more than 3 s behind and cell (d) saw that; the failover cells wait up to 8 s and
+ * assert that no such warning came, so that a failure says which it was.
+ */
+const DURABLE = { replicas: 1, timeoutMs: 8000 };
 const LEASE_MS = 3000;
 const TASKS = 2000;
 
@@ -64,7 +70,7 @@ describe('durable acks (WAIT) through a Sentinel failover with a lagging replica
     const { rec, CompletedListener, handle } = recorder(type);
     const prefix = uniquePrefix(`acks-${label}`);
     const app = await startQueueApp({
-      connection: suite.set.connection, keyPrefix: prefix, redisTimeoutMs: 5000, durability, route: ordered ? routeTestOptions(prefix, 'm1', 8, 4000, 500) : undefined,
+      connection: suite.set.connection, keyPrefix: prefix, redisTimeoutMs: 10_000, durability, route: ordered ? routeTestOptions(prefix, 'm1', 8, 4000, 500) : undefined,
     }, [workerClass(type, { concurrency: 8, pollIntervalMs: 200, visibilityTimeoutMs: LEASE_MS, ordered, maxAttempts: 10 }, handle), CompletedListener]);
     apps.push(app);
     return { app, rec, type };
@@ -87,6 +93,7 @@ describe('durable acks (WAIT) through a Sentinel failover with a lagging replica
 
   /** Kills the master once tasks are completing; waits until every task completed and leases expired. */
   async function failoverUnderLoad(label: string, rec: Record): Promise<{ announced: number; again: number; ranTwice: number }> {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
     await waitFor(() => rec.completed.size >= 300, { timeoutMs: 20_000, message: 'tasks completing' });
     const announced = rec.completed.size;
     const promoted = await suite.set.failover();
@@ -98,6 +105,10 @@ describe('durable acks (WAIT) through a Sentinel failover with a lagging replica
     console.log(`[durable acks ${label}] promoted after ${promoted} ms; announced before the kill ${announced}, announced ${rec.completed.size}/${TASKS}, ran twice ${ranTwice}, started again after their completion was announced ${rec.again.length}`);
     // NOTE: a completion whose WAIT the kill cut short is not announced when its ack survived (as for a lost reply).
     expect(rec.starts.size).toBe(TASKS);
+    // Completions announced unconfirmed (the replica more than timeoutMs behind, the master still there) may
+    // run again: none here. (The kill's lost connection warns too: those completions are not announced.)
+    const unconfirmed = warn.mock.calls.map((c) => String(c[0])).filter((m) => m.startsWith('Durable acks: only') && !m.includes('connection to the master was lost'));
+    expect(unconfirmed).toEqual([]);
     return { announced, again: rec.again.length, ranTwice };
   }
 
