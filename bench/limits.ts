@@ -3,20 +3,10 @@ import type { Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
 import type { Row } from './report';
 import { until } from './stats';
+import { busiestWindow } from '../test/support/sliding-window';
 
 /** Three worker applications (or BullMQ workers) with their own connections: a fleet of three. */
 const FLEET = 3;
-
-/** The most starts in any sliding window of `windowMs`. */
-function busiestWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; j < sorted.length; j++) {
-    while (sorted[j] - sorted[i] >= windowMs) i++;
-    most = Math.max(most, j - i + 1);
-  }
-  return most;
-}
 
 /** Runs `n` ready tasks through a fleet of three workers built by `work`; start times and most at once. */
 async function runFleet(

@@ -22,6 +22,7 @@ import { startRedisServer } from './support/redis-server';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
+import { busiestWindow } from './support/sliding-window';
 
 interface Report {
   type: 'start' | 'done' | 'ready';
@@ -42,17 +43,6 @@ async function ready(children: ChildHandle[]): Promise<void> {
 
 function reports(children: ChildHandle[], kind: Report['type']): Report[] {
   return children.flatMap((c) => c.messages.filter((m: Report) => m.type === kind) as Report[]);
-}
-
-/** The most starts in any window of `windowMs` (sliding, over the sorted start times). */
-function busiestWindow(times: number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; j < sorted.length; j++) {
-    while (sorted[j] - sorted[i] >= windowMs) i++;
-    most = Math.max(most, j - i + 1);
-  }
-  return most;
 }
 
 /** The most tasks running at once, from start and done reports. */
