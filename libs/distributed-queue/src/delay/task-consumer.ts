@@ -51,6 +51,8 @@ export class TaskConsumer {
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
   private mayHaveWork = true;
+  /** The last take was held back by the type's fleet-wide concurrency (see `afterSlotFreed`). */
+  private fleetBound = false;
   /**
    * The last take found more due tasks than it reserved: a second take may go out while the first is in
    * flight (else, with handlers done before the next pump, only one take would ever be in flight and Redis
@@ -278,6 +280,7 @@ export class TaskConsumer {
     this.acks.sent(acks, result.refused);
     if (result.refused.length > 0) this.logger.debug?.(`[${this.type}] ${result.refused.length} ack(s) refused: reservation expired`);
     if (want > 0) this.backlog = result.nextDueIn === 0;
+    if (want > 0) this.fleetBound = result.nextDueIn === -2;
     if (want > 0 && result.nextDueIn === 0) this.mayHaveWork = true;
     else if (want > 0 && result.nextDueIn > 0 && !this.stopping) this.wake.wakeIn(result.nextDueIn);
     if (this.stopping && result.reserved.length > 0) {
@@ -397,6 +400,8 @@ export class TaskConsumer {
   }
 
   private afterSlotFreed(): void {
+    // NOTE: held back by the fleet's concurrency: the slot this task frees is taken with its ack, at once.
+    if (this.fleetBound) this.mayHaveWork = true;
     this.schedulePump();
     this.idle.check();
   }

@@ -22,8 +22,8 @@
   ARGV[8] event stream length (0: no events written)
   ARGV[9] who takes (host/pid): recorded in each reservation, for inspection
   ARGV[10..] pairs of id, token to acknowledge
-  Returns: { now, ms until the next due task or the next start the limits allow (-1: none or not asked, or
-             a free slot: an ack wakes the workers; 0: look again now), refused ack ids,
+  Returns: { now, ms until the next due task or the next start the limits allow (-1: none or not asked;
+             -2: held back by the fleet's concurrency, look again as tasks finish; 0: look again now), refused ack ids,
              the reservations' stamp, then per reserved task: id, attempt, due, payload (a never-run task's
              whole record: seq tag and payload) }. A reservation's token is "<stamp>:<attempt>:<due>:<ARGV[9]>"
              (see lease.lua): the caller builds it, so the reply does not carry it per task.

@@ -31,19 +31,20 @@ local function admissionFreed(lim, channel)
   end
 end
 
--- How many of `count` may be reserved now, and the ms until more may be (-1: when a slot frees, an ack
--- wakes the workers). `active` holds the leases (score: deadline): the live ones are the slots in use.
+-- How many of `count` may be reserved now, and the ms until more may be (-2: when a slot frees: the worker
+-- looks again as its own tasks finish, and an ack wakes the workers a full fleet turned away). `active`
+-- holds the leases (score: deadline): the live ones are the slots in use.
 local function admissionAllow(lim, active, now, count)
   if not lim or count <= 0 then return count, -1 end
   if lim.untilMs > now then return 0, lim.untilMs - now end
   local allowed, wait = count, -1
   if lim.gc then
     local free = lim.gc - redis.call('ZCOUNT', active, '(' .. now, '+inf')
-    if free < allowed then allowed = math.max(free, 0) end
+    if free < allowed then allowed, wait = math.max(free, 0), -2 end
     if allowed == 0 then
       redis.call('HSET', lim.key, 'gcw', '1')
       lim.waiting = true
-      return 0, -1
+      return 0, -2
     end
   end
   if lim.rl then
