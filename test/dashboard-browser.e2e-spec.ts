@@ -7,10 +7,10 @@ import 'reflect-metadata';
 import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'net';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import {
   DistributedQueueDashboardModule, DistributedQueueModule, QueueControlService, TaskInspectorService, TaskScheduleService, TaskSubmitService, type Task,
 } from 'nestjs-distributed-queue';
+import { signedInPage, textUntil, useBrowser } from './support/browser';
 import { untilAborted, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
@@ -54,8 +54,6 @@ const workers = [
   let submit: TaskSubmitService;
   let inspect: TaskInspectorService;
   let control: QueueControlService;
-  let browser: Browser;
-  let context: BrowserContext | undefined;
 
   beforeAll(async () => {
     @Module({
@@ -74,49 +72,16 @@ const workers = [
     submit = app.get(TaskSubmitService);
     inspect = app.get(TaskInspectorService);
     control = app.get(QueueControlService);
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-      timeout: 20_000,
-    });
   }, 40_000);
 
-  afterEach(async () => {
-    await context?.close();
-    context = undefined;
-  });
-
   afterAll(async () => {
-    await browser?.close();
     await app?.close();
   });
 
-  /** A fresh browser context (no cookies) and page; every wait of the page bounded to 10 s. */
-  async function newPage(): Promise<Page> {
-    context = await browser.newContext();
-    const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    page.setDefaultNavigationTimeout(10_000);
-    return page;
-  }
-
+  const browser = useBrowser();
+  const newPage = () => browser.newPage();
   /** Signs in through `<base>/login?token=...` and lands on the page, at `hash` when given. */
-  async function signedIn(hash = ''): Promise<Page> {
-    const page = await newPage();
-    const res = await page.goto(`${base}/login?token=${TOKEN}`);
-    expect(res?.status()).toBe(200);
-    expect(page.url()).toBe(`${base}/`);
-    if (hash) await page.goto(`${base}/#${hash}`);
-    return page;
-  }
-
-  /** Waits until the text of `selector` satisfies `ok`; returns it. */
-  function textUntil(page: Page, selector: string, ok: (text: string) => boolean, message: string): Promise<string> {
-    return waitFor(async () => {
-      const text = (await page.locator(selector).first().textContent({ timeout: 1000 })) ?? '';
-      return ok(text) ? text : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 100, message });
-  }
+  const signedIn = (hash = '') => signedInPage(browser, base, TOKEN, hash);
 
   const cell = (type: string, state: string) => `[data-testid="type-row"][data-type="${type}"] [data-testid="count-${state}"]`;
 
@@ -283,10 +248,10 @@ const workers = [
   it('signs out: the session ends on the server, its cookie is refused afterwards', async () => {
     const page = await signedIn();
     await page.locator('[data-testid="overview-table"]').waitFor();
-    const session = (await context!.cookies()).find((c) => c.name === 'dq_dash')!.value;
+    const session = (await browser.context().cookies()).find((c) => c.name === 'dq_dash')!.value;
     await page.locator('[data-testid="sign-out"]').click();
     await page.locator('[data-testid="signed-out"]').waitFor();
-    expect((await context!.cookies()).find((c) => c.name === 'dq_dash')).toBeUndefined();
+    expect((await browser.context().cookies()).find((c) => c.name === 'dq_dash')).toBeUndefined();
     expect(await page.evaluate(`fetch('${base}/api/overview').then((r) => r.status)`)).toBe(401);
     // the old cookie, copied before the sign-out, is refused too
     const copied = await fetch(`${base}/api/overview`, { headers: { cookie: `dq_dash=${session}` } });

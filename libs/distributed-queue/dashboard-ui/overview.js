@@ -3,8 +3,12 @@ import { hashHref } from './hooks.js';
 import { typePath } from './api.js';
 import { STATES, formatRelative } from './format.js';
 import { Badge } from './components.js';
+import { LimitsTable } from './limits.js';
 
-/** `#/`: every type with its counts, its throughput and whether it is paused; the route queue's summary. */
+/**
+ * `#/`: every type with its counts, its throughput and whether it is paused; the delay-queue types' limits;
+ * the route queue's summary.
+ */
 export function OverviewView({ overview }) {
   if (!overview) return html`<p class="muted" data-testid="loading">Loading…</p>`;
   const { types, route, schedules = [], now } = overview;
@@ -25,6 +29,7 @@ export function OverviewView({ overview }) {
           </tr></thead>
           <tbody>${types.map((t) => html`<${TypeRow} key=${t.type} summary=${t} hasRoute=${!!route} />`)}</tbody>
         </table>`}
+    <${LimitsTable} types=${types} now=${now} />
     ${schedules.length > 0 && html`<h2>Schedules</h2>
       <table class="grid" data-testid="schedules-table">
         <thead><tr><th>Schedule</th><th>Rule</th><th>Type</th><th>Next tick</th><th>Last tick</th></tr></thead>

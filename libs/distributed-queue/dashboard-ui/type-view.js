@@ -5,6 +5,7 @@ import { get, post, typePath } from './api.js';
 import { STATES } from './format.js';
 import { Badge, ConfirmButton, ErrorBanner, Notice, When } from './components.js';
 import { TaskDetail } from './task-detail.js';
+import { LimitsPanel } from './limits.js';
 
 const LIMIT = 50;
 
@@ -82,6 +83,7 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
     </div>
     <${ErrorBanner} error=${actions.error} />
     <${Notice} text=${actions.notice} />
+    ${!ordered && html`<${LimitsPanel} type=${type} summary=${summary} now=${now} refresh=${refreshOverview} />`}
     <nav class="tabs" data-testid="state-tabs">
       ${STATES.map((s) => html`<a href=${hashHref(typePath(type), { state: s })} class=${s === state ? 'tab active' : 'tab'} data-testid=${`tab-${s}`}>
         ${s} <span class="count" data-testid=${`tab-count-${s}`}>${counts?.[s] ?? '…'}</span>

@@ -1,5 +1,5 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
-import { InvalidArgumentError, UnknownTaskTypeError } from '../errors';
+import { InvalidArgumentError } from '../errors';
 import { quote } from '../errors/quote';
 import type { TaskState } from '../interfaces';
 import { QueueControlService } from '../services/queue-control.service';
@@ -10,6 +10,8 @@ import type { TaskHistoryRecord } from '../history/history-event';
 import { TaskScheduleService } from '../cron/task-schedule.service';
 import { TaskHistoryService } from '../history/task-history.service';
 import type { DashboardOverview, DashboardRoute, DashboardTaskDetail, DashboardTaskPage } from './dashboard-api';
+import { DashboardLimitsService } from './dashboard-limits.service';
+import { isKnownOrdered } from './known-type';
 
 /** What a bulk dead-letter action applies to. */
 export interface DeadSelection {
@@ -29,8 +31,8 @@ const intParam = (value: unknown, name: string, fallback: number): number => {
 
 /**
  * The dashboard's admin API over the library's public services: what the page shows and the actions it
- * offers. Only types this application knows are served (anything else is a 404), so that a typo in a URL
- * cannot act on another application's queue.
+ * offers (the limits' are `DashboardLimitsService`'s). Only types this application knows are served (anything
+ * else is a 404), so that a typo in a URL cannot act on another application's queue.
  */
 @Injectable()
 export class DashboardApiService {
@@ -40,6 +42,7 @@ export class DashboardApiService {
     private readonly submitter: TaskSubmitService,
     private readonly history: TaskHistoryService,
     private readonly schedules: TaskScheduleService,
+    private readonly limits: DashboardLimitsService,
   ) {}
 
   async overview(): Promise<DashboardOverview> {
@@ -49,16 +52,18 @@ export class DashboardApiService {
     let routePaused: Promise<boolean> | undefined;
     const isPaused = ({ type, ordered }: { type: string; ordered: boolean }) =>
       ordered ? (routePaused ??= this.control.isPaused(type)) : this.control.isPaused(type);
-    const [counts, activity, paused, route, schedules] = await Promise.all([
+    const [counts, activity, paused, route, schedules, limits] = await Promise.all([
       this.inspector.getCountsOf(names),
       this.inspector.getActivityOf(names, 60_000),
       Promise.all(known.map(isPaused)),
       known.some((t) => t.ordered) ? this.inspector.getRouteStatus().catch(() => undefined) : undefined,
       this.schedules.list(),
+      this.limits.of(known.filter((t) => !t.ordered).map((t) => t.type)),
     ]);
     const types = known.map(({ type, ordered }, i) => {
       const recent = activity.get(type)!.counts;
-      return { type, ordered, paused: paused[i], counts: counts.get(type)!, perMinute: { completed: recent.completed ?? 0, failed: recent.failed ?? 0 } };
+      const perMinute = { completed: recent.completed ?? 0, failed: recent.failed ?? 0 };
+      return { type, ordered, paused: paused[i], counts: counts.get(type)!, perMinute, limits: limits.get(type) };
     });
     return {
       now: Date.now(),
@@ -155,9 +160,7 @@ export class DashboardApiService {
 
   /** Whether a known type is ordered; a 404 for a type this application does not know. */
   private known(type: string): boolean {
-    const found = this.inspector.listTypes().find((t) => t.type === type);
-    if (!found) throw new UnknownTaskTypeError(type);
-    return found.ordered;
+    return isKnownOrdered(this.inspector, type);
   }
 
   private delayOnly(type: string, action: string): void {

@@ -1,4 +1,4 @@
-import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskInfo } from '../interfaces';
+import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskInfo, TypeLimits } from '../interfaces';
 
 /**
  * The dashboard's admin HTTP API, under the path the application mounts it at (`<base>`, e.g. `/queues`).
@@ -23,6 +23,14 @@ import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskInfo } from '../interf
  *   POST <base>/api/types/:type/dead/delete        body { ids: string[] } | { all: true } -> { count }
  *                                                  (ordered types: { all: true } only, for the whole route queue)
  *   POST <base>/api/types/:type/pause | /resume    { paused: boolean }
+ *   GET  <base>/api/types/:type/limits             DashboardLimits (delay types; an ordered type: 400 InvalidArgumentError)
+ *   POST <base>/api/types/:type/limits/rate-limit  body { rateLimit: { max, perMs, burst? } | null } -> DashboardLimits
+ *   POST <base>/api/types/:type/limits/global-concurrency  body { globalConcurrency: n | null } -> DashboardLimits
+ *   POST <base>/api/types/:type/limits/reset       DashboardLimits (the operator's overrides dropped)
+ *                                                  (QueueControlService.setRateLimit / setGlobalConcurrency /
+ *                                                  resetLimits: null is "no limit" over the options until a reset;
+ *                                                  a bad body is a 400 InvalidArgumentError naming the field,
+ *                                                  and nothing is written)
  *   GET  <base>/api/route                          DashboardRoute (404 without a route queue)
  */
 export interface DashboardOverview {
@@ -58,6 +66,21 @@ export interface DashboardTypeSummary {
    * logged while someone follows the stream: the dashboard asks for them while it is open.
    */
   perMinute: { completed: number; failed: number };
+  /** Delay-queue types: the fleet-wide limits and the recent rate (ordered types have none). */
+  limits?: DashboardLimits;
+}
+
+/**
+ * A delay-queue type's fleet-wide limits (`QueueControlService.getLimits`: configured, overridden by an
+ * operator, in force; its live leases; `limitedUntil`) with its recent rate.
+ */
+export interface DashboardLimits extends TypeLimits {
+  /**
+   * Tasks of the type that finished (completed, or a failed attempt) per second over the last 5 s, from its
+   * event stream: at a steady state, the rate they start at. Completions are logged while the dashboard is
+   * open (see `perMinute`).
+   */
+  recentPerSecond: number;
 }
 
 /**

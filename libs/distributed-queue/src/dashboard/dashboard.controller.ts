@@ -3,6 +3,7 @@ import { randomBytes } from 'crypto';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { DashboardApiService, type DeadSelection } from './dashboard-api.service';
+import { DashboardLimitsService } from './dashboard-limits.service';
 import { CSRF_COOKIE, DASHBOARD_OPTIONS, DashboardAuthGuard, SESSION_COOKIE, SignInRoute, sameSecret } from './dashboard-auth.guard';
 import { DashboardSessions } from './dashboard-sessions';
 import { DashboardErrorFilter, sendJson, type HttpReply } from './dashboard-error.filter';
@@ -48,6 +49,7 @@ export function dashboardController(path: string): Type<unknown> {
   class DashboardController {
     constructor(
       private readonly api: DashboardApiService,
+      private readonly limits: DashboardLimitsService,
       @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
       private readonly sessions: DashboardSessions,
     ) {}
@@ -150,6 +152,29 @@ export function dashboardController(path: string): Type<unknown> {
     @Post('api/types/:type/resume')
     resume(@Param('type') type: string) {
       return this.api.setPaused(type, false);
+    }
+
+    @Get('api/types/:type/limits')
+    typeLimits(@Param('type') type: string) {
+      return this.limits.get(type);
+    }
+
+    @HttpCode(200)
+    @Post('api/types/:type/limits/rate-limit')
+    setRateLimit(@Param('type') type: string, @Body() body: unknown) {
+      return this.limits.setRateLimit(type, body);
+    }
+
+    @HttpCode(200)
+    @Post('api/types/:type/limits/global-concurrency')
+    setGlobalConcurrency(@Param('type') type: string, @Body() body: unknown) {
+      return this.limits.setGlobalConcurrency(type, body);
+    }
+
+    @HttpCode(200)
+    @Post('api/types/:type/limits/reset')
+    resetLimits(@Param('type') type: string) {
+      return this.limits.reset(type);
     }
 
     @Get('api/route')

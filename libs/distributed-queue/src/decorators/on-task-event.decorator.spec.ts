@@ -18,7 +18,9 @@ describe('@OnTaskEvent', () => {
     expect(metadataOf(OnTaskEvent(defineTask<number>('c'), ['completed', 'failed'], { scope: 'fleet' }))).toEqual([
       { type: 'c', events: ['completed', 'failed'], scope: 'fleet' },
     ]);
-    expect(metadataOf(OnTaskEvent('*', '*'))[0].events).toEqual(['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered']);
+    expect(metadataOf(OnTaskEvent('*', '*'))[0].events).toEqual(['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered', 'rateLimited']);
+    // rateLimited is local only: a fleet listener's '*' leaves it out
+    expect(metadataOf(OnTaskEvent('*', '*', { scope: 'fleet' }))[0].events).toEqual(['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered']);
   });
 
   it('refuses unknown events, scopes and types, naming them', () => {
@@ -27,5 +29,6 @@ describe('@OnTaskEvent', () => {
     expect(() => OnTaskEvent('t', [])).toThrow(/at least one event/);
     expect(() => OnTaskEvent('t', 'dead', { scope: 'everywhere' as never })).toThrow(/'local' or 'fleet'/);
     expect(() => OnTaskEvent('a{b}', 'dead')).toThrow(InvalidTaskTypeError);
+    expect(() => OnTaskEvent('t', ['dead', 'rateLimited'], { scope: 'fleet' })).toThrow(/'rateLimited' is a local event/);
   });
 });

@@ -1,6 +1,6 @@
 import { isTaskContract, type TaskContract } from '../contracts/task-contract';
 import { InvalidOptionsError } from '../errors';
-import { TASK_EVENT_NAMES, type OnTaskEventOptions, type TaskEventName } from '../interfaces/task-event.interface';
+import { LOCAL_ONLY_EVENT_NAMES, TASK_EVENT_NAMES, type OnTaskEventOptions, type TaskEventName } from '../interfaces/task-event.interface';
 import { assertTaskType } from '../options/resolve-options';
 
 /** Metadata key of `@OnTaskEvent` (on the method). */
@@ -32,7 +32,9 @@ export interface TaskEventMetadata {
  *   onSettled(event: TaskEvent) { ... }
  * }
  * ```
- * @throws InvalidOptionsError for an unknown event name or scope (at start-up, when the class loads).
+ * `rateLimited` is local only: `'*'` of a fleet listener leaves it out, and naming it with `scope: 'fleet'` is refused.
+ * @throws InvalidOptionsError for an unknown event name or scope, or a local-only event with `scope: 'fleet'`
+ * (at start-up, when the class loads).
  */
 export function OnTaskEvent(
   type: string | TaskContract<any, boolean>,
@@ -41,16 +43,18 @@ export function OnTaskEvent(
 ): MethodDecorator {
   const typeName = isTaskContract(type) ? type.type : type;
   if (typeName !== '*') assertTaskType(typeName);
-  const names = events === '*' ? [...TASK_EVENT_NAMES] : Array.isArray(events) ? [...events] : [events as TaskEventName];
+  const scope = options.scope ?? 'local';
   const label = `@OnTaskEvent('${typeName}')`;
+  if (scope !== 'local' && scope !== 'fleet') throw new InvalidOptionsError(`${label} scope`, "must be 'local' or 'fleet'");
+  const every = scope === 'fleet' ? TASK_EVENT_NAMES.filter((name) => !LOCAL_ONLY_EVENT_NAMES.includes(name)) : TASK_EVENT_NAMES;
+  const names = events === '*' ? [...every] : Array.isArray(events) ? [...events] : [events as TaskEventName];
   if (names.length === 0) throw new InvalidOptionsError(`${label} events`, 'must name at least one event');
   for (const name of names) {
     if (!TASK_EVENT_NAMES.includes(name)) {
       throw new InvalidOptionsError(`${label} events`, `unknown event '${String(name)}' (known: ${TASK_EVENT_NAMES.join(', ')}, or '*')`);
     }
+    if (!every.includes(name)) throw new InvalidOptionsError(`${label} events`, `'${name}' is a local event (no stream carries it): use scope 'local'`);
   }
-  const scope = options.scope ?? 'local';
-  if (scope !== 'local' && scope !== 'fleet') throw new InvalidOptionsError(`${label} scope`, "must be 'local' or 'fleet'");
   const entry: TaskEventMetadata = { type: typeName, events: names, scope };
   return (_target, _key, descriptor: PropertyDescriptor) => {
     const method = descriptor.value as object;

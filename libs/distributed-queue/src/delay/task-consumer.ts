@@ -19,6 +19,7 @@ import { reportFailure } from '../redis/outage-log';
 import type { AckDurability } from '../redis/ack-durability';
 import { DurableAcks } from './durable-acks';
 import { recordFailedAttempt } from './failed-attempt';
+import { pauseForRateLimit } from '../events/rate-limited';
 
 /** The id and token of a running task's reservation. */
 const heldOf = (t: RunningTask): Held => [t.reservation.id, t.reservation.token];
@@ -385,7 +386,7 @@ export class TaskConsumer {
     }
     // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
     if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)], true);
-    else if (error instanceof RateLimitedError) this.handBack([heldOf(task)], true, this.store.limits.pauseFor(this.type, error.retryAfterMs));
+    else if (error instanceof RateLimitedError) this.handBack([heldOf(task)], true, pauseForRateLimit(this.type, this.store.limits, this.events, task, error));
     else void this.recordFailure(task, error);
   }
 

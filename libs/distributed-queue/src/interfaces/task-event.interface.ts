@@ -8,12 +8,17 @@ import type { Task, TaskErrorInfo } from './task.interface';
  * - `dead`: the task was moved to dead letters;
  * - `cancelled`: the task was cancelled (waiting, or running: its handler was aborted);
  * - `recovered`: its worker died or stalled, and the task was taken back from the expired lease (or, for an
- *   ordered task, from the lost partition) to run again.
+ *   ordered task, from the lost partition) to run again;
+ * - `rateLimited` (delay queue, local only): its handler threw `RateLimitedError`: the task went back to its
+ *   place without spending an attempt, and the fleet starts nothing of its type for `retryAfterMs`.
  */
-export type TaskEventName = 'completed' | 'failed' | 'retrying' | 'dead' | 'cancelled' | 'recovered';
+export type TaskEventName = 'completed' | 'failed' | 'retrying' | 'dead' | 'cancelled' | 'recovered' | 'rateLimited';
 
 /** Every event name, for validation and for `'*'`. */
-export const TASK_EVENT_NAMES: readonly TaskEventName[] = ['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered'];
+export const TASK_EVENT_NAMES: readonly TaskEventName[] = ['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered', 'rateLimited'];
+
+/** Events no stream carries: heard by `local` listeners only (`'*'` of a `fleet` listener leaves them out). */
+export const LOCAL_ONLY_EVENT_NAMES: readonly TaskEventName[] = ['rateLimited'];
 
 /**
  * Where an event comes from:
@@ -36,6 +41,9 @@ export interface TaskEvent<P = unknown> {
    */
   task: Task<P>;
   /**
+   * `rateLimited`: the `RateLimitedError` the handler threw; its `retryAfterMs` is how long (ms, from Redis's
+   * clock at the pause) the fleet starts nothing of the type.
+   *
    * `failed`, `retrying`, `dead`: the error. Locally the `Error` the handler threw, as thrown (its own `stack`;
    * service mode: a `DeliveryFailedError` with the application's stack in `remoteStack`); from the stream its
    * name, message and `stack` (bounded, absent when there was none, see `TaskErrorInfo.stack`).
@@ -43,9 +51,9 @@ export interface TaskEvent<P = unknown> {
   error?: Error | TaskErrorInfo;
   /** `completed`, local only: what the handler returned. */
   result?: unknown;
-  /** Local `completed` and `failed`: how long the handler ran, in ms. */
+  /** Local `completed`, `failed` and `rateLimited`: how long the handler ran, in ms. */
   durationMs?: number;
-  /** Local `completed` and `failed`: when the handler started (epoch ms, this process's clock). */
+  /** Local `completed`, `failed` and `rateLimited`: when the handler started (epoch ms, this process's clock). */
   startedAt?: number;
   /** When it happened: epoch ms (local: this process's clock; fleet: the Redis clock). */
   at: number;

@@ -12,6 +12,7 @@ import { readServerMemory } from '../redis/server-memory';
 import { describeTarget } from '../redis/bounded-calls';
 import { RouteOrchestrator } from '../route/route.orchestrator';
 import { EventSubscriber } from '../runtime/event-subscriber';
+import { QueueControlService } from '../services/queue-control.service';
 import { TaskInspectorService } from '../services/task-inspector.service';
 import { loadPromClient } from './prom-client.loader';
 import { attachQueueStateGauges } from './queue-state-gauges';
@@ -38,6 +39,7 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     private readonly historyWriter: HistoryWriter,
     private readonly schedules: TaskScheduleService,
+    private readonly control: QueueControlService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -69,17 +71,20 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
   }
 
   private async readState(): Promise<QueueStateSnapshot> {
-    const [tasks, status, history, schedules, memory] = await Promise.all([
-      this.inspector.getCountsOf(this.knownTypes()).then((counts) => [...counts].map(([type, c]) => ({ type, counts: c }))),
+    const known = this.knownTypes();
+    const delayTypes = known.filter((type) => !this.explorer.isOrdered(type));
+    const [tasks, limits, status, history, schedules, memory] = await Promise.all([
+      this.inspector.getCountsOf(known).then((counts) => [...counts].map(([type, c]) => ({ type, counts: c }))),
+      Promise.all(delayTypes.map(async (type) => ({ type, limits: await this.control.getLimits(type) }))),
       this.options.route ? this.inspector.getRouteStatus() : undefined,
       this.options.history ? this.historyWriter.backlog() : undefined,
       this.schedules.list(),
       // NOTE: INFO may be refused (an ACL without it): the memory gauges are then left out, the rest shown.
       readServerMemory(this.redis, describeTarget(this.options.connection)).catch(() => undefined),
     ]);
-    if (!status) return { tasks, history, schedules, memory };
+    if (!status) return { tasks, limits, history, schedules, memory };
     const machine = this.route.routeMachine?.id;
     const partitionsOwned = machine === undefined ? undefined : status.partitions.filter((p) => p.owner === machine).length;
-    return { tasks, history, schedules, memory, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
+    return { tasks, limits, history, schedules, memory, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
   }
 }

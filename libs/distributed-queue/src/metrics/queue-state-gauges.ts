@@ -2,15 +2,14 @@ import type { Gauge, Registry } from 'prom-client';
 import type { ResolvedMetricsOptions } from '../options/resolve-observability';
 import { registeredMetric } from './metric-registration';
 import type { PromClientModule } from './prom-client.loader';
-import { COUNTED_STATES, type QueueStateReader, type QueueStateSnapshot } from './queue-state.reader';
-
-type Label = 'type' | 'state' | 'queue' | 'machine' | 'stream' | 'schedule' | 'node';
-type Fill = (gauge: Gauge<Label>, snapshot: QueueStateSnapshot) => void;
+import { COUNTED_STATES, type QueueStateReader } from './queue-state.reader';
+import { LIMIT_GAUGES } from './limit-gauges';
+import type { GaugeDefinition, GaugeLabel } from './gauge-definition';
 
 /** The readers of every application sharing one gauge (two applications in one process share metrics). */
 const readersOf = new WeakMap<object, Set<QueueStateReader>>();
 
-const GAUGES: { suffix: string; help: string; labelNames: Label[]; fill: Fill }[] = [
+const GAUGES: GaugeDefinition[] = [
   {
     suffix: 'tasks',
     help: 'Tasks per type and state (delayed, ready, running, dead, done), read from Redis at scrape time',
@@ -19,6 +18,15 @@ const GAUGES: { suffix: string; help: string; labelNames: Label[]; fill: Fill }[
       for (const { type, counts } of tasks) for (const state of COUNTED_STATES) gauge.set({ type, state }, counts[state]);
     },
   },
+  {
+    suffix: 'tasks_waiting_by_priority',
+    help: 'Waiting tasks (delayed and ready) per delay-queue type and priority level (levels present only), read from Redis at scrape time',
+    labelNames: ['type', 'priority'],
+    fill: (gauge, { tasks }) => {
+      for (const { type, counts } of tasks) for (const [priority, n] of Object.entries(counts.priorities ?? {})) gauge.set({ type, priority }, n);
+    },
+  },
+  ...LIMIT_GAUGES,
   {
     suffix: 'route_partitions_owned',
     help: 'Route queue partitions this machine owns, read from Redis at scrape time',
@@ -84,8 +92,8 @@ const GAUGES: { suffix: string; help: string; labelNames: Label[]; fill: Fill }[
 export function attachQueueStateGauges(client: PromClientModule, registry: Registry, options: ResolvedMetricsOptions, reader: QueueStateReader): () => void {
   const gauges = GAUGES.map(({ suffix, help, labelNames, fill }) => {
     const name = options.prefix + suffix;
-    const gauge: Gauge<Label> = registeredMetric(registry, name, client.Gauge, () => {
-      const created: Gauge<Label> = new client.Gauge({
+    const gauge: Gauge<GaugeLabel> = registeredMetric(registry, name, client.Gauge, () => {
+      const created: Gauge<GaugeLabel> = new client.Gauge({
         name, help, labelNames, registers: [registry],
         collect: async () => {
           const snapshots = await Promise.all([...(readersOf.get(created) ?? [])].map((r) => r.read()));

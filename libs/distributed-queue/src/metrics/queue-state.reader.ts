@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import type { TaskCounts } from '../interfaces';
+import type { TaskCounts, TypeLimits } from '../interfaces';
 import { toError } from '../runtime/handler-call';
 import { withTimeout } from '../runtime/with-timeout';
 import { reportFailure } from '../redis/outage-log';
@@ -11,6 +11,8 @@ export const COUNTED_STATES = ['delayed', 'ready', 'running', 'dead', 'done'] as
 export interface QueueStateSnapshot {
   /** Counts per known type. */
   tasks: { type: string; counts: TaskCounts }[];
+  /** The fleet-wide limits of each known delay-queue type (`QueueControlService.getLimits`). */
+  limits?: { type: string; limits: TypeLimits }[];
   /** The route queue, when configured: its live machines, and this machine's partitions when it is one. */
   route?: { queue: string; machinesLive: number; machine?: string; partitionsOwned?: number };
   /** With the task history: entries of each event stream not yet copied into PostgreSQL. */

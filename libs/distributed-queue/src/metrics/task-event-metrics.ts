@@ -12,6 +12,7 @@ const COUNTED: Partial<Record<TaskEventName, string>> = {
   failed: 'tasks_failed_total',
   retrying: 'tasks_retried_total',
   dead: 'tasks_dead_total',
+  rateLimited: 'tasks_rate_limited_total',
 };
 
 const HELP: Record<string, string> = {
@@ -20,6 +21,7 @@ const HELP: Record<string, string> = {
   tasks_failed_total: 'Failed attempts (error, timeout, cancel, lost lease) in this instance',
   tasks_retried_total: 'Failed attempts this instance scheduled for a retry',
   tasks_dead_total: 'Tasks this instance moved to dead letters',
+  tasks_rate_limited_total: 'Tasks this instance handed back because their handler threw RateLimitedError (no attempt spent)',
 };
 
 /**

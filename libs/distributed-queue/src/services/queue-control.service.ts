@@ -30,7 +30,7 @@ async function inBatches(step: () => Promise<number>): Promise<number> {
 }
 
 /** Runs an option check on a call's argument: its failure is an `InvalidArgumentError`. */
-function asArgument(check: () => void): void {
+export function asArgument(check: () => void): void {
   try {
     check();
   } catch (error) {
