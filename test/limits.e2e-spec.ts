@@ -17,7 +17,8 @@
 import { InvalidArgumentError, InvalidOptionsError, RateLimitedError, type Task } from 'nestjs-distributed-queue';
 import { DelayQueueStore } from 'nestjs-distributed-queue/delay/delay-queue.store';
 import { killAllChildren, spawnChild, type ChildHandle } from './support/child';
-import { startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import { connect, startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import type { Redis } from 'ioredis';
 import { startRedisServer } from './support/redis-server';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
@@ -69,22 +70,31 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('fleet-wide limits 
     await app.control.setRateLimit('rx', { max: 50, perMs: 1000, burst: 2 });
     await store.submit('rx', Array.from({ length: 400 }, (_, i) => ({ id: `t${i}`, due: { delay: 0 }, payload: '{}' })), 'fill');
     const reserved: number[] = [];
+    const asked: number[] = [];
     const end = Date.now() + 3000;
     await Promise.all([0, 1, 2].map(async (lane) => {
       let acks: [string, string][] = [];
       while (Date.now() < end) {
         const result = await store.take('rx', { count: 5, leaseMs: 30_000, maxAttempts: 3, keepDone: 0, recoverLimit: 10 }, acks, `c.${lane}`, `r${lane}-${reserved.length}`);
+        asked.push(result.now);
         for (const r of result.reserved) reserved.push(result.now);
         acks = result.reserved.map((r) => [r.id, r.token]);
       }
     }));
     const busiest = busiestWindow(reserved, 1000);
-    const spanMs = Math.max(...reserved) - Math.min(...reserved);
+    const first = Math.min(...reserved);
+    const last = Math.max(...reserved);
+    const spanMs = last - first;
+    // NOTE: a token unasked for is kept up to the burst (3 tokens = 60 ms); when this machine stalls the three
+    // asking lanes longer than that (a loaded CI run), the tokens past it are gone by design: that time is not
+    // the limiter's, and is taken off the span the lower bound expects tokens for.
+    const calls = asked.filter((t) => t >= first && t <= last).sort((a, b) => a - b);
+    const stalledMs = calls.slice(1).reduce((sum, t, i) => sum + Math.max(0, t - calls[i] - 60), 0);
     // eslint-disable-next-line no-console
-    console.log(`[rate limit, script ${target.name}] ${reserved.length} reserved over ${spanMs} ms; busiest 1 s window ${busiest}`);
+    console.log(`[rate limit, script ${target.name}] ${reserved.length} reserved over ${spanMs} ms (${stalledMs} ms unasked); busiest 1 s window ${busiest}`);
     expect(busiest).toBeLessThanOrEqual(52);
-    expect(busiest).toBeGreaterThanOrEqual(50);
-    expect(reserved.length).toBeGreaterThanOrEqual(3 + Math.floor((spanMs / 1000) * 50) - 1);
+    expect(busiest).toBeGreaterThanOrEqual(50 - Math.ceil(stalledMs / 20));
+    expect(reserved.length).toBeGreaterThanOrEqual(3 + Math.floor(((spanMs - stalledMs) / 1000) * 50) - 1);
     expect(reserved.length).toBeLessThanOrEqual(3 + Math.ceil((spanMs / 1000) * 50));
   }, 60_000);
 
@@ -104,9 +114,11 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('fleet-wide limits 
     console.log(`[rate limit ${target.name}] busiest 1 s window ${busiest}; 150 over ${spanMs} ms; per process ${children.map((c) => c.messages.filter((m: Report) => m.type === 'start').length).join('/')}`);
     // NOTE: handler starts, timed in 3 processes: a start may come up to tens of ms after its reserve.
     expect(busiest).toBeLessThanOrEqual(limit.max + limit.burst + 3);
-    // 150 starts at 50/s after a burst of 3: about 2.94 s from the first to the last.
+    // 150 starts at 50/s after a burst of 3: about 2.94 s from the first to the last. The upper bound leaves room
+    // for a loaded machine (a worker process stalled past the burst loses tokens by design) and still fails a
+    // limiter that grants at half its rate (5.9 s).
     expect(spanMs).toBeGreaterThan(((150 - limit.burst - 1) / limit.max) * 1000 * 0.9);
-    expect(spanMs).toBeLessThan(((150 - limit.burst - 1) / limit.max) * 1000 * 1.1 + 200);
+    expect(spanMs).toBeLessThan(((150 - limit.burst - 1) / limit.max) * 1000 * 1.5 + 800);
   }, 60_000);
 
   it('a fleet-wide concurrency over 3 processes: at most N at once, and N do run', async () => {
@@ -138,21 +150,22 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('fleet-wide limits 
 
   it('run-time limits override the options from the next reserve, wake the workers, and reset restores the options\'', async () => {
     const prefix = uniquePrefix('gc-set');
-    const children = [worker(target, prefix, 'gcs', { globalConcurrency: 1 }, { DQ_HOLD_MS: '300' })];
+    const children = [worker(target, prefix, 'gcs', { globalConcurrency: 1 }, { DQ_HOLD_MS: '1000' })];
     await ready(children);
     const admin = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gcs: {} } });
     await admin.submit.submitMany('gcs', Array.from({ length: 8 }, (_, i) => ({ payload: i })));
     await waitFor(() => reports(children, 'start').length === 1, { timeoutMs: 10_000 });
     await admin.control.setGlobalConcurrency('gcs', 4);
-    // The workers wake at once: 4 run within a moment, not after the running one ends (300 ms).
-    await waitFor(() => reports(children, 'start').length >= 4, { timeoutMs: 250, intervalMs: 10, message: 'raised concurrency used at once' });
+    // The workers wake at once: 4 run before the running one ends (it holds 1 s), not as it ends.
+    await waitFor(() => reports(children, 'start').length >= 4, { timeoutMs: 5000, intervalMs: 10, message: 'raised concurrency used' });
+    expect(reports(children, 'done')).toEqual([]);
     expect(await admin.control.getLimits('gcs')).toMatchObject({ globalConcurrency: { configured: 1, override: 4, effective: 4 } });
     await admin.control.setRateLimit('gcs', { max: 1, perMs: 60_000, burst: 0 });
     expect((await admin.control.getLimits('gcs')).rateLimit).toMatchObject({ configured: null, effective: { max: 1, perMs: 60_000, burst: 0 } });
     await admin.control.setRateLimit('gcs', null);
     await admin.control.resetLimits('gcs');
     expect(await admin.control.getLimits('gcs')).toMatchObject({ globalConcurrency: { configured: 1, override: undefined, effective: 1 }, rateLimit: { effective: null } });
-    await waitFor(() => reports(children, 'done').length === 8, { timeoutMs: 15_000 });
+    await waitFor(() => reports(children, 'done').length === 8, { timeoutMs: 20_000 });
   }, 60_000);
 
   it('a handler throwing RateLimitedError: the task goes back, no attempt spent, and the fleet starts nothing of the type meanwhile', async () => {
@@ -199,6 +212,15 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('fleet-wide limits 
     }, [workerClass('ord', { ordered: true, globalConcurrency: 2 }, () => undefined)]).then((a) => a.close(), (e: unknown) => e);
     expect(ordered).toBeInstanceOf(InvalidOptionsError);
     expect((ordered as InvalidOptionsError).option).toBe('globalConcurrency');
+    // A start-up that failed on a worker's options leaves no connection behind (Nest closes nothing then).
+    if (typeof target.connection === 'string') {
+      const redis = connect(target) as Redis;
+      try {
+        await waitFor(async () => !String(await redis.client('LIST')).includes(`name=dq:${prefix}:`), { timeoutMs: 3000, message: 'connections of the failed start closed' });
+      } finally {
+        redis.disconnect();
+      }
+    }
     const admin = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { ok: {}, o: { ordered: true } }, route: routeTestOptions(prefix, 'm', 2) });
     for (const [call, argument] of [
       [() => admin.control.setRateLimit('ok', { max: 5, perMs: 0 }), 'limit.perMs'],

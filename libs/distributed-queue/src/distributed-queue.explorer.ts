@@ -8,7 +8,9 @@ import type { TaskHandler } from './interfaces';
 import {
   DEFAULT_ORDERED_CONCURRENCY, mergeWorkerOptions, validateWorkerOptions, type ResolvedModuleOptions, type ResolvedWorkerOptions,
 } from './options/resolve-options';
+import { delayOnlyOption } from './options/resolve-limits';
 import type { TaskTracer } from './tracing/task-tracer';
+import { RedisConnections } from './redis/redis-connections';
 
 /** A discovered worker with its options resolved (decorator over `types[type]` over `defaults`). */
 export interface DiscoveredWorker {
@@ -31,15 +33,23 @@ export class DistributedQueueExplorer implements OnModuleInit {
     private readonly reflector: Reflector,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     @Inject(TASK_TRACER) private readonly tracer: TaskTracer | null,
+    private readonly connections: RedisConnections,
   ) {}
 
   onModuleInit(): void {
     if (!this.options.workers) return;
-    for (const wrapper of this.discovery.getProviders()) {
-      const { instance, metatype } = wrapper;
-      if (!instance || !metatype || typeof metatype !== 'function') continue;
-      const meta = this.reflector.get<TaskWorkerMetadata | undefined>(TASK_WORKER_METADATA, metatype);
-      if (meta) this.record(meta, metatype.name, instance as TaskHandler);
+    try {
+      for (const wrapper of this.discovery.getProviders()) {
+        const { instance, metatype } = wrapper;
+        if (!instance || !metatype || typeof metatype !== 'function') continue;
+        const meta = this.reflector.get<TaskWorkerMetadata | undefined>(TASK_WORKER_METADATA, metatype);
+        if (meta) this.record(meta, metatype.name, instance as TaskHandler);
+      }
+    } catch (error) {
+      // NOTE: Nest closes nothing of an application whose start-up failed (close() rethrows the failure), and
+      // the connections are opening meanwhile (every onModuleInit runs at once): they would keep it alive.
+      this.connections.abortStartup();
+      throw error;
     }
   }
 
@@ -59,9 +69,10 @@ export class DistributedQueueExplorer implements OnModuleInit {
     if (resolved.ordered && this.options.mode === 'service') {
       throw new InvalidOptionsError('mode', `'service' runs delay-queue types only: ${className} is an ordered @TaskWorker('${type}')`);
     }
-    if (resolved.ordered && (resolved.rateLimit || resolved.globalConcurrency)) {
+    const delayOnly = resolved.ordered ? delayOnlyOption(resolved) : undefined;
+    if (delayOnly) {
       // NOTE: an ordered type's partitions live on different cluster masters: no one script sees them all.
-      throw new InvalidOptionsError(resolved.rateLimit ? 'rateLimit' : 'globalConcurrency', `is for delay-queue types: ${className} is an ordered @TaskWorker('${type}') (its partitions may live on different cluster masters; bound it with route.keyConcurrency and its concurrency)`);
+      throw new InvalidOptionsError(delayOnly, `is for delay-queue types: ${className} is an ordered @TaskWorker('${type}') (its partitions may live on different cluster masters, and its tasks run in key order; bound it with route.keyConcurrency and its concurrency)`);
     }
     if (resolved.ordered && !this.options.route) {
       throw new InvalidOptionsError('route', `is required: ${className} is an ordered @TaskWorker('${type}')`);

@@ -81,7 +81,7 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     try {
       await this.subscriber.subscribe(this.store.keys(type).events, (m) => consumer.onEvent(m));
       // NOTE: the limits its options configure (and none that they do not) hold before its first reserve.
-      await this.store.limits.configure(type, options.rateLimit, options.globalConcurrency);
+      await this.store.limits.configure(type, options);
     } finally {
       this.adding.delete(type);
     }

@@ -7,8 +7,8 @@ import { REQUEST_TTL_MS } from '../runtime/request-id';
 import { decodeError, decodeLease, withoutSeqTag } from './task-codec';
 import { cancelOutcome, failOutcome, type FailOutcome } from '../redis/script-outcome';
 import type { RedisClient } from '../redis/script-loader';
-import type { CancelResult, TaskState } from '../interfaces';
-import { waitingPage, waitingSlice, type WaitingCursor, type WaitingRange, type WaitingRow } from './waiting-page';
+import type { CancelResult, TaskCounts, TaskState } from '../interfaces';
+import { queuePage, waitingSlice, type WaitingCursor, type WaitingRange, type WaitingRow } from './waiting-page';
 
 type Arg = string | number;
 type Reply = unknown;
@@ -26,6 +26,7 @@ interface ScriptCommands {
   dqDelayDeadRedrive(...args: Arg[]): Promise<number>;
   dqDelayDeadDelete(...args: Arg[]): Promise<number>;
   dqDelayCounts(...args: Arg[]): Promise<number[]>;
+  dqDelayPrioritySet(...args: Arg[]): Promise<number>;
   dqDelayCountReady(...args: Arg[]): Promise<number[]>;
   dqDelayList(...args: Arg[]): Promise<[number, ...(string | null)[]]>;
   dqDelayPresence(...args: Arg[]): Promise<number>;
@@ -47,6 +48,8 @@ export interface NewTask {
   id: string;
   due: Due;
   payload: string;
+  /** 0 (most urgent) to 1000; undefined: the type's default (see `scripts/includes/priority.lua`). */
+  priority?: number;
 }
 
 /** A reserved task as `take` returns it. */
@@ -83,8 +86,9 @@ export interface TakeOptions {
 /** Who takes tasks from this process, as reservations record it (host/pid). */
 const HOLDER = `${hostname()}/${process.pid}`;
 
-function dueArgs(due: Due): Arg[] {
-  return 'at' in due ? ['a', Math.floor(due.at)] : ['d', Math.floor(due.delay)];
+function dueArgs(due: Due, priority?: number): Arg[] {
+  const p = priority === undefined ? '' : String(priority);
+  return 'at' in due ? [`a${p}`, Math.floor(due.at)] : [`d${p}`, Math.floor(due.delay)];
 }
 
 /** Thin typed layer over the delay-queue scripts: one method per script, keys built per type. */
@@ -128,8 +132,8 @@ export class DelayQueueStore {
    */
   async submit(type: string, tasks: NewTask[], requestId: string): Promise<{ id: string; created: boolean }[]> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.jobs, k.seq, k.request(requestId), k.log, k.recorded, k.events, REQUEST_TTL_MS, this.streamMaxLen];
-    for (const task of tasks) args.push(task.id, ...dueArgs(task.due), task.payload);
+    const args: Arg[] = [k.waiting, k.jobs, k.seq, k.request(requestId), k.log, k.recorded, k.limits, k.events, REQUEST_TTL_MS, this.streamMaxLen];
+    for (const task of tasks) args.push(task.id, ...dueArgs(task.due, task.priority), task.payload);
     const [, ...flat] = await this.scripts.dqDelaySubmit(...args);
     const out = [];
     for (let i = 0; i < flat.length; i += 2) out.push({ id: String(flat[i]), created: flat[i + 1] === 1 });
@@ -209,6 +213,13 @@ export class DelayQueueStore {
     return result < 0 ? null : result;
   }
 
+  /** Sets a waiting task's priority; returns the one it had, or null when the task is not waiting. */
+  async changePriority(type: string, id: string, priority: number): Promise<number | null> {
+    const k = this.keys(type);
+    const before = Number(await this.scripts.dqDelayPrioritySet(k.waiting, k.jobs, k.limits, id, priority, k.events));
+    return before < 0 ? null : before;
+  }
+
   /**
    * A task's state, record, last error, due time (the score while waiting, the reserved due time while
    * running), and for a running task the attempt it is on.
@@ -270,16 +281,27 @@ export class DelayQueueStore {
    * one count per chunk of the waiting set holding ready tasks, 256 chunks per script call (a backlog of
    * 1,000,000 ready tasks: 31 short calls, not one long one).
    */
-  async counts(type: string): Promise<{ delayed: number; ready: number; running: number; dead: number; done: number }> {
+  async counts(type: string): Promise<TaskCounts> {
     const k = this.keys(type);
-    const [now, total, readyFirst, running, dead, done, firstRank] = (await this.scripts.dqDelayCounts(k.waiting, k.active, k.dead, k.done)).map(Number);
+    const [now, total, readyFirst, running, dead, done, firstRank, ...byPriority] = (await this.scripts.dqDelayCounts(k.waiting, k.active, k.dead, k.done)).map(Number);
     let ready = readyFirst;
     for (let rank = firstRank; rank >= 0; ) {
       const [more, next] = (await this.scripts.dqDelayCountReady(k.waiting, now, rank)).map(Number);
       ready += more;
       rank = next;
     }
-    return { delayed: Math.max(0, total - ready), ready, running, dead, done };
+    const counts: TaskCounts = { delayed: Math.max(0, total - ready), ready, running, dead, done };
+    if (byPriority.length > 0) {
+      // the levels above 0 are counted as tasks come and go; level 0 holds the rest
+      const priorities: Record<string, number> = {};
+      let prioritized = 0;
+      for (let i = 0; i < byPriority.length; i += 2) {
+        priorities[byPriority[i]] = byPriority[i + 1];
+        prioritized += byPriority[i + 1];
+      }
+      counts.priorities = { '0': Math.max(0, total - prioritized), ...priorities };
+    }
+    return counts;
   }
 
   /**
@@ -308,7 +330,7 @@ export class DelayQueueStore {
    * submission) order, with their records: one page read in bounded steps (see `waitingPage`).
    */
   async waitingPage(type: string, range: WaitingRange, after: WaitingCursor | null, limit: number): Promise<(ListedTask & WaitingRow)[]> {
-    return this.withRecords(type, await waitingPage(this.client, this.keys(type).waiting, range, after, limit));
+    return this.withRecords(type, await queuePage(this.client, this.keys(type).waiting, range, after, limit));
   }
 
   private async withRecords(type: string, rows: WaitingRow[]): Promise<(ListedTask & WaitingRow)[]> {

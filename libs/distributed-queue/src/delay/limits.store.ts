@@ -1,5 +1,5 @@
 import type { LimitState, RateLimitOptions, TypeLimits } from '../interfaces';
-import { decodeRateLimit, encodeRateLimit } from '../options/resolve-limits';
+import { decodeRateLimit, encodeRateLimit, type ConfiguredLimits } from '../options/resolve-limits';
 import { delayQueueKeys } from '../redis/queue-keys';
 import type { RedisClient } from '../redis/script-loader';
 
@@ -28,8 +28,11 @@ export class LimitsStore {
   ) {}
 
   /** Writes what a worker's options configure (and removes what they do not): at the worker's start. */
-  async configure(type: string, rateLimit: Required<RateLimitOptions> | undefined, globalConcurrency: number | undefined): Promise<void> {
-    await this.set(type, ['rl', rateLimit ? encodeRateLimit(rateLimit) : '', 'gc', globalConcurrency ? String(globalConcurrency) : '']);
+  async configure(type: string, { rateLimit, globalConcurrency, defaultPriority, agingMs }: ConfiguredLimits): Promise<void> {
+    await this.set(type, [
+      'rl', rateLimit ? encodeRateLimit(rateLimit) : '', 'gc', globalConcurrency ? String(globalConcurrency) : '',
+      'dp', defaultPriority ? String(defaultPriority) : '', 'ag', agingMs ? String(agingMs) : '',
+    ]);
   }
 
   /** An operator's rate limit (`null`: no limit whatever the options say). */

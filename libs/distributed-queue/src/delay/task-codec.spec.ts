@@ -4,19 +4,23 @@ import { decodeRecord, encodePayload, withoutSeqTag } from './task-codec';
 describe('records and payloads', () => {
   it('splits a record whose payload holds colons and newlines', () => {
     expect(decodeRecord('~2:5:1700000000000:ce:{"a":"x:y\\n"}')).toEqual({
-      attempts: 2, seq: 5, dueAt: 1700000000000, flags: 'ce', payload: '{"a":"x:y\\n"}',
+      attempts: 2, seq: 5, dueAt: 1700000000000, flags: 'ce', priority: 0, payload: '{"a":"x:y\\n"}',
     });
     expect(decodeRecord('~garbage')).toBeNull();
     expect(decodeRecord('{"a":1}', 42)).toBeNull();
   });
+  it('reads a priority from the flags of the long form', () => {
+    expect(decodeRecord('~0:9:5:p12:{}')).toEqual({ attempts: 0, seq: 9, dueAt: 5, flags: '', priority: 12, payload: '{}' });
+    expect(decodeRecord('~3:9:5:cp1000:[]')).toEqual({ attempts: 3, seq: 9, dueAt: 5, flags: 'c', priority: 1000, payload: '[]' });
+  });
   it('reads the sequence tag of a task that never ran', () => {
-    expect(decodeRecord('Bff{"a":1}', 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', payload: '{"a":1}' });
-    expect(decodeRecord('A7true')).toEqual({ attempts: 0, seq: 7, dueAt: 0, flags: '', payload: 'true' });
+    expect(decodeRecord('Bff{"a":1}', 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', priority: 0, payload: '{"a":1}' });
+    expect(decodeRecord('A7true')).toEqual({ attempts: 0, seq: 7, dueAt: 0, flags: '', priority: 0, payload: 'true' });
   });
   it('splits the trace context off a traced payload, in both record forms', () => {
     const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-    expect(decodeRecord(`Bff^${tp}|{"a":1}`, 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', payload: '{"a":1}', traceContext: tp });
-    expect(decodeRecord(`~1:5:7:c:^${tp}|"x|y"`)).toEqual({ attempts: 1, seq: 5, dueAt: 7, flags: 'c', payload: '"x|y"', traceContext: tp });
+    expect(decodeRecord(`Bff^${tp}|{"a":1}`, 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', priority: 0, payload: '{"a":1}', traceContext: tp });
+    expect(decodeRecord(`~1:5:7:c:^${tp}|"x|y"`)).toEqual({ attempts: 1, seq: 5, dueAt: 7, flags: 'c', priority: 0, payload: '"x|y"', traceContext: tp });
   });
   it('drops the seq tag of a never-run record and leaves a bare payload alone', () => {
     expect(withoutSeqTag('C1ff{"a":1}')).toBe('{"a":1}');

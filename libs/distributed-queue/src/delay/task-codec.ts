@@ -29,13 +29,15 @@ export interface DecodedRecord {
   seq: number;
   dueAt: number;
   flags: string;
+  /** 0 (the most urgent, and tasks without one) to 1000: flag `p<n>` of the long form. */
+  priority: number;
   /** The payload JSON (without the trace context). */
   payload: string;
   /** The W3C traceparent it was submitted under, when traced. */
   traceContext?: string;
 }
 
-const RECORD = /^~(\d+):(\d+):(\d+):([a-z]*):/;
+const RECORD = /^~(\d+):(\d+):(\d+):([a-z0-9]*):/;
 const SEQ_TAG = /^[A-N]/;
 
 /** A payload without the seq tag a never-run task's record begins with (JSON never begins with A-N). */
@@ -57,11 +59,13 @@ export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
     const digits = record.charCodeAt(0) - 64;
     const seq = parseInt(record.slice(1, 1 + digits), 16);
     if (!Number.isFinite(seq)) return null;
-    return withPayload({ attempts: 0, seq, dueAt, flags: '' }, record.slice(1 + digits));
+    return withPayload({ attempts: 0, seq, dueAt, flags: '', priority: 0 }, record.slice(1 + digits));
   }
   const match = RECORD.exec(record);
   if (!match) return null;
-  return withPayload({ attempts: Number(match[1]), seq: Number(match[2]), dueAt: Number(match[3]), flags: match[4] }, record.slice(match[0].length));
+  const priority = /p(\d+)/.exec(match[4]);
+  const header = { attempts: Number(match[1]), seq: Number(match[2]), dueAt: Number(match[3]), flags: match[4].replace(/p\d+/, ''), priority: priority ? Number(priority[1]) : 0 };
+  return withPayload(header, record.slice(match[0].length));
 }
 
 function withPayload(header: Omit<DecodedRecord, 'payload'>, stored: string): DecodedRecord {

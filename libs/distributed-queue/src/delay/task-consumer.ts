@@ -2,6 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, DeliveryNotMadeError, LeaseLostError, RateLimitedError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
+import { configuresLimits } from '../options/resolve-limits';
 import { ACK_DELAY_MS } from '../runtime/ack-buffer';
 import { callHandler, runController } from '../runtime/handler-call';
 import { SHUTDOWN_CALL_MS, shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
@@ -136,8 +137,7 @@ export class TaskConsumer {
     // NOTE: live for two renewal periods and a second: a missed tick or a slow reply does not look like a stop.
     void this.store.touchPresence(this.type, this.consumerId, 2 * this.renewEveryMs + 1000).catch(() => undefined);
     // NOTE: written again each tick (a change only when missing): Redis may have come back without them.
-    const { rateLimit, globalConcurrency } = this.options;
-    if (rateLimit || globalConcurrency) void this.store.limits.configure(this.type, rateLimit, globalConcurrency).catch(() => undefined);
+    if (configuresLimits(this.options)) void this.store.limits.configure(this.type, this.options).catch(() => undefined);
     const held = [...this.unfinished().map(heldOf), ...this.queued.held()];
     if (held.length === 0) return;
     try {

@@ -3,17 +3,22 @@ import type { RedisClient } from '../redis/script-loader';
 /** Which waiting tasks a page holds: due now or earlier, due later, or all (due time order either way). */
 export type WaitingRange = 'ready' | 'delayed' | 'all';
 
-/** A position in the waiting set's (due, submission) order: a page goes on after it. */
+/**
+ * A position in the waiting set's (due, submission) order, or, with `turn`, in the turn queue's (turn,
+ * submission) order (`due` then holds the turn): a page goes on after it.
+ */
 export interface WaitingCursor {
   due: number;
   seq: number;
+  turn?: boolean;
 }
 
-/** A waiting task of a page. */
+/** A waiting task of a page (`turn`: of the turn queue, `due` holding its turn). */
 export interface WaitingRow {
   id: string;
   seq: number;
   due: number;
+  turn?: boolean;
 }
 
 type StepReply = [number, number, string, string, number, ...(string | number)[]];
@@ -76,10 +81,22 @@ export async function waitingSlice(client: RedisClient, waiting: string, range: 
   let after: WaitingCursor | null = null;
   for (let skip = offset; skip > 0; ) {
     const asked = Math.min(SKIP_PAGE, skip);
-    const rows = await waitingPage(client, waiting, range, after, asked);
+    const rows = await queuePage(client, waiting, range, after, asked);
     if (rows.length < asked) return [];
     after = rows[rows.length - 1];
     skip -= asked;
   }
-  return waitingPage(client, waiting, range, after, limit);
+  return queuePage(client, waiting, range, after, limit);
+}
+
+/**
+ * A page of a type's waiting tasks: the waiting set's (due, submission) order, then, for ready tasks, the
+ * due tasks of a priority waiting their turn (the turn queue, see scripts/includes/priority.lua) in turn
+ * order, each part read as `waitingPage` reads it.
+ */
+export async function queuePage(client: RedisClient, waiting: string, range: WaitingRange, after: WaitingCursor | null, limit: number): Promise<WaitingRow[]> {
+  const rows = after?.turn ? [] : await waitingPage(client, waiting, range, after, limit);
+  if (range === 'delayed' || rows.length >= limit) return rows;
+  const turns = await waitingPage(client, `${waiting}:q`, 'all', after?.turn ? after : null, limit - rows.length);
+  return [...rows, ...turns.map((row) => ({ ...row, turn: true }))];
 }

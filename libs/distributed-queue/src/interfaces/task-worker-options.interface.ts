@@ -66,4 +66,16 @@ export interface TaskWorkerOptions {
    * `QueueControlService.setGlobalConcurrency` overrides it until `resetLimits`. @default none
    */
   globalConcurrency?: number;
+  /**
+   * Delay-queue types: the priority of tasks submitted without one (0, the most urgent, to 1000), for every
+   * producer of the type once a worker with this option has started (kept in Redis). @default 0
+   */
+  defaultPriority?: number;
+  /**
+   * Delay-queue types: aging of priorities. A due task's turn is its due time plus priority × agingMs, so a
+   * task that has waited agingMs longer than another is served as if one level more urgent, and so on: a
+   * flood of urgent work cannot starve the rest forever. Without it, a more urgent task always goes first.
+   * Applies to tasks as they fall due. @default none
+   */
+  agingMs?: number;
 }

@@ -54,6 +54,13 @@ export interface SubmitOptions {
   delay?: number;
   /** Run at this time (epoch ms or Date). Not with `delay`. A time in the past means now. */
   runAt?: number | Date;
+  /**
+   * Who goes first among due tasks: an integer from 0 (the most urgent) to 1000, as BullMQ users know it (a
+   * lower number first). FIFO within a priority; a delayed task enters its priority when it falls due. With
+   * the type's `agingMs`, a task that waited agingMs longer than another is served as if one level more urgent.
+   * @default the type's `defaultPriority` (from its workers' options), else 0
+   */
+  priority?: number;
 }
 
 /**
@@ -103,6 +110,8 @@ export interface TaskInfo<P = unknown> {
   /** Attempts started so far. */
   attempts?: number;
   dueAt?: number;
+  /** Delay-queue tasks: the priority, 1 to 1000 (see `SubmitOptions.priority`); absent for 0, the most urgent. */
+  priority?: number;
   payload?: P;
   /** The last failure, for retried and dead tasks. */
   lastError?: TaskErrorInfo;
@@ -228,6 +237,12 @@ export interface TaskCounts {
    * `delayed` counts the queue's delayed ordered tasks).
    */
   partitions?: { partition: number; ready: number; running: number; dead: number }[];
+  /**
+   * Delay-queue types whose tasks carry priorities: waiting tasks (delayed and ready) per priority, by level
+   * (`'0'` the most urgent, the level of tasks submitted without one); absent when no waiting task has a
+   * priority other than 0.
+   */
+  priorities?: Record<string, number>;
 }
 
 /** A page of `listTasks`. */

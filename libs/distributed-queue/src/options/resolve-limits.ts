@@ -2,6 +2,7 @@ import { InvalidOptionsError } from '../errors';
 import type { RateLimitOptions, TaskWorkerOptions } from '../interfaces';
 import { MAX_TIMER_MS } from '../runtime/long-timer';
 import { checkInt, checkKeys } from './checks';
+import type { ResolvedWorkerOptions } from './resolve-options';
 
 const RATE_KEYS = ['max', 'perMs', 'burst'];
 
@@ -23,10 +24,31 @@ export function checkRateLimit(limit: unknown, path: string): asserts limit is R
   checkInt(burst, `${path}.burst`, 0, max);
 }
 
-/** Validates a worker's `rateLimit` and `globalConcurrency` (at `path`). */
+/** The least urgent priority; 0 is the most urgent (see `SubmitOptions.priority`). */
+export const MAX_PRIORITY = 1000;
+
+/** The longest aging step: turns (due + priority × agingMs) stay exact in Redis's doubles. */
+export const MAX_AGING_MS = 2 ** 32;
+
+/** Validates a worker's `rateLimit`, `globalConcurrency`, `defaultPriority` and `agingMs` (at `path`). */
 export function validateLimits(options: TaskWorkerOptions, path: string): void {
   if (options.rateLimit !== undefined) checkRateLimit(options.rateLimit, `${path}.rateLimit`);
   checkInt(options.globalConcurrency, `${path}.globalConcurrency`, 1, MAX_GLOBAL_CONCURRENCY);
+  checkInt(options.defaultPriority, `${path}.defaultPriority`, 0, MAX_PRIORITY);
+  checkInt(options.agingMs, `${path}.agingMs`, 1, MAX_AGING_MS);
+}
+
+/** The options of a delay-queue type its workers write into its limits hash (see `LimitsStore.configure`). */
+export type ConfiguredLimits = Pick<ResolvedWorkerOptions, 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs'>;
+
+/** Whether a worker's options configure any of the type's limits or priorities. */
+export function configuresLimits(o: ConfiguredLimits): boolean {
+  return !!(o.rateLimit || o.globalConcurrency || o.defaultPriority || o.agingMs);
+}
+
+/** The first option of `o` that only delay-queue types take, or undefined. */
+export function delayOnlyOption(o: ConfiguredLimits): string | undefined {
+  return (['rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs'] as const).find((name) => o[name] !== undefined);
 }
 
 /** A valid rate limit with its default burst (`ceil(max / 50)`: a window holds at most 2 % more than `max`). */

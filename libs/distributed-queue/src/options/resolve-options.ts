@@ -25,12 +25,16 @@ import type {
 } from '../interfaces';
 
 /** Options with every default applied. */
-export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' | 'rateLimit' | 'globalConcurrency'>> & {
+export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' | 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs'>> & {
   backoff: Required<BackoffOptions>;
   /** The fleet-wide rate limit, its burst resolved; absent: none. */
   rateLimit?: Required<RateLimitOptions>;
   /** The fleet-wide concurrency; absent: none. */
   globalConcurrency?: number;
+  /** The priority of tasks submitted without one; absent: 0. */
+  defaultPriority?: number;
+  /** The aging step of priorities (ms); absent: none. */
+  agingMs?: number;
 };
 
 /** Route queue options with defaults applied. */
@@ -97,7 +101,7 @@ const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
   'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
-const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency'];
+const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
 
 /** Characters a type or prefix may not hold: braces would break the Redis Cluster hash tag. */

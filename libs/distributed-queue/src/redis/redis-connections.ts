@@ -76,6 +76,7 @@ export class RedisConnections implements OnModuleInit, BeforeApplicationShutdown
    * so a server that comes up within the bound is used.
    */
   async connect(client: RedisClient, name: string): Promise<void> {
+    if (this.bounds.closing) throw new RedisStartupError(name, this.target, false, 'the application is closing');
     if (client.status === 'ready') return;
     const ms = this.options.startupTimeoutMs;
     let lastError = '';
@@ -101,6 +102,12 @@ export class RedisConnections implements OnModuleInit, BeforeApplicationShutdown
       if (onReady) client.off('ready', onReady);
       if (onEnd) client.off('end', onEnd);
     }
+  }
+
+  /** Start-up failed elsewhere (Nest then closes nothing): every connection is cut, and none connects again. */
+  abortStartup(): void {
+    this.bounds.closing = true;
+    this.cutAll();
   }
 
   /** Shutdown begins: calls stop waiting for reconnects; the deadline that cuts every connection is armed. */

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'http';
 import type { DelayQueueStore } from '../delay/delay-queue.store';
 import { DistributedQueueError, InvalidArgumentError, TypeOwnedError } from '../errors';
 import { assertTaskType } from '../options/resolve-options';
+import { MAX_PRIORITY } from '../options/resolve-limits';
 import { httpErrorOf } from '../errors/http-status';
 import { authenticate, type ReplayGuard } from './replay-guard';
 import { BodyTooLargeError, DEFAULT_MAX_REQUEST_BYTES, readRawBody, type IncomingRequest } from './request-body';
@@ -25,14 +26,16 @@ function errorAnswer(status: number, error: Error): Answer {
 const isDue = (due: unknown): boolean =>
   !!due && typeof due === 'object' && (Number.isFinite((due as { delay?: number }).delay) || Number.isFinite((due as { at?: number }).at));
 
+const isPriority = (p: unknown): boolean => p === undefined || (Number.isInteger(p) && (p as number) >= 0 && (p as number) <= MAX_PRIORITY);
+
 /** Throws `InvalidArgumentError` for a call whose fields are not what its op takes. */
 function checkCall(call: SchedulerRpc): void {
   if ('type' in call) assertTaskType(call.type);
   if ('id' in call && (typeof call.id !== 'string' || call.id.length === 0)) throw new InvalidArgumentError('id', 'expected a task id');
   if (call.op === 'reschedule' && !isDue(call.due)) throw new InvalidArgumentError('due', 'expected { delay } or { at }');
   if (call.op === 'submit') {
-    const ok = Array.isArray(call.tasks) && call.tasks.every((t) => t && typeof t.id === 'string' && typeof t.payload === 'string' && isDue(t.due));
-    if (!ok || typeof call.requestId !== 'string') throw new InvalidArgumentError('tasks', 'expected [{ id, due, payload }] and a requestId');
+    const ok = Array.isArray(call.tasks) && call.tasks.every((t) => t && typeof t.id === 'string' && typeof t.payload === 'string' && isDue(t.due) && isPriority(t.priority));
+    if (!ok || typeof call.requestId !== 'string') throw new InvalidArgumentError('tasks', 'expected [{ id, due, payload, priority? }] and a requestId');
   }
 }
 

@@ -9,9 +9,10 @@ import type { WaitingCursor } from '../delay/waiting-page';
  */
 export type ListCursor = { state: string; after: WaitingCursor } | { state: string; offset: number };
 
-/** The opaque text of a cursor: `<state>.<due>.<seq>` or `<state>.@<offset>`. */
+/** The opaque text of a cursor: `<state>.<due>.<seq>`, `<state>.t<turn>.<seq>` or `<state>.@<offset>`. */
 export function encodeCursor(cursor: ListCursor): string {
-  return 'after' in cursor ? `${cursor.state}.${cursor.after.due}.${cursor.after.seq}` : `${cursor.state}.@${cursor.offset}`;
+  if (!('after' in cursor)) return `${cursor.state}.@${cursor.offset}`;
+  return `${cursor.state}.${cursor.after.turn ? 't' : ''}${cursor.after.due}.${cursor.after.seq}`;
 }
 
 /**
@@ -20,10 +21,11 @@ export function encodeCursor(cursor: ListCursor): string {
  */
 export function decodeCursor(text: unknown, state: string, waiting: boolean): ListCursor | null {
   if (text === undefined || text === '') return null;
-  const match = typeof text === 'string' ? /^([a-z]+)\.(?:@(\d{1,15})|(\d{1,15})\.(\d{1,15}))$/.exec(text) : null;
+  const match = typeof text === 'string' ? /^([a-z]+)\.(?:@(\d{1,15})|(t?)(\d{1,16})\.(\d{1,15}))$/.exec(text) : null;
   if (!match) throw new InvalidArgumentError('cursor', `must be the "next" of a page, got ${quote(String(text))}`);
   if (match[1] !== state || waiting !== (match[2] === undefined)) {
     throw new InvalidArgumentError('cursor', `${quote(text as string)} is not a cursor of the ${state} tasks of this type`);
   }
-  return match[2] !== undefined ? { state, offset: Number(match[2]) } : { state, after: { due: Number(match[3]), seq: Number(match[4]) } };
+  if (match[2] !== undefined) return { state, offset: Number(match[2]) };
+  return { state, after: match[3] ? { due: Number(match[4]), seq: Number(match[5]), turn: true } : { due: Number(match[4]), seq: Number(match[5]) } };
 }

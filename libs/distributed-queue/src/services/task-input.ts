@@ -2,7 +2,16 @@ import { InvalidSubmitOptionsError } from '../errors';
 import { quote } from '../errors/quote';
 import type { SubmitOptions } from '../interfaces';
 import { MAX_DELAY_MS } from '../options/resolve-options';
+import { MAX_PRIORITY } from '../options/resolve-limits';
 import type { Due } from '../delay/delay-queue.store';
+
+/** Checks a task's priority: an integer from 0 (the most urgent) to `MAX_PRIORITY`. */
+export function checkPriority(priority: unknown, name = 'priority'): number {
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < 0 || priority > MAX_PRIORITY) {
+    throw new InvalidSubmitOptionsError(name, `must be an integer from 0 (the most urgent) to ${MAX_PRIORITY}, got ${quote(priority)}`);
+  }
+  return priority;
+}
 
 /** The latest `runAt` accepted: the end of JavaScript's Date range. */
 const MAX_RUN_AT = 8.64e15;

@@ -27,6 +27,7 @@ function taskInfo<P>(id: string, type: string, state: TaskState, record: string 
   if (decoded) {
     info.attempts = attempt ?? decoded.attempts;
     info.dueAt = decoded.dueAt;
+    if (decoded.priority > 0) info.priority = decoded.priority;
     info.payload = parseJson(decoded.payload) as P;
   }
   return info;
@@ -170,7 +171,7 @@ export class TaskInspectorService {
       rows = (await listOrderedDelayedAfter(this.routeControl, this.store, after, limit + 1)) as typeof rows;
     } else {
       const listed = await this.store.waitingPage(name, state as 'ready' | 'delayed', after, limit + 1);
-      rows = listed.map((row) => ({ task: taskInfo<P>(row.id, name, state, row.record, row.due, null), at: { due: row.due, seq: row.seq } }));
+      rows = listed.map((row) => ({ task: taskInfo<P>(row.id, name, state, row.record, row.due, null), at: row.turn ? { due: row.due, seq: row.seq, turn: true } : { due: row.due, seq: row.seq } }));
     }
     const shown = rows.slice(0, limit);
     return { tasks: shown.map((r) => r.task), next: rows.length > limit ? encodeCursor({ state, after: shown[shown.length - 1].at }) : null };

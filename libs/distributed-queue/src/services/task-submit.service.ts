@@ -18,13 +18,13 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { newRequestId, randomTaskId } from '../runtime/request-id';
 import type { TaskTracer } from '../tracing/task-tracer';
 import { withTraceContext } from '../tracing/trace-carrier';
-import { checkId, checkKey, checkOptionNames, toDue } from './task-input';
+import { checkId, checkKey, checkOptionNames, checkPriority, toDue } from './task-input';
 import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
 import type { DurableWrites, WriteMark } from '../redis/durable-writes';
 
 /** Tasks per submit script call: bounds the time one call holds Redis. */
 const SUBMIT_CHUNK = 500;
-const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload'];
+const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload', 'priority'];
 const ORDERED_KEYS = ['key', 'payload', 'id', 'delay', 'runAt'];
 
 /**
@@ -139,6 +139,23 @@ export class TaskSubmitService {
     const [checked, due] = [checkId(id), toDue(when)];
     const moved = (await this.write(durability, marks, type, (store) => store.reschedule(type, checked, due))) !== null;
     return this.confirmed(durability, marks, moved);
+  }
+
+  /**
+   * Changes a waiting task's priority (0, the most urgent, to 1000) in O(log n): a due task takes its turn in
+   * the new priority at once (FIFO among that priority's tasks by due time), a delayed one when it falls due.
+   * Returns false when the task is not waiting (running, finished, dead or unknown). Delay-queue types only.
+   * @throws InvalidSubmitOptionsError (a bad priority, or an ordered type), DurabilityError (its `result`:
+   * whether the task was changed, on the master)
+   */
+  async changePriority(typeOrContract: string | TaskContract<unknown>, id: string, priority: number, options?: CallOptions): Promise<boolean> {
+    const type = checkedTypeOf(typeOrContract);
+    this.assertDelayType(type);
+    const durability = this.durabilityOf(options);
+    const marks: WriteMark[] = [];
+    const [checked, p] = [checkId(id), checkPriority(priority)];
+    const changed = (await this.write(durability, marks, type, (store) => store.changePriority(type, checked, p))) !== null;
+    return this.confirmed(durability, marks, changed);
   }
 
   /**
@@ -287,6 +304,7 @@ export class TaskSubmitService {
       id: item.id === undefined ? '' : checkId(item.id, true),
       due: toDue(item),
       payload: withTraceContext(encodePayload(item.payload, this.options.maxPayloadBytes), traceparent),
+      ...(item.priority === undefined ? {} : { priority: checkPriority(item.priority) }),
     };
   }
 }

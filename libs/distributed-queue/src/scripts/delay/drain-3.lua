@@ -1,14 +1,22 @@
 --[[
   Removes up to `batch` waiting (delayed and ready) tasks of a type, a chunk at a time, with their records
-  and last errors. Running tasks are not waiting and are never touched. The caller repeats the call until
+  and last errors: the waiting set's first, then the turn queue's (due tasks of a priority, see
+  priority.lua). Running tasks are not waiting and are never touched. The caller repeats the call until
   it removes fewer than `batch`, so no single call holds Redis for long.
   KEYS[1] waiting  KEYS[2] jobs  KEYS[3] errors
   ARGV[1] batch (at most ~5000: unpack's limit)
   Returns: the number of tasks removed
 ]]
---- @include "includes/waiting-set"
+--- @include "includes/priority"
 
-local members = wsPop(KEYS[1], tonumber(ARGV[1]))
+local ws, batch = KEYS[1], tonumber(ARGV[1])
+local members = wsPop(ws, batch)
+if #members < batch then
+  for _, member in ipairs(wsPop(turnsOf(ws), batch - #members)) do members[#members + 1] = member end
+end
+-- NOTE: the records are not read (payloads may be large), so the counts per priority are not kept per task:
+-- they go with the last waiting task.
+if #members < batch and redis.call('EXISTS', ws, turnsOf(ws)) == 0 then redis.call('DEL', ws .. ':pc') end
 if #members == 0 then return 0 end
 local ids = {}
 for i, member in ipairs(members) do ids[i] = idOfMember(member) end

@@ -6,14 +6,17 @@
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/record"
---- @include "includes/waiting-set"
+--- @include "includes/priority"
 
 local id = ARGV[1]
 local state, score = 'unknown', false
 local rec = redis.call('HGET', KEYS[3], id)
 local r = parseRecord(rec, 0)
 local s = r and wsScore(KEYS[1], memberOf(r.seq, id), r.seq)
-if s then
+if not s and r and r.priority > 0 and wsScore(turnsOf(KEYS[1]), memberOf(r.seq, id), r.seq) then
+  -- due, in the turn queue of its priority
+  state, score = 'ready', string.format('%.0f', r.due)
+elseif s then
   state = 'ready'
   if tonumber(s) > nowMs() then state = 'delayed' end
   score = s

@@ -1,5 +1,6 @@
 --[[
-  Moves a waiting (delayed or ready) task to a new due time; it keeps its submission order.
+  Moves a waiting (delayed or ready) task to a new due time; it keeps its submission order (a task of a
+  priority waiting its turn goes back to the waiting set: it takes a new turn when due again).
   KEYS[1] waiting  KEYS[2] jobs  KEYS[3] event stream  KEYS[4] its recorded flag (while it exists, a history
   writer runs: the reschedule is logged with its due time and delay, so the task's row does not keep its
   submit's)
@@ -11,7 +12,7 @@
 --- @include "includes/record"
 --- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
---- @include "includes/waiting-set"
+--- @include "includes/priority"
 --- @include "includes/event-log"
 
 local waiting, jobs, id = KEYS[1], KEYS[2], ARGV[1]
@@ -19,7 +20,10 @@ local rec = redis.call('HGET', jobs, id)
 local r = parseRecord(rec)
 if r == nil then return -1 end
 local member = memberOf(r.seq, id)
-if not wsScore(waiting, member, r.seq) then return -1 end
+if not wsScore(waiting, member, r.seq) then
+  -- waiting its turn: out of the turn queue, into the waiting set below (each keeps its own count)
+  if r.priority == 0 or wsRemove(turnsOf(waiting), member, r.seq) == 0 then return -1 end
+end
 local now = nowMs()
 local due = tonumber(ARGV[3])
 if ARGV[2] == 'd' then due = now + due end

@@ -1,7 +1,7 @@
 --[[
   The worker's one hot-path call: acknowledges finished tasks, recovers expired reservations, then
   reserves up to `count` due tasks into the active set with a lease and a fresh token, in (due time,
-  submission) order.
+  submission) order, a priority's due tasks in their turn (see priority.lua).
   A repeated call (the same request id, e.g. re-sent by the client after a lost reply) reserves nothing
   new: it returns the reservations the first call made that are still held. The consumer's request key
   holds its last call's request id and reservations for one lease (one key per consumer, overwritten).
@@ -41,6 +41,7 @@
 --- @include "includes/event-log"
 --- @include "includes/waiting-set"
 --- @include "includes/admission"
+--- @include "includes/take-due"
 
 local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -162,32 +163,27 @@ end
 -- 3. Reserve due tasks: the record stays as it is; the reservation goes to `running`.
 local out = { now, -1, refused, stamp }
 local allowed, gateWait = admissionAllow(limits, active, now, count)
-local members, dues = wsTake(waiting, now, allowed)
-local ids = {}
-for i, member in ipairs(members) do ids[i] = idOfMember(member) end
+local picked = takeDue(waiting, jobs, KEYS[14], now, allowed)
+for i, id in ipairs(picked.corrupt) do
+  local reason = picked.reasons[i]
+  bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
+  logEvent(log, logLen, 'dead', { 'ids', cjson.encode({ id }), 'a', '[0]', 'err', cjson.encode({ { name = 'CorruptTaskError', message = reason } }) })
+end
+local ids, dues = picked.ids, picked.dues
 if #ids > 0 then
-  local recs = redis.call('HMGET', jobs, unpack(ids))
   local leases, zadd, held = {}, {}, {}
   local nl, nz, nh, no = 0, 0, 0, #out
   local deadline = now + lease
   local prefix, suffix = stamp .. ':', ':' .. ARGV[9]
   for i, id in ipairs(ids) do
-    local attempts, payload = reservedPayload(recs[i], dues[i])
-    if payload == nil then
-      local reason = 'task record is unreadable'
-      if not recs[i] then reason = 'task record is missing' end
-      bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
-      logEvent(log, logLen, 'dead', { 'ids', cjson.encode({ id }), 'a', '[0]', 'err', cjson.encode({ { name = 'CorruptTaskError', message = reason } }) })
-    else
-      local attempt = attempts + 1
-      -- NOTE: hot path: concatenation, not string.format (a fifth of the cost); attempt 1 needs no conversion.
-      local token = prefix .. (attempt == 1 and '1' or attempt) .. ':' .. dues[i] .. suffix
-      leases[nl + 1], leases[nl + 2], nl = id, token, nl + 2
-      zadd[nz + 1], zadd[nz + 2], nz = deadline, id, nz + 2
-      nh = nh + 1
-      held[nh] = id
-      out[no + 1], out[no + 2], out[no + 3], out[no + 4], no = id, attempt, dues[i], payload, no + 4
-    end
+    local attempt = picked.attempts[i] + 1
+    -- NOTE: hot path: concatenation, not string.format (a fifth of the cost); attempt 1 needs no conversion.
+    local token = prefix .. (attempt == 1 and '1' or attempt) .. ':' .. dues[i] .. suffix
+    leases[nl + 1], leases[nl + 2], nl = id, token, nl + 2
+    zadd[nz + 1], zadd[nz + 2], nz = deadline, id, nz + 2
+    nh = nh + 1
+    held[nh] = id
+    out[no + 1], out[no + 2], out[no + 3], out[no + 4], no = id, attempt, dues[i], picked.payloads[i], no + 4
   end
   admissionCharge(limits, nz / 2)
   if nz > 0 then
@@ -204,9 +200,10 @@ end
 
 -- 4. Tell the worker when to look again: at once after a full batch (some may have been buried),
 --    else at the next due time.
-if #ids >= count then
+local taken = #ids + #picked.corrupt
+if taken >= count or picked.again then
   out[2] = 0
-elseif allowed < count and #ids >= allowed then
+elseif allowed < count and taken >= allowed then
   -- held back by a limit: look again when the rate allows the next start (or a freed slot wakes us)
   out[2] = gateWait
 else

@@ -2,8 +2,10 @@
 --   "<seq tag><payload json>" for a task that never ran: attempts 0, no flags, due = its score in waiting;
 --   "~<attempts>:<seq>:<due ms>:<flags>:<payload json>" once a run failed, was lost or handed back.
 -- The seq tag (see seq-tag.lua) begins with an upper-case letter, which no JSON text begins with.
--- flags: 'c' = cancel requested while running. Attempts count finished runs; a reservation lives in the
--- `running` hash (see lease.lua), so reserving and acknowledging never rewrite the (large) record.
+-- flags: 'c' = cancel requested while running; 'p<n>' = the task's priority n (1 to 1000; none: 0, the most
+-- urgent; a task with a priority always has the long form, see priority.lua). Attempts count finished runs;
+-- a reservation lives in the `running` hash (see lease.lua), so reserving and acknowledging never rewrite
+-- the (large) record.
 --- @include "includes/seq-tag"
 
 -- `due` fills in the due time of a bare record (its score). nil when unreadable.
@@ -12,24 +14,32 @@ local function parseRecord(rec, due)
   if string.byte(rec, 1) ~= 126 then
     local seq, rest = splitSeqTag(rec)
     if seq == nil then return nil end
-    return { attempts = 0, seq = seq, due = tonumber(due or 0), flags = '', payload = string.sub(rec, rest) }
+    return { attempts = 0, seq = seq, due = tonumber(due or 0), flags = '', priority = 0, payload = string.sub(rec, rest) }
   end
-  local _, e, a, s, d, fl = string.find(rec, '^~(%d+):(%d+):(%d+):(%a*):')
+  local _, e, a, s, d, fl = string.find(rec, '^~(%d+):(%d+):(%d+):([%a%d]*):')
   if not e then return nil end
-  return { attempts = tonumber(a), seq = tonumber(s), due = tonumber(d), flags = fl, payload = string.sub(rec, e + 1) }
+  local priority = 0
+  local p = string.match(fl, 'p(%d+)')
+  if p then
+    priority = tonumber(p)
+    fl = (string.gsub(fl, 'p%d+', ''))
+  end
+  return { attempts = tonumber(a), seq = tonumber(s), due = tonumber(d), flags = fl, priority = priority, payload = string.sub(rec, e + 1) }
 end
 
 local function encodeRecord(r)
-  return string.format('~%.0f:%.0f:%.0f:%s:', r.attempts, r.seq, r.due, r.flags) .. r.payload
+  local fl = r.flags
+  if (r.priority or 0) > 0 then fl = fl .. 'p' .. r.priority end
+  return string.format('~%.0f:%.0f:%.0f:%s:', r.attempts, r.seq, r.due, fl) .. r.payload
 end
 
--- What a reservation hands out: attempts so far and the payload. NOTE: hot path: a task that never ran goes
--- out as its whole record (tag and payload; the reader drops the tag), with no parsing or copying here.
--- nil when the record is missing or unreadable.
+-- What a reservation hands out: attempts so far and the payload, then the task's priority and due time.
+-- NOTE: hot path: a task that never ran goes out as its whole record (tag and payload; the reader drops the
+-- tag), with no parsing or copying here. nil when the record is missing or unreadable.
 local function reservedPayload(rec, due)
   local b = type(rec) == 'string' and string.byte(rec, 1)
-  if b and b >= 65 and b <= 78 then return 0, rec end
+  if b and b >= 65 and b <= 78 then return 0, rec, 0, due end
   local r = parseRecord(rec, due)
   if r == nil then return nil end
-  return r.attempts, r.payload
+  return r.attempts, r.payload, r.priority, r.due
 end

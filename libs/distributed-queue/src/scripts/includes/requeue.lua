@@ -1,6 +1,8 @@
--- Puts a task back in waiting at `due`, in its submission place among tasks due at the same time.
---- @include "includes/waiting-set"
+-- Puts a task back in waiting at `due`, in its submission place among tasks due at the same time (a task
+-- with a priority waits by its due time too, and is promoted again when due: see priority.lua).
+--- @include "includes/priority"
 
 local function requeue(waitingKey, r, id, due)
   wsAdd(waitingKey, due, memberOf(r.seq, id), r.seq)
+  priorityCount(waitingKey, r.priority or 0, 1)
 end

@@ -6,8 +6,10 @@
   returns the first call's reply: its generated ids are the same, so nothing is created twice.
   KEYS[1] waiting (see waiting-set.lua)  KEYS[2] jobs  KEYS[3] sequence counter  KEYS[4] request key (kept for ARGV[2] ms)
   KEYS[5] event stream  KEYS[6] its recorded flag (while it exists, submits are logged for the history)
+  KEYS[7] the type's limits (field 'dp': the default priority its workers configure; see priority.lua)
   ARGV[1] events channel  ARGV[2] how long the request key is kept (ms)  ARGV[3] event stream length (0: none)
-  ARGV[4..] per task 4 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms), value, payload json
+  ARGV[4..] per task 4 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms, then the task's
+  priority when given, e.g. 'd5'; without one, the type's default), value, payload json
   Returns: { now, then per task: id, created flag (1/0) }
 ]]
 --- @include "includes/now-ms"
@@ -15,6 +17,8 @@
 --- @include "includes/wake-if-earlier"
 --- @include "includes/waiting-set"
 --- @include "includes/event-log"
+--- @include "includes/record"
+--- @include "includes/priority"
 
 local waiting, jobs = KEYS[1], KEYS[2]
 local now = nowMs()
@@ -41,6 +45,8 @@ local first = seq
 local wDues, wMembers, wSeqs, flags = {}, {}, {}, {}
 local minDue = nil
 local logged = tonumber(ARGV[3]) > 0 and redis.call('EXISTS', KEYS[6]) == 1
+local defaultPriority = nil -- read once, when a task has no priority of its own
+local prioritized = {}
 local ids, dues, delays, bodies = {}, {}, {}, {}
 for i = 4, #ARGV, 4 do
   local id, value = ARGV[i], tonumber(ARGV[i + 2])
@@ -48,9 +54,23 @@ for i = 4, #ARGV, 4 do
   local tag, digits = seqTag(seq)
   if id == '' then id = '#' .. digits end
   local due = value
-  if ARGV[i + 1] == 'd' then due = now + value end
+  local mode, given = string.byte(ARGV[i + 1], 1), string.sub(ARGV[i + 1], 2)
+  if mode == 100 then due = now + value end -- 'd'
+  local p = tonumber(given)
+  if p == nil then
+    defaultPriority = defaultPriority or tonumber(redis.call('HGET', KEYS[7], 'dp') or '0')
+    p = defaultPriority
+  end
+  local rec
+  if p > 0 then
+    -- NOTE: a task with a priority has the long record form, which holds it (see record.lua)
+    rec = encodeRecord({ attempts = 0, seq = seq, due = due, flags = '', priority = p, payload = ARGV[i + 3] })
+  else
+    rec = tag .. ARGV[i + 3]
+  end
   out[#out + 1] = id
-  if redis.call('HSETNX', jobs, id, tag .. ARGV[i + 3]) == 1 then
+  if redis.call('HSETNX', jobs, id, rec) == 1 then
+    if p > 0 then prioritized[p] = (prioritized[p] or 0) + 1 end
     local w = #wMembers + 1
     wDues[w], wMembers[w], wSeqs[w] = due, tag .. id, seq
     if minDue == nil or due < minDue then minDue = due end
@@ -66,6 +86,7 @@ end
 redis.call('SET', KEYS[4], string.format('%.0f', first) .. ':' .. table.concat(flags), 'PX', tonumber(ARGV[2]))
 if minDue ~= nil then
   wsAddMany(waiting, wDues, wMembers, wSeqs)
+  for p, added in pairs(prioritized) do priorityCount(waiting, p, added) end
   wakeIfEarlier(ARGV[1], before, minDue, now)
 end
 if #ids > 0 then

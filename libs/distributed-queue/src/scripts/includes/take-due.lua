@@ -1,0 +1,82 @@
+-- The reserve's choice of tasks (take-14.lua): up to `count` due tasks in turn order (see priority.lua),
+-- removed from waiting. Due tasks of a priority met in the waiting set are promoted into the turn queue on
+-- the way. A task in the waiting set due at d has a turn of d or later, so the turn queue's head goes first
+-- only while no waiting task is due at or before its turn.
+-- Returns { ids, dues (the due times reservations keep), attempts, payloads, corrupt (ids whose record is
+-- missing or unreadable, removed from waiting: the caller buries them), reasons, again (steps ran out with
+-- due tasks maybe left: look again at once) }.
+-- NOTE: hot path: with no task of a priority, one wsTake and one ZRANGE of the missing turn queue.
+--- @include "includes/record"
+--- @include "includes/head-score"
+--- @include "includes/priority"
+
+local TAKE_BUDGET = 512 -- waiting-set members one call reads at most beyond `count` (promoted ones)
+local LOOKAHEAD = 64 -- read past what is needed once tasks of a priority show up: they only move on
+local TURN_MAX = 9007199254740992 -- 2^53: past every turn
+
+local function takeDue(ws, jobs, limitsKey, now, count)
+  local out = { ids = {}, dues = {}, attempts = {}, payloads = {}, corrupt = {}, reasons = {}, again = false }
+  local n, read, step = 0, 0, nil
+  local budget = count + TAKE_BUDGET
+  local k = turnHead(ws)
+  local fast = k == nil
+  while n < count do
+    if read >= budget then
+      out.again = true
+      return out
+    end
+    local need = count - n
+    local members, dues, fromTurns = nil, nil, false
+    if fast then
+      members, dues = wsTake(ws, now, need)
+    else
+      local head = headScore(ws)
+      if head ~= nil and head <= now and (k == nil or head <= k) then
+        local upper = now
+        if k ~= nil and k < now then upper = k end
+        members, dues = wsTake(ws, upper, math.min(need + LOOKAHEAD, budget - read))
+      elseif k ~= nil then
+        local bound = TURN_MAX
+        if head ~= nil and head <= now then bound = head - 0.5 end
+        members, dues = wsTake(turnsOf(ws), bound, need)
+        fromTurns = true
+      else
+        return out
+      end
+    end
+    if #members == 0 then return out end
+    read = read + #members
+    local ids = {}
+    for i, member in ipairs(members) do ids[i] = idOfMember(member) end
+    local recs = redis.call('HMGET', jobs, unpack(ids))
+    local promoted = false
+    for i, id in ipairs(ids) do
+      local attempts, payload, p, due = reservedPayload(recs[i], dues[i])
+      if payload == nil then
+        out.corrupt[#out.corrupt + 1] = id
+        out.reasons[#out.reasons + 1] = recs[i] and 'task record is unreadable' or 'task record is missing'
+      elseif p > 0 and not fromTurns then
+        step = step or agingStep(limitsKey)
+        promote(ws, members[i], (splitSeqTag(members[i])), tonumber(dues[i]), p, step)
+        promoted = true
+      elseif n >= count then
+        -- read ahead past what was needed: back to its place
+        wsAdd(ws, dues[i], members[i], (splitSeqTag(members[i])))
+      else
+        n = n + 1
+        out.ids[n], out.attempts[n], out.payloads[n] = id, attempts, payload
+        if fromTurns then
+          out.dues[n] = string.format('%.0f', due)
+          priorityCount(ws, p, -1)
+        else
+          out.dues[n] = dues[i]
+        end
+      end
+    end
+    -- the hot path found what there was, with no task of a priority: nothing else to look at
+    if fast and not promoted then return out end
+    fast = false
+    k = turnHead(ws)
+  end
+  return out
+end
