@@ -230,4 +230,87 @@ edge: the earlier runs are kept below, with what limited each figure.
   every run (it was 3 / 6 / 3 with plain tags). Queues created by earlier versions keep their plain tags.
 - The machine is shared: the same code measures up to ±30 % apart from run to run; compare ratios from one
   run, and several runs before drawing a conclusion.
+
+## Workloads 10 to 13
+
+The table above is the full run of 2026-11-24; workloads 10 to 13 came after it. Their figures below are from
+quick runs (\`npm run bench -- --only=<name> --quick\`) on the same 2-core machine, on 2026-11-27 unless
+said otherwise.
+
+- 10. Durability (\`bench/durability.ts\`): what \`durability: { replicas: 1, timeoutMs: 1000 }\` costs, on a
+  master and one replica of its own started on this machine (no replication lag: what \`WAIT\` itself costs).
+  The same two loads with and without the option: 32 loops each submitting one delayed task per call for
+  3 s (8 s in a full run), and a backlog of 10,000 (30,000) ready tasks run by one worker at concurrency 50,
+  its acks durable too, timed from the worker's start. README: about 63 % of the submits per second
+  without it (p50 2.2 against 1.3 ms). One quick run: 17,888 against 25,035 submits/s (71 %), p50 1.6
+  against 1.1 ms; the backlog 79,957 against 67,447 tasks/s (119 %: a quick backlog lasts about 150 ms,
+  so one run says little beyond "no visible cost").
+- 11. Rate-limited (\`bench/limits.ts\`): a fleet of three worker applications (BullMQ: three \`Worker\`s on
+  their own connections), concurrency 50 each, under a limit of 1,000 starts per second for the whole
+  fleet (this library: \`rateLimit: { max: 1000, perMs: 1000 }\`, GCRA with the default burst of 20; BullMQ:
+  \`limiter: { max: 1000, duration: 1000 }\`, a fixed window), 5,000 ready tasks (20,000) submitted once the
+  workers run. Figures: starts per second from the first to the last, against the limit, and the busiest
+  sliding 1 s window of the handlers' start times (GCRA allows max + burst = 1,020 on Redis's clock; the
+  start times are Node's, a few ms later). README: 100.5 % with the busiest window at 1,025, BullMQ 121.5 %
+  and 1,997 (a fixed window lets up to twice the limit through around a window's edge). One quick run:
+  100.4 % and 1,021, BullMQ 122.5 % and 1,997.
+- 12. Fleet-wide concurrency (\`bench/limits.ts\`): the same fleet of three under \`globalConcurrency: 10\`
+  (BullMQ: \`queue.setGlobalConcurrency(10)\`), handlers that hold 20 ms, 2,000 tasks (10,000): the most
+  handlers running at once in the fleet (at most 10 is the promise), and the throughput against the ideal
+  10 / 20 ms = 500 tasks/s. README: 94 % (BullMQ 92 %). One quick run: 95 % (BullMQ 94 %), never more than
+  10 at once in either.
+- 13. Prioritized (\`bench/priorities.ts\`, issue 28): 10,000 tasks (50,000 in a full run) over priorities
+  1 to 10, interleaved (submission i has priority 1 + i mod 10; ~100-byte payloads carrying i and the
+  priority), all submitted before any worker runs, one batch of 1,000 at a time (this library \`submitMany\`
+  with \`priority\`; BullMQ \`addBulk\` with \`opts.priority\`, 1 the highest, FIFO within one), so that
+  submission order is index order. Then one worker at concurrency 50 with an empty handler. Throughput:
+  from the worker's start (\`startQueueApp\` or \`new Worker\`, start-up included) to the last handler start,
+  which is the issue's measure, and from the first handler start (as workload 1 counts). A pass of 2,000
+  on each system runs first and is not reported. Order, over the handler starts in the order they happened:
+  an **inversion** is a start of priority p with a start of a more urgent priority more than 50 (the
+  concurrency) starts later; a **FIFO violation** is a start with a start of the same priority that was
+  submitted earlier more than 50 starts later; "slack needed" is the largest such distance, what the
+  allowance would have to be for the count to be 0.
+
+  | run | this library tasks/s (from first start) | BullMQ tasks/s (from first start) | ratio (from first start) | inversions, FIFO violations, slack needed (both systems) |
+  | --- | --- | --- | --- | --- |
+  | quick 1 | 34,690 (63,402) | 16,035 (16,446) | 2.16× (3.86×) | 0, 0, 0 |
+  | quick 2 | 35,872 (63,591) | 12,925 (13,293) | 2.78× (4.78×) | 0, 0, 0 |
+  | quick 3 | 34,874 (60,761) | 16,605 (17,097) | 2.10× (3.55×) | 0, 0, 0 |
+  | quick 4 | 33,613 (57,063) | 17,271 (17,838) | 1.95× (3.20×) | 0, 0, 0 |
+  | full 1 (50,000) | 43,982 (76,048) | 18,807 (18,909) | 2.34× (4.02×) | 0, 0, 0 |
+  | full 2 (50,000) | 42,058 (75,706) | 17,905 (18,022) | 2.35× (4.20×) | 0, 0, 0 |
+
+  - The issue's target, ≥ 5× BullMQ's prioritized queue, is **not met**: 2.0–2.8× from the worker's start
+    (3.2–4.8× from the first start). Order is: 0 inversions and 0 FIFO violations in every run, for both,
+    with no slack used at all (every task started in exact turn order). The worker reserves ahead (takes of
+    up to 100 at concurrency 50), but here every task waits before it starts, so what it reserves is
+    already in turn order. Not measured by this workload: a more urgent task submitted while a worker
+    holds tasks reserved ahead starts after those (at most what that worker holds).
+  - Cost per task: BullMQ 30 Redis commands per task (29.8 on the quick runs), this library 4.9 (1.3 without
+    priorities, workload 1); Node CPU for the 50,000: 0.4 s against BullMQ's 2.0–2.1 s, Redis CPU 1.0–1.1 s
+    against 2.5–2.6 s.
+  - Where the time goes (50,000 tasks, this library alone, every Redis call in SLOWLOG): Redis is the
+    bound, busy 1.13 s of the 1.24 s from the worker's start to the last start, all in the take script
+    (Node: 0.38 s of CPU). Two phases. (1) Before the first start, 546 ms: the take moves due tasks of a
+    priority into the turn queue, at most 512 + 64 + count per call, and reserves nothing until none is
+    left to move; 93 calls of 5.5–6 ms, about 10.4 µs of Redis per task (Nest's start-up is about 12 ms of
+    it). (2) Then 500 takes of about 1.2 ms for 100 tasks, 12.3 µs per task, against 0.75 ms (7.5 µs)
+    for the same tasks without priorities (which ran at 107,000 tasks/s from the first start, 14 ms after
+    the worker's start, in the same profile). The whole run spends 22.7 µs of Redis per task against 7.5.
+    The commands inside the scripts explain it: per task 2.1 ZADD (the promotion's chunk ZADD and index
+    \`ZADD LT\`), 1.0 INCRBY (the turn queue's count, per promoted task) and 1.0 HINCRBY (the per-priority
+    count, per reserved task), and the take from the turn queue reads about 9 tasks per merge step (its
+    chunks are by submission sequence, so each holds all ten priorities: 5 calls per step), against one
+    step per 100 without priorities. The commands themselves are about a third of the script's time; the
+    rest is Lua and the per-call overhead of \`redis.call\`, so the number of calls is the cost.
+  - What would bring it closer (library changes, not made here): promote in batches (one ZADD and one
+    \`ZADD LT\` per turn-queue chunk and one INCRBY per call, as \`wsAddMany\` does at submit) and count
+    priorities per call (one HINCRBY per level met, not per task): about 4 calls per task fewer. Chunk the
+    turn queue by priority and sequence, so that a take of 100 of one level reads one or two chunks. Put a
+    task that is due at submit (no delay) straight into its turn at submit, in the submit script's batch:
+    no move phase before the first start for such tasks (here ~45 % of the time from the worker's start).
+    Keeping the priority in the waiting-set member (or its chunk) would spare the move the record read and
+    parse. Without those, the ceiling is about what the runs show: ~12 µs of Redis per task served, i.e.
+    80,000 tasks/s at best from the first start here, about 4.5× BullMQ.
 `;

@@ -15,6 +15,7 @@ import { redisCeiling } from './redis-ceiling';
 import { clusterScale } from './cluster-scale';
 import { durabilityCost } from './durability';
 import { limits } from './limits';
+import { prioritized } from './priorities';
 import { each } from './workloads';
 
 async function main(): Promise<void> {
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
     ['cluster', () => clusterScale(quick)],
     ['durability', () => durabilityCost(quick)],
     ['limits', () => limits(server.url, quick)],
+    ['prioritized', () => prioritized(server.url, quick)],
   ];
   try {
     for (const [name, run] of workloads) {

@@ -70,11 +70,16 @@ export function ours(url: string, prefix: string, observability: Observability =
   };
 }
 
-/** BullMQ with its defaults, completed jobs trimmed to the last 1000 like this library's keepDone. */
-export function bullmq(url: string, name: string): System {
+/** BullMQ's connection options for a redis:// url, and a queue `name` on it. */
+export function bullQueue(url: string, name: string): { connection: { host: string; port: number }; queue: Queue } {
   const { hostname, port } = new URL(url);
   const connection = { host: hostname, port: Number(port) };
-  const queue = new Queue(name, { connection });
+  return { connection, queue: new Queue(name, { connection }) };
+}
+
+/** BullMQ with its defaults, completed jobs trimmed to the last 1000 like this library's keepDone. */
+export function bullmq(url: string, name: string): System {
+  const { connection, queue } = bullQueue(url, name);
   let worker: Worker | undefined;
   return {
     name: 'bullmq',
