@@ -12,6 +12,7 @@ import { DelayQueueStore } from './delay/delay-queue.store';
 import { DelayCleaningStore } from './delay/delay-cleaning.store';
 import { RouteControlStore } from './route/route-control.store';
 import { QueueControlService } from './services/queue-control.service';
+import { TaskGroupsService } from './services/task-groups.service';
 import { TaskInspectorService } from './services/task-inspector.service';
 import { TaskSubmitService } from './services/task-submit.service';
 import type { DistributedQueueModuleOptions } from './interfaces';
@@ -144,6 +145,7 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     TaskSubmitService,
     TaskInspectorService,
     QueueControlService,
+    TaskGroupsService,
     DistributedQueueMetrics,
     DistributedQueueHealthIndicator,
     ServiceClient,
@@ -152,7 +154,7 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     CronOrchestrator,
   ],
   exports: [
-    TaskSubmitService, TaskInspectorService, QueueControlService, DistributedQueueHealthIndicator, TaskHistoryService, ServiceScheduler, TaskScheduleService,
+    TaskSubmitService, TaskInspectorService, QueueControlService, TaskGroupsService, DistributedQueueHealthIndicator, TaskHistoryService, ServiceScheduler, TaskScheduleService,
   ],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule implements NestModule {

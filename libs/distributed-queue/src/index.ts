@@ -7,6 +7,7 @@ export { DistributedQueueModule } from './distributed-queue.module';
 export { TaskSubmitService } from './services/task-submit.service';
 export { TaskInspectorService } from './services/task-inspector.service';
 export { QueueControlService } from './services/queue-control.service';
+export { TaskGroupsService } from './services/task-groups.service';
 export {
   DistributedQueueHealthIndicator, type DistributedQueueHealthDetail, type DistributedQueueHealthResult, type HealthCheckOptions,
 } from './health/distributed-queue.health';

@@ -2,6 +2,7 @@ import { hostname } from 'os';
 import { keptError } from '../runtime/error-stack';
 import { DeliveryFailedError } from '../errors/delivery-failed.error';
 import { LimitsStore } from './limits.store';
+import { GroupsStore } from './groups.store';
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS } from '../runtime/request-id';
 import { decodeError, decodeLease, withoutSeqTag } from './task-codec';
@@ -50,6 +51,8 @@ export interface NewTask {
   payload: string;
   /** 0 (most urgent) to 1000; undefined: the type's default (see `scripts/includes/priority.lua`). */
   priority?: number;
+  /** Its group (see `scripts/includes/groups.lua`); undefined: none. */
+  group?: string;
 }
 
 /** A reserved task as `take` returns it. */
@@ -110,6 +113,13 @@ export class DelayQueueStore {
     return this.client as unknown as ScriptCommands;
   }
 
+  /** The groups of the types (fair share per group). */
+  get groups(): GroupsStore {
+    return (this.groupsStore ??= new GroupsStore(this.client, this.prefix));
+  }
+
+  private groupsStore?: GroupsStore;
+
   /** The types' fleet-wide limits (rate limit, concurrency). */
   get limits(): LimitsStore {
     return (this.limitsStore ??= new LimitsStore(this.client, this.prefix));
@@ -133,7 +143,7 @@ export class DelayQueueStore {
   async submit(type: string, tasks: NewTask[], requestId: string): Promise<{ id: string; created: boolean }[]> {
     const k = this.keys(type);
     const args: Arg[] = [k.waiting, k.jobs, k.seq, k.request(requestId), k.log, k.recorded, k.limits, k.events, REQUEST_TTL_MS, this.streamMaxLen];
-    for (const task of tasks) args.push(task.id, ...dueArgs(task.due, task.priority), task.payload);
+    for (const task of tasks) args.push(task.id, ...dueArgs(task.due, task.priority), task.group ?? '', task.payload);
     const [, ...flat] = await this.scripts.dqDelaySubmit(...args);
     const out = [];
     for (let i = 0; i < flat.length; i += 2) out.push({ id: String(flat[i]), created: flat[i + 1] === 1 });

@@ -19,3 +19,19 @@ export interface TypeLimits {
   /** Until when (epoch ms, Redis clock) nothing starts because a handler threw `RateLimitedError`; null: not paused so. */
   limitedUntil: number | null;
 }
+
+/** A group of a delay-queue type (see `SubmitOptions.group`): its counts and settings. */
+export interface TaskGroup {
+  group: string;
+  /** Its waiting tasks, delayed and due. */
+  waiting: number;
+  /** Of those, the due ones waiting their turn (`getGroup` only). */
+  due?: number;
+  /** Its tasks holding a lease now (the slots its concurrency counts). */
+  running: number;
+  paused: boolean;
+  /** Its own fleet-wide concurrency (`setGroupConcurrency`); absent: the type's `groupConcurrency`, if any. */
+  concurrency?: number;
+  /** Its weight in the rotation (`setGroupWeight`); absent: 1. */
+  weight?: number;
+}

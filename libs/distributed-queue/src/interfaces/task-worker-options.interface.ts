@@ -78,4 +78,10 @@ export interface TaskWorkerOptions {
    * Applies to tasks as they fall due. @default none
    */
   agingMs?: number;
+  /**
+   * Delay-queue types: at most this many tasks of each group (see `SubmitOptions.group`) hold a lease at once
+   * across every instance; `1` runs a group's tasks one at a time. `TaskGroupsService.setGroupConcurrency`
+   * overrides it per group. @default none
+   */
+  groupConcurrency?: number;
 }

@@ -61,6 +61,13 @@ export interface SubmitOptions {
    * @default the type's `defaultPriority` (from its workers' options), else 0
    */
   priority?: number;
+  /**
+   * Delay-queue types: the task's group (a tenant id, say): 1 to 256 characters. Due tasks are served across
+   * groups fairly (round-robin, weighted by `setGroupWeight`), so a group with a huge backlog gets its share
+   * and no more; within a group, by due time, priority and submission. See `TaskGroupsService`.
+   * @default none (while any group has due tasks, tasks without one share the group `''`)
+   */
+  group?: string;
 }
 
 /**

@@ -25,7 +25,7 @@ import type {
 } from '../interfaces';
 
 /** Options with every default applied. */
-export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' | 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs'>> & {
+export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' | 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs' | 'groupConcurrency'>> & {
   backoff: Required<BackoffOptions>;
   /** The fleet-wide rate limit, its burst resolved; absent: none. */
   rateLimit?: Required<RateLimitOptions>;
@@ -35,6 +35,8 @@ export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' |
   defaultPriority?: number;
   /** The aging step of priorities (ms); absent: none. */
   agingMs?: number;
+  /** Each group's fleet-wide concurrency; absent: none. */
+  groupConcurrency?: number;
 };
 
 /** Route queue options with defaults applied. */
@@ -101,7 +103,7 @@ const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
   'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
-const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs'];
+const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs', 'groupConcurrency'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
 
 /** Characters a type or prefix may not hold: braces would break the Redis Cluster hash tag. */

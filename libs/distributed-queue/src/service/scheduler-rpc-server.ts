@@ -26,6 +26,7 @@ function errorAnswer(status: number, error: Error): Answer {
 const isDue = (due: unknown): boolean =>
   !!due && typeof due === 'object' && (Number.isFinite((due as { delay?: number }).delay) || Number.isFinite((due as { at?: number }).at));
 
+const isGroup = (g: unknown): boolean => g === undefined || (typeof g === 'string' && g.length > 0 && g.length <= 256);
 const isPriority = (p: unknown): boolean => p === undefined || (Number.isInteger(p) && (p as number) >= 0 && (p as number) <= MAX_PRIORITY);
 
 /** Throws `InvalidArgumentError` for a call whose fields are not what its op takes. */
@@ -34,7 +35,7 @@ function checkCall(call: SchedulerRpc): void {
   if ('id' in call && (typeof call.id !== 'string' || call.id.length === 0)) throw new InvalidArgumentError('id', 'expected a task id');
   if (call.op === 'reschedule' && !isDue(call.due)) throw new InvalidArgumentError('due', 'expected { delay } or { at }');
   if (call.op === 'submit') {
-    const ok = Array.isArray(call.tasks) && call.tasks.every((t) => t && typeof t.id === 'string' && typeof t.payload === 'string' && isDue(t.due) && isPriority(t.priority));
+    const ok = Array.isArray(call.tasks) && call.tasks.every((t) => t && typeof t.id === 'string' && typeof t.payload === 'string' && isDue(t.due) && isPriority(t.priority) && isGroup(t.group));
     if (!ok || typeof call.requestId !== 'string') throw new InvalidArgumentError('tasks', 'expected [{ id, due, payload, priority? }] and a requestId');
   }
 }

@@ -1,4 +1,4 @@
-import { InvalidSubmitOptionsError } from '../errors';
+import { InvalidArgumentError, InvalidSubmitOptionsError } from '../errors';
 import { quote } from '../errors/quote';
 import type { SubmitOptions } from '../interfaces';
 import { MAX_DELAY_MS } from '../options/resolve-options';
@@ -11,6 +11,15 @@ export function checkPriority(priority: unknown, name = 'priority'): number {
     throw new InvalidSubmitOptionsError(name, `must be an integer from 0 (the most urgent) to ${MAX_PRIORITY}, got ${quote(priority)}`);
   }
   return priority;
+}
+
+/** Checks a task's group: a string of 1 to 256 characters. `InvalidSubmitOptionsError` (or, with `name`, `InvalidArgumentError`). */
+export function checkGroup(group: unknown, name?: string): string {
+  if (typeof group !== 'string' || group.length === 0 || group.length > 256) {
+    const why = `must be a non-empty string of at most 256 characters, got ${quote(group)}`;
+    throw name ? new InvalidArgumentError(name, why) : new InvalidSubmitOptionsError('group', why);
+  }
+  return group;
 }
 
 /** The latest `runAt` accepted: the end of JavaScript's Date range. */

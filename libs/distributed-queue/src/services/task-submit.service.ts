@@ -18,13 +18,13 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { newRequestId, randomTaskId } from '../runtime/request-id';
 import type { TaskTracer } from '../tracing/task-tracer';
 import { withTraceContext } from '../tracing/trace-carrier';
-import { checkId, checkKey, checkOptionNames, checkPriority, toDue } from './task-input';
+import { checkGroup, checkId, checkKey, checkOptionNames, checkPriority, toDue } from './task-input';
 import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
 import type { DurableWrites, WriteMark } from '../redis/durable-writes';
 
 /** Tasks per submit script call: bounds the time one call holds Redis. */
 const SUBMIT_CHUNK = 500;
-const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload', 'priority'];
+const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload', 'priority', 'group'];
 const ORDERED_KEYS = ['key', 'payload', 'id', 'delay', 'runAt'];
 
 /**
@@ -305,6 +305,7 @@ export class TaskSubmitService {
       due: toDue(item),
       payload: withTraceContext(encodePayload(item.payload, this.options.maxPayloadBytes), traceparent),
       ...(item.priority === undefined ? {} : { priority: checkPriority(item.priority) }),
+      ...(item.group === undefined ? {} : { group: checkGroup(item.group) }),
     };
   }
 }

@@ -9,12 +9,12 @@
 --- @include "includes/record"
 --- @include "includes/flags"
 --- @include "includes/event-log"
---- @include "includes/priority"
+--- @include "includes/groups"
 
 local waiting, active, jobs, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id = ARGV[1]
 local r = parseRecord(redis.call('HGET', jobs, id), 0)
-if r and removeWaiting(waiting, r, id) == 1 then
+if r and removeTask(waiting, r, id) == 1 then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
   logEvent(KEYS[5], tonumber(ARGV[3]), 'cancelled', { 'ids', cjson.encode({ id }), 'a', cjson.encode({ r.attempts }) })

@@ -31,6 +31,7 @@ local now = nowMs()
 local r = parseRecord(redis.call('HGET', jobs, id), due)
 redis.call('ZREM', active, id)
 redis.call('HDEL', running, id)
+groupsFreed(waiting, { id }, ARGV[6], r == nil or hasFlag(r, 'c'))
 local _, started = leaseAttemptStart(lease)
 -- NOTE: every outcome of a failed attempt carries its error: readers make a `failed` event of it.
 local stack = ARGV[9]

@@ -6,16 +6,18 @@
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/record"
---- @include "includes/priority"
+--- @include "includes/groups"
 
 local id = ARGV[1]
 local state, score = 'unknown', false
 local rec = redis.call('HGET', KEYS[3], id)
 local r = parseRecord(rec, 0)
-local s = r and wsScore(KEYS[1], memberOf(r.seq, id), r.seq)
-if not s and r and r.priority > 0 and wsScore(turnsOf(KEYS[1]), memberOf(r.seq, id), r.seq) then
-  -- due, in the turn queue of its priority
+local where, s = nil, nil
+if r then where, s = whereWaiting(KEYS[1], r, id) end
+if where == WAITS_TURN or where == WAITS_GROUP then
+  -- due, waiting its turn (of its priority, in its group): a bare record's due time is its turn
   state, score = 'ready', string.format('%.0f', r.due)
+  if where == WAITS_GROUP and r.due == 0 then score = redis.call('ZSCORE', groupKey(KEYS[1], s), memberOf(r.seq, id)) end
 elseif s then
   state = 'ready'
   if tonumber(s) > nowMs() then state = 'delayed' end

@@ -25,6 +25,7 @@ for i = 2, #ARGV, 2 do
     redis.call('HDEL', running, id)
     local _, due = parseLease(lease)
     local r = parseRecord(redis.call('HGET', jobs, id), due)
+    groupsFreed(waiting, { id }, ARGV[1], r == nil or hasFlag(r, 'c'))
     if r == nil or hasFlag(r, 'c') then
       redis.call('HDEL', jobs, id)
     else

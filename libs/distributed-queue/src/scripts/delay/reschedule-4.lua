@@ -12,7 +12,7 @@
 --- @include "includes/record"
 --- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
---- @include "includes/priority"
+--- @include "includes/groups"
 --- @include "includes/event-log"
 
 local waiting, jobs, id = KEYS[1], KEYS[2], ARGV[1]
@@ -20,10 +20,11 @@ local rec = redis.call('HGET', jobs, id)
 local r = parseRecord(rec)
 if r == nil then return -1 end
 local member = memberOf(r.seq, id)
-if not wsScore(waiting, member, r.seq) then
-  -- waiting its turn: out of the turn queue, into the waiting set below (each keeps its own count)
-  if r.priority == 0 or wsRemove(turnsOf(waiting), member, r.seq) == 0 then return -1 end
-end
+local where, g = whereWaiting(waiting, r, id)
+if where == nil then return -1 end
+-- waiting its turn (of its priority, in its group): back to the waiting set below (each keeps its own count)
+if where == WAITS_TURN then wsRemove(turnsOf(waiting), member, r.seq) end
+if where == WAITS_GROUP then groupRemoveDue(waiting, g, member) end
 local now = nowMs()
 local due = tonumber(ARGV[3])
 if ARGV[2] == 'd' then due = now + due end

@@ -8,8 +8,9 @@
   KEYS[5] event stream  KEYS[6] its recorded flag (while it exists, submits are logged for the history)
   KEYS[7] the type's limits (field 'dp': the default priority its workers configure; see priority.lua)
   ARGV[1] events channel  ARGV[2] how long the request key is kept (ms)  ARGV[3] event stream length (0: none)
-  ARGV[4..] per task 4 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms, then the task's
-  priority when given, e.g. 'd5'; without one, the type's default), value, payload json
+  ARGV[4..] per task 5 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms, then the task's
+  priority when given, e.g. 'd5'; without one, the type's default), value, group ('' = none; see
+  groups.lua), payload json
   Returns: { now, then per task: id, created flag (1/0) }
 ]]
 --- @include "includes/now-ms"
@@ -19,10 +20,11 @@
 --- @include "includes/event-log"
 --- @include "includes/record"
 --- @include "includes/priority"
+--- @include "includes/groups"
 
 local waiting, jobs = KEYS[1], KEYS[2]
 local now = nowMs()
-local n = (#ARGV - 3) / 4
+local n = (#ARGV - 3) / 5
 local out = { now }
 local previous = redis.call('GET', KEYS[4])
 local seq
@@ -31,7 +33,7 @@ if previous then
   seq = tonumber(first)
   for i = 1, n do
     seq = seq + 1
-    local id = ARGV[i * 4]
+    local id = ARGV[i * 5 - 1]
     if id == '' then id = '#' .. string.format('%x', seq) end
     out[#out + 1] = id
     out[#out + 1] = tonumber(string.sub(flags, i, i))
@@ -48,7 +50,7 @@ local logged = tonumber(ARGV[3]) > 0 and redis.call('EXISTS', KEYS[6]) == 1
 local defaultPriority = nil -- read once, when a task has no priority of its own
 local prioritized = {}
 local ids, dues, delays, bodies = {}, {}, {}, {}
-for i = 4, #ARGV, 4 do
+for i = 4, #ARGV, 5 do
   local id, value = ARGV[i], tonumber(ARGV[i + 2])
   seq = seq + 1
   local tag, digits = seqTag(seq)
@@ -64,19 +66,24 @@ for i = 4, #ARGV, 4 do
   local rec
   if p > 0 then
     -- NOTE: a task with a priority has the long record form, which holds it (see record.lua)
-    rec = encodeRecord({ attempts = 0, seq = seq, due = due, flags = '', priority = p, payload = ARGV[i + 3] })
+    rec = encodeRecord({ attempts = 0, seq = seq, due = due, flags = '', priority = p, payload = ARGV[i + 4] })
   else
-    rec = tag .. ARGV[i + 3]
+    rec = tag .. ARGV[i + 4]
   end
   out[#out + 1] = id
   if redis.call('HSETNX', jobs, id, rec) == 1 then
     if p > 0 then prioritized[p] = (prioritized[p] or 0) + 1 end
+    local g = ARGV[i + 3]
+    if g ~= '' then
+      redis.call('HSET', waiting .. ':gof', id, g)
+      groupBacklog(waiting, g, 1)
+    end
     local w = #wMembers + 1
     wDues[w], wMembers[w], wSeqs[w] = due, tag .. id, seq
     if minDue == nil or due < minDue then minDue = due end
     flags[#flags + 1] = '1'
     if logged then
-      ids[#ids + 1], dues[#dues + 1], delays[#delays + 1], bodies[#bodies + 1] = id, due, due - now, ARGV[i + 3]
+      ids[#ids + 1], dues[#dues + 1], delays[#delays + 1], bodies[#bodies + 1] = id, due, due - now, ARGV[i + 4]
     end
   else
     flags[#flags + 1] = '0'

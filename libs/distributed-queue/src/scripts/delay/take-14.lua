@@ -86,6 +86,7 @@ local limits = admissionRead(KEYS[14])
 local ok, refused, okTokens = checkReservations(active, running, 10)
 if #ok > 0 then
   admissionFreed(limits, ARGV[6])
+  groupsFreed(waiting, ok, ARGV[6], true)
   redis.call('ZREM', active, unpack(ok))
   redis.call('HDEL', jobs, unpack(ok))
   redis.call('HDEL', running, unpack(ok))
@@ -125,6 +126,7 @@ if #expired > 0 then
   redis.call('HDEL', running, unpack(expired))
   local minDue = nil
   local back, backA, lost, lostA, lostErr, dropped, droppedA = {}, {}, {}, {}, {}, {}, {}
+  groupsFreed(waiting, expired, ARGV[6], false)
   for i, id in ipairs(expired) do
     local attempt, due = parseLease(leases[i])
     local r = parseRecord(recs[i], due or now)
@@ -136,6 +138,7 @@ if #expired > 0 then
       -- a cancel requested while its worker was gone: done now (no attempt failed: the lease only ran out)
       redis.call('HDEL', jobs, id)
       redis.call('HDEL', errors, id)
+      redis.call('HDEL', waiting .. ':gof', id)
       dropped[#dropped + 1], droppedA[#droppedA + 1] = id, attempt or r.attempts
     else
       r.attempts = attempt or (r.attempts + 1)

@@ -5,12 +5,15 @@
 -- Returns { ids, dues (the due times reservations keep), attempts, payloads, corrupt (ids whose record is
 -- missing or unreadable, removed from waiting: the caller buries them), reasons, again (steps ran out with
 -- due tasks maybe left: look again at once) }.
--- NOTE: hot path: with no task of a priority, one wsTake and one ZRANGE of the missing turn queue.
+-- Tasks of a group (see groups.lua) move into their group's queue when due, and groups take turns.
+-- NOTE: hot path: with no task of a priority or a group, one wsTake, one ZRANGE of the missing turn queue,
+-- one GET of the missing count of grouped tasks and one HMGET of the missing groups of tasks.
 --- @include "includes/record"
 --- @include "includes/head-score"
 --- @include "includes/priority"
+--- @include "includes/groups"
 
-local TAKE_BUDGET = 512 -- waiting-set members one call reads at most beyond `count` (promoted ones)
+local TAKE_BUDGET = 512 -- waiting-set members one call reads at most beyond `count` (moved ones)
 local LOOKAHEAD = 64 -- read past what is needed once tasks of a priority show up: they only move on
 local TURN_MAX = 9007199254740992 -- 2^53: past every turn
 
@@ -18,22 +21,29 @@ local function takeDue(ws, jobs, limitsKey, now, count)
   local out = { ids = {}, dues = {}, attempts = {}, payloads = {}, corrupt = {}, reasons = {}, again = false }
   local n, read, step = 0, 0, nil
   local budget = count + TAKE_BUDGET
+  -- while any group has due tasks, every due task goes through the groups' rotation ('' for tasks without one)
+  local grouping = tonumber(redis.call('GET', ws .. ':gn') or '0') > 0
   local k = turnHead(ws)
-  local fast = k == nil
-  while n < count do
+  local fast = k == nil and not grouping
+  local function reserve(id, attempts, payload, due)
+    n = n + 1
+    out.ids[n], out.attempts[n], out.payloads[n], out.dues[n] = id, attempts, payload, due
+  end
+  while grouping or n < count do
     if read >= budget then
       out.again = true
-      return out
+      break
     end
     local need = count - n
+    if grouping then need = budget - read end
     local members, dues, fromTurns = nil, nil, false
     if fast then
       members, dues = wsTake(ws, now, need)
     else
       local head = headScore(ws)
-      if head ~= nil and head <= now and (k == nil or head <= k) then
+      if head ~= nil and head <= now and (k == nil or head <= k or grouping) then
         local upper = now
-        if k ~= nil and k < now then upper = k end
+        if k ~= nil and k < now and not grouping then upper = k end
         members, dues = wsTake(ws, upper, math.min(need + LOOKAHEAD, budget - read))
       elseif k ~= nil then
         local bound = TURN_MAX
@@ -41,20 +51,30 @@ local function takeDue(ws, jobs, limitsKey, now, count)
         members, dues = wsTake(turnsOf(ws), bound, need)
         fromTurns = true
       else
-        return out
+        break
       end
     end
-    if #members == 0 then return out end
+    if #members == 0 then break end
     read = read + #members
     local ids = {}
     for i, member in ipairs(members) do ids[i] = idOfMember(member) end
     local recs = redis.call('HMGET', jobs, unpack(ids))
+    local groups = groupsOf(ws, ids)
     local promoted = false
     for i, id in ipairs(ids) do
       local attempts, payload, p, due = reservedPayload(recs[i], dues[i])
       if payload == nil then
         out.corrupt[#out.corrupt + 1] = id
         out.reasons[#out.reasons + 1] = recs[i] and 'task record is unreadable' or 'task record is missing'
+      elseif groups[i] or grouping then
+        grouping = true
+        local turn = tonumber(dues[i])
+        if p > 0 and not fromTurns then
+          step = step or agingStep(limitsKey)
+          turn = turn + p * step
+        end
+        groupPromote(ws, groups[i] or '', members[i], turn)
+        promoted = true
       elseif p > 0 and not fromTurns then
         step = step or agingStep(limitsKey)
         promote(ws, members[i], (splitSeqTag(members[i])), tonumber(dues[i]), p, step)
@@ -62,21 +82,36 @@ local function takeDue(ws, jobs, limitsKey, now, count)
       elseif n >= count then
         -- read ahead past what was needed: back to its place
         wsAdd(ws, dues[i], members[i], (splitSeqTag(members[i])))
+      elseif fromTurns then
+        reserve(id, attempts, payload, string.format('%.0f', due))
+        priorityCount(ws, p, -1)
       else
-        n = n + 1
-        out.ids[n], out.attempts[n], out.payloads[n] = id, attempts, payload
-        if fromTurns then
-          out.dues[n] = string.format('%.0f', due)
-          priorityCount(ws, p, -1)
-        else
-          out.dues[n] = dues[i]
-        end
+        reserve(id, attempts, payload, dues[i])
       end
     end
-    -- the hot path found what there was, with no task of a priority: nothing else to look at
+    -- the hot path found what there was, with no task of a priority or a group: nothing else to look at
     if fast and not promoted then return out end
     fast = false
     k = turnHead(ws)
+  end
+  if grouping and n < count then
+    local members, groups, turns = groupsTake(ws, count - n)
+    if #members > 0 then
+      local ids = {}
+      for i, member in ipairs(members) do ids[i] = idOfMember(member) end
+      local recs = redis.call('HMGET', jobs, unpack(ids))
+      for i, id in ipairs(ids) do
+        local attempts, payload, p, due = reservedPayload(recs[i], turns[i])
+        if payload == nil then
+          groupFreed(ws, groups[i])
+          out.corrupt[#out.corrupt + 1] = id
+          out.reasons[#out.reasons + 1] = recs[i] and 'task record is unreadable' or 'task record is missing'
+        else
+          reserve(id, attempts, payload, string.format('%.0f', due))
+          priorityCount(ws, p, -1)
+        end
+      end
+    end
   end
   return out
 end

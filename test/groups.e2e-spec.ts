@@ -1,0 +1,230 @@
+/**
+ * Groups of delay-queue tasks: fair share per tenant (issue 29), against real Redis (single server and cluster).
+ *
+ * Failure matrix (each cell a test below):
+ * | capability                          | cell                                                                      |
+ * |-------------------------------------|---------------------------------------------------------------------------|
+ * | fairness                            | a group with a big backlog does not hold back small groups (round-robin)  |
+ * | weights                             | a group of weight 3 gets three turns to one                               |
+ * | order within a group                | due time, priority, FIFO (a recovered task keeps its place: SIGKILL cell) |
+ * | per-group concurrency, 2 processes  | at most N of a group at once across the fleet, groups in parallel         |
+ * | SIGKILL of a worker holding slots   | the group's slot comes back when the lease expires                        |
+ * | pause across a restart              | a paused group stays paused for a new application; resume runs it         |
+ * | inspection                          | getGroups by backlog (pages), getGroup, getTask / cancel / reschedule in   |
+ * |                                     | a group's queue, getCounts, drain                                         |
+ * | many groups                         | 20,000 groups of one task each all run; the top groups page stays O(log n)|
+ * | bad input                           | group, groupConcurrency, run-time calls: typed errors, nothing written    |
+ */
+import 'reflect-metadata';
+import { InvalidArgumentError, InvalidOptionsError, InvalidSubmitOptionsError, TaskGroupsService, type Task } from 'nestjs-distributed-queue';
+import { killAllChildren, spawnChild } from './support/child';
+import { startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import { routeTestOptions } from './support/route';
+import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
+import { sleep, waitFor } from './support/wait';
+
+interface Start { id: string; group: string; at: number; attempt: number }
+
+function recorder(type: string, options: object, onTask?: (t: Task<{ g: string }>) => unknown): { W: ReturnType<typeof workerClass>; starts: Start[] } {
+  const starts: Start[] = [];
+  const W = workerClass(type, { concurrency: 1, pollIntervalMs: 100, ...options }, (t: Task<{ g: string }>) => {
+    starts.push({ id: t.id, group: t.payload.g, at: Date.now(), attempt: t.attempt });
+    return onTask?.(t);
+  });
+  return { W, starts };
+}
+
+const groups = (app: QueueApp): TaskGroupsService => app.app.get(TaskGroupsService);
+
+describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (_name, target: RedisTarget) => {
+  const { start } = useQueueApps(target);
+  afterEach(() => killAllChildren());
+
+  it('a group with a big backlog does not hold back the small ones: groups take turns', async () => {
+    const prefix = uniquePrefix('grp-fair');
+    const { W, starts } = recorder('gf', { concurrency: 4 });
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await app.control.pause('gf');
+    await app.submit.submitMany('gf', Array.from({ length: 300 }, (_, i) => ({ id: `big-${i}`, payload: { g: 'big' }, group: 'big' })));
+    for (let s = 0; s < 10; s++) {
+      await app.submit.submitMany('gf', Array.from({ length: 3 }, (_, i) => ({ id: `s${s}-${i}`, payload: { g: `s${s}` }, group: `s${s}` })));
+    }
+    await app.control.resume('gf');
+    await waitFor(() => starts.length === 330, { timeoutMs: 20_000 });
+    // 11 groups take turns: the 30 small tasks start within the first 3 rounds, whatever the backlog
+    const lastSmall = Math.max(...starts.map((s, i) => (s.group === 'big' ? -1 : i)));
+    expect(lastSmall).toBeLessThan(3 * 11 + 8);
+    // within a group, FIFO
+    const bigOrder = starts.filter((s) => s.group === 'big').map((s) => Number(s.id.slice(4)));
+    expect(bigOrder).toEqual([...bigOrder].sort((a, b) => a - b));
+  });
+
+  it('weights: a group of weight 3 gets three turns to one', async () => {
+    const prefix = uniquePrefix('grp-weight');
+    const { W, starts } = recorder('gw', {});
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await app.control.pause('gw');
+    await groups(app).setGroupWeight('gw', 'heavy', 3);
+    await app.submit.submitMany('gw', [
+      ...Array.from({ length: 60 }, (_, i) => ({ id: `l${i}`, payload: { g: 'light' }, group: 'light' })),
+      ...Array.from({ length: 60 }, (_, i) => ({ id: `h${i}`, payload: { g: 'heavy' }, group: 'heavy' })),
+    ]);
+    await app.control.resume('gw');
+    await waitFor(() => starts.length === 120, { timeoutMs: 20_000 });
+    const heavy = starts.slice(0, 40).filter((s) => s.group === 'heavy').length;
+    expect(heavy).toBeGreaterThanOrEqual(27);
+    expect(heavy).toBeLessThanOrEqual(33);
+    expect(await groups(app).getGroup('gw', 'heavy')).toEqual({ group: 'heavy', waiting: 0, due: 0, running: 0, paused: false, weight: 3 });
+  });
+
+  it('within a group: due time, priority, FIFO', async () => {
+    const prefix = uniquePrefix('grp-order');
+    const { W, starts } = recorder('go', {});
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await app.control.pause('go');
+    await app.submit.submitMany('go', [
+      { id: 'low', payload: { g: 't' }, group: 't', priority: 5 },
+      { id: 'a', payload: { g: 't' }, group: 't' }, { id: 'b', payload: { g: 't' }, group: 't' },
+      { id: 'urgent', payload: { g: 't' }, group: 't', priority: 0 }, { id: 'c', payload: { g: 't' }, group: 't' },
+      { id: 'late', payload: { g: 't' }, group: 't', delay: 300 },
+    ]);
+    await sleep(400);
+    await app.control.resume('go');
+    await waitFor(() => starts.length === 6, { timeoutMs: 10_000 });
+    expect(starts.map((s) => s.id)).toEqual(['a', 'b', 'urgent', 'c', 'late', 'low']);
+  });
+
+  it('per-group concurrency over 2 processes: at most N of a group at once, groups in parallel', async () => {
+    const prefix = uniquePrefix('grp-conc');
+    const children = [1, 2].map(() => spawnChild('test/fixtures/worker-app.ts', {
+      DQ_CONNECTION: JSON.stringify(target.connection), DQ_PREFIX: prefix, DQ_TYPE: 'gc', DQ_HOLD_MS: '80', DQ_CONCURRENCY: '6',
+      DQ_WORKER_OPTIONS: JSON.stringify({ groupConcurrency: 1 }),
+    }));
+    await Promise.all(children.map((c) => c.waitForMessage((m: { type: string }) => m.type === 'ready', 30_000)));
+    const admin = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gc: {} } });
+    await admin.submit.submitMany('gc', ['x', 'y', 'z'].flatMap((g) => Array.from({ length: 5 }, (_, i) => ({ id: `${g}${i}`, payload: {}, group: g }))));
+    await waitFor(() => children.flatMap((c) => c.messages).filter((m: { type: string }) => m.type === 'done').length === 15, { timeoutMs: 20_000 });
+    const edges = children.flatMap((c) => c.messages).filter((m: { type: string }) => m.type === 'start' || m.type === 'done')
+      .sort((a: { at: number; type: string }, b: { at: number; type: string }) => a.at - b.at || (a.type === 'done' ? -1 : 1));
+    const running = new Map<string, number>();
+    let mostOfGroup = 0;
+    let mostAll = 0;
+    for (const m of edges as { id: string; type: string }[]) {
+      const g = m.id[0];
+      running.set(g, (running.get(g) ?? 0) + (m.type === 'start' ? 1 : -1));
+      mostOfGroup = Math.max(mostOfGroup, running.get(g)!);
+      mostAll = Math.max(mostAll, [...running.values()].reduce((a, b) => a + b, 0));
+    }
+    expect(mostOfGroup).toBe(1);
+    expect(mostAll).toBeGreaterThanOrEqual(2);
+    // one at a time per group, in order
+    for (const g of ['x', 'y', 'z']) {
+      const order = (edges as { id: string; type: string }[]).filter((m) => m.type === 'start' && m.id[0] === g).map((m) => m.id);
+      expect(order).toEqual([0, 1, 2, 3, 4].map((i) => `${g}${i}`));
+    }
+  }, 60_000);
+
+  it('a worker SIGKILLed while holding a group\'s slot: the slot comes back when its lease expires', async () => {
+    const prefix = uniquePrefix('grp-kill');
+    const holder = spawnChild('test/fixtures/worker-app.ts', {
+      DQ_CONNECTION: JSON.stringify(target.connection), DQ_PREFIX: prefix, DQ_TYPE: 'gk', DQ_HOLD_MS: '60000', DQ_CONCURRENCY: '2',
+      DQ_VISIBILITY_MS: '1500', DQ_WORKER_OPTIONS: JSON.stringify({ groupConcurrency: 1 }),
+    });
+    await holder.waitForMessage((m: { type: string }) => m.type === 'ready', 30_000);
+    const admin = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gk: {} } });
+    await admin.submit.submitMany('gk', [{ id: 'k0', payload: { g: 'k' }, group: 'k' }, { id: 'k1', payload: { g: 'k' }, group: 'k' }]);
+    await waitFor(() => holder.messages.filter((m: { type: string }) => m.type === 'start').length === 1, { timeoutMs: 10_000 });
+    await sleep(300);
+    expect(holder.messages.filter((m: { type: string }) => m.type === 'start').length).toBe(1); // k1 waits for the slot
+    expect(await groups(admin).getGroup('gk', 'k')).toMatchObject({ running: 1, waiting: 1, due: 1 });
+    holder.kill('SIGKILL');
+    await holder.exited;
+    const { W, starts } = recorder('gk', { groupConcurrency: 1, visibilityTimeoutMs: 1500 });
+    await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await waitFor(() => starts.length === 2, { timeoutMs: 15_000 });
+    expect(starts.map((s) => s.id)).toEqual(['k0', 'k1']); // k0 recovered first: it keeps its place
+    await waitFor(async () => (await groups(admin).getGroup('gk', 'k')).running === 0, { timeoutMs: 3000 });
+  }, 60_000);
+
+  it('a paused group stays paused for a new application; the other groups run; resume runs it', async () => {
+    const prefix = uniquePrefix('grp-pause');
+    const first = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gp: {} } });
+    await groups(first).pauseGroup('gp', 'quiet');
+    await first.submit.submitMany('gp', [
+      ...Array.from({ length: 3 }, (_, i) => ({ id: `q${i}`, payload: { g: 'quiet' }, group: 'quiet' })),
+      ...Array.from({ length: 3 }, (_, i) => ({ id: `o${i}`, payload: { g: 'other' }, group: 'other' })),
+    ]);
+    await first.close();
+    const { W, starts } = recorder('gp', { concurrency: 3 });
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await waitFor(() => starts.length === 3, { timeoutMs: 10_000 });
+    await sleep(300);
+    expect(starts.map((s) => s.group)).toEqual(['other', 'other', 'other']);
+    expect(await groups(app).getGroup('gp', 'quiet')).toMatchObject({ paused: true, waiting: 3 });
+    await groups(app).resumeGroup('gp', 'quiet');
+    await waitFor(() => starts.length === 6, { timeoutMs: 5000 });
+    expect(starts.slice(3).map((s) => s.id)).toEqual(['q0', 'q1', 'q2']);
+  });
+
+  it('inspection: top groups by backlog, getTask, cancel and reschedule in a group\'s queue, counts, drain', async () => {
+    const prefix = uniquePrefix('grp-inspect');
+    const { W, starts } = recorder('gi', { groupConcurrency: 1, concurrency: 4 }, () => new Promise(() => undefined));
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await app.submit.submitMany('gi', [
+      ...Array.from({ length: 5 }, (_, i) => ({ id: `a${i}`, payload: { g: 'a' }, group: 'a' })),
+      ...Array.from({ length: 2 }, (_, i) => ({ id: `b${i}`, payload: { g: 'b' }, group: 'b' })),
+      { id: 'later', payload: { g: 'b' }, group: 'b', delay: 60_000 },
+    ]);
+    await waitFor(() => starts.length === 2, { timeoutMs: 5000 }); // one slot per group, the handlers hold them
+    await waitFor(async () => (await app.inspect.getTask('gi', 'a1')).state === 'ready', { timeoutMs: 5000 });
+    const top = await groups(app).getGroups('gi', { limit: 1 });
+    expect(top).toEqual({ total: 2, groups: [{ group: 'a', waiting: 4, running: 1, paused: false }] });
+    expect((await groups(app).getGroups('gi', { offset: 1, limit: 5 })).groups).toEqual([{ group: 'b', waiting: 2, running: 1, paused: false }]);
+    expect(await groups(app).getGroup('gi', 'a')).toEqual({ group: 'a', waiting: 4, due: 4, running: 1, paused: false, concurrency: undefined });
+    expect(await app.submit.cancel('gi', 'a2')).toBe('cancelled');
+    expect(await app.submit.reschedule('gi', 'a1', { delay: 60_000 })).toBe(true);
+    expect((await app.inspect.getTask('gi', 'a1')).state).toBe('delayed');
+    const counts = await app.inspect.getCounts('gi');
+    expect(counts).toMatchObject({ delayed: 2, ready: 3, running: 2 });
+    expect(await app.control.drain('gi')).toBe(counts.delayed + counts.ready);
+    expect((await groups(app).getGroups('gi')).total).toBe(0);
+  });
+
+  it('20,000 groups of one task each all run; the top groups page costs O(log n)', async () => {
+    const prefix = uniquePrefix('grp-many');
+    const n = 20_000;
+    const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gm: {} } });
+    await app.submit.submitMany('gm', Array.from({ length: n }, (_, i) => ({ payload: { g: `t${i}` }, group: `t${i}` })));
+    expect((await groups(app).getGroups('gm', { offset: n - 3, limit: 10 })).groups).toHaveLength(3);
+    let done = 0;
+    const W = workerClass('gm', { concurrency: 50 }, () => void done++);
+    await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await waitFor(() => done === n, { timeoutMs: 60_000, intervalMs: 100 });
+    await waitFor(async () => (await groups(app).getGroups('gm')).total === 0, { timeoutMs: 3000 });
+  }, 120_000);
+
+  it('bad input: typed errors, nothing written; ordered types refuse groups', async () => {
+    const prefix = uniquePrefix('grp-bad');
+    const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { o: { ordered: true }, gb: {} }, route: routeTestOptions(prefix, 'm', 2) });
+    for (const group of ['', 'x'.repeat(257), 5, null]) {
+      const error = await app.submit.submit('gb', {}, { group: group as string }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidSubmitOptionsError);
+      expect((error as InvalidSubmitOptionsError).option).toBe('group');
+      expect(await groups(app).pauseGroup('gb', group as string).catch((e: unknown) => e)).toBeInstanceOf(InvalidArgumentError);
+    }
+    expect(await app.inspect.getCounts('gb')).toMatchObject({ ready: 0, delayed: 0 });
+    for (const [call, argument] of [
+      [() => groups(app).setGroupConcurrency('gb', 'g', 0), 'n'],
+      [() => groups(app).setGroupWeight('gb', 'g', 1.5), 'weight'],
+      [() => groups(app).getGroups('gb', { limit: 0 }), 'limit'],
+      [() => groups(app).pauseGroup('o', 'g'), 'type'],
+    ] as const) {
+      const error = await call().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as InvalidArgumentError).argument).toBe(argument);
+    }
+    expect(await app.submit.submitOrdered('o', 'k', {}, { group: 'g' } as never).catch((e: unknown) => e)).toBeInstanceOf(InvalidSubmitOptionsError);
+    const error = await startQueueApp({ connection: target.connection, keyPrefix: prefix, types: { bad: { groupConcurrency: 0 } as never }, workers: false }).then((a) => a.close(), (e: unknown) => e);
+    expect((error as InvalidOptionsError).option).toBe('types.bad.groupConcurrency');
+  });
+});
