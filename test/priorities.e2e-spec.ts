@@ -190,14 +190,16 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('priorities on %s',
     expect(starts[1].attempt).toBe(2);
   }, 60_000);
 
-  it('20,000 due prioritized tasks: a reserve promotes a bounded batch per call, and they start in priority order', async () => {
+  it('20,000 prioritized tasks falling due at once: a reserve moves a bounded batch per call, and they start in priority order', async () => {
     const prefix = uniquePrefix('prio-flood');
     const seen: number[] = [];
     const W = workerClass('pf', { concurrency: 50 }, (t: Task<{ p: number }>) => void seen.push(t.payload.p));
     const admin = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { pf: {} } });
     const n = 20_000;
-    const items = Array.from({ length: n }, (_, i) => ({ payload: { p: 1 + ((i * 7) % 10) }, priority: 1 + ((i * 7) % 10) }));
+    // delayed a moment, so that they fall due in the waiting set (tasks due at submit go straight into their turns)
+    const items = Array.from({ length: n }, (_, i) => ({ payload: { p: 1 + ((i * 7) % 10) }, priority: 1 + ((i * 7) % 10), delay: 300 }));
     await admin.submit.submitMany('pf', items);
+    await waitFor(async () => (await admin.inspect.getCounts('pf')).ready === n, { timeoutMs: 10_000 });
     // NOTE: the bound is on work, not time (no timed assertion): one reserve moves at most 512 + 64 + count
     // tasks into their turns, reserves nothing while more due tasks of a priority wait unmoved (one of them
     // may be more urgent), and answers "look again now".

@@ -49,6 +49,8 @@ local minDue = nil
 local logged = tonumber(ARGV[3]) > 0 and redis.call('EXISTS', KEYS[6]) == 1
 local defaultPriority = nil -- read once, when a task has no priority of its own
 local prioritized = {}
+-- due now with a priority and no group: straight into its turn (see priority.lua), in one batch
+local turnScores, turnMembers, turnSeqs, step = {}, {}, {}, nil
 local ids, dues, delays, bodies = {}, {}, {}, {}
 for i = 4, #ARGV, 5 do
   local id, value = ARGV[i], tonumber(ARGV[i + 2])
@@ -78,8 +80,14 @@ for i = 4, #ARGV, 5 do
       redis.call('HSET', waiting .. ':gof', id, g)
       groupBacklog(waiting, g, 1)
     end
-    local w = #wMembers + 1
-    wDues[w], wMembers[w], wSeqs[w] = due, tag .. id, seq
+    if p > 0 and due <= now and g == '' then
+      step = step or agingStep(KEYS[7])
+      local t = #turnMembers + 1
+      turnScores[t], turnMembers[t], turnSeqs[t] = due + p * step, tag .. id, seq
+    else
+      local w = #wMembers + 1
+      wDues[w], wMembers[w], wSeqs[w] = due, tag .. id, seq
+    end
     if minDue == nil or due < minDue then minDue = due end
     flags[#flags + 1] = '1'
     if logged then
@@ -92,7 +100,8 @@ for i = 4, #ARGV, 5 do
 end
 redis.call('SET', KEYS[4], string.format('%.0f', first) .. ':' .. table.concat(flags), 'PX', tonumber(ARGV[2]))
 if minDue ~= nil then
-  wsAddMany(waiting, wDues, wMembers, wSeqs)
+  if #wMembers > 0 then wsAddMany(waiting, wDues, wMembers, wSeqs) end
+  if #turnMembers > 0 then wsAddBatch(turnsOf(waiting), turnScores, turnMembers, turnSeqs) end
   for p, added in pairs(prioritized) do priorityCount(waiting, p, added) end
   wakeIfEarlier(ARGV[1], before, minDue, now)
 end

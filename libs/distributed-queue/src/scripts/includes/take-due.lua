@@ -20,6 +20,12 @@ local TURN_MAX = 9007199254740992 -- 2^53: past every turn
 local function takeDue(ws, jobs, limitsKey, now, count)
   local out = { ids = {}, dues = {}, attempts = {}, payloads = {}, corrupt = {}, reasons = {}, again = false }
   local n, read, step = 0, 0, nil
+  -- moves into the turn queue and count changes per priority, written once per step / call
+  local moves = { scores = {}, members = {}, seqs = {} }
+  local counted = {}
+  local function tally(p, d)
+    if p > 0 then counted[p] = (counted[p] or 0) + d end
+  end
   local budget = count + TAKE_BUDGET
   -- while any group has due tasks, every due task goes through the groups' rotation ('' for tasks without one)
   local grouping = tonumber(redis.call('GET', ws .. ':gn') or '0') > 0
@@ -77,17 +83,22 @@ local function takeDue(ws, jobs, limitsKey, now, count)
         promoted = true
       elseif p > 0 and not fromTurns then
         step = step or agingStep(limitsKey)
-        promote(ws, members[i], (splitSeqTag(members[i])), tonumber(dues[i]), p, step)
+        local m = #moves.members + 1
+        moves.scores[m], moves.members[m], moves.seqs[m] = tonumber(dues[i]) + p * step, members[i], (splitSeqTag(members[i]))
         promoted = true
       elseif n >= count then
         -- read ahead past what was needed: back to its place
         wsAdd(ws, dues[i], members[i], (splitSeqTag(members[i])))
       elseif fromTurns then
         reserve(id, attempts, payload, string.format('%.0f', due))
-        priorityCount(ws, p, -1)
+        tally(p, -1)
       else
         reserve(id, attempts, payload, dues[i])
       end
+    end
+    if #moves.members > 0 then
+      wsAddBatch(turnsOf(ws), moves.scores, moves.members, moves.seqs)
+      moves = { scores = {}, members = {}, seqs = {} }
     end
     -- the hot path found what there was, with no task of a priority or a group: nothing else to look at
     if fast and not promoted then return out end
@@ -108,10 +119,11 @@ local function takeDue(ws, jobs, limitsKey, now, count)
           out.reasons[#out.reasons + 1] = recs[i] and 'task record is unreadable' or 'task record is missing'
         else
           reserve(id, attempts, payload, string.format('%.0f', due))
-          priorityCount(ws, p, -1)
+          tally(p, -1)
         end
       end
     end
   end
+  for p, d in pairs(counted) do priorityCount(ws, p, d) end
   return out
 end

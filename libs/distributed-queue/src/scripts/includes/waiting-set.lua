@@ -75,6 +75,27 @@ local function wsAddMany(ws, dues, members, seqs)
   if added > 0 then redis.call('INCRBY', ws .. ':n', added) end
 end
 
+-- Adds tasks in any order: scores[i], members[i], seqs[i]; one ZADD per chunk they fall in, one index
+-- update per chunk and one count update (a batch of tasks moving from elsewhere, e.g. into their turns).
+local function wsAddBatch(ws, scores, members, seqs)
+  local chunks, order = {}, {}
+  for i = 1, #members do
+    local c = math.floor(seqs[i] / WS_CHUNK)
+    local chunk = chunks[c]
+    if chunk == nil then
+      chunk = { args = {}, min = scores[i] }
+      chunks[c] = chunk
+      order[#order + 1] = c
+    end
+    chunk.args[#chunk.args + 1] = scores[i]
+    chunk.args[#chunk.args + 1] = members[i]
+    if scores[i] < chunk.min then chunk.min = scores[i] end
+  end
+  local added = 0
+  for _, c in ipairs(order) do added = added + wsAddToChunk(ws, seqTag(c), chunks[c].args, chunks[c].min) end
+  if added > 0 then redis.call('INCRBY', ws .. ':n', added) end
+end
+
 -- Removes one task; returns 1 when it was waiting.
 local function wsRemove(ws, member, seq)
   local chunk = wsChunkOfSeq(seq)
