@@ -62,5 +62,7 @@ export const signOut = () => request('POST', '/logout', {}, '');
 
 /** `/types/<type>` with the type URL-encoded. */
 export const typePath = (type) => `/types/${encodeURIComponent(type)}`;
+/** `/types/<type>/groups/<group>` with both URL-encoded. */
+export const groupPath = (type, group) => `${typePath(type)}/groups/${encodeURIComponent(group)}`;
 /** `/types/<type>/tasks/<id>` with both URL-encoded. */
 export const taskPath = (type, id) => `${typePath(type)}/tasks/${encodeURIComponent(id)}`;

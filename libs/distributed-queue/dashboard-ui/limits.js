@@ -61,7 +61,7 @@ export function LimitsTable({ types, now }) {
 }
 
 /** A form's field as a number for the API (the server checks it); empty: left out. */
-function numberField(form, name) {
+export function numberField(form, name) {
   const raw = new FormData(form).get(name)?.toString().trim();
   return raw ? Number(raw) : undefined;
 }

@@ -6,15 +6,17 @@ import { STATES } from './format.js';
 import { Badge, ConfirmButton, ErrorBanner, Notice, When } from './components.js';
 import { TaskDetail } from './task-detail.js';
 import { LimitsPanel } from './limits.js';
+import { GroupsPanel } from './groups.js';
 
 const LIMIT = 50;
 
 /**
  * `#/types/<type>?state=&cursor=&id=&task=`: the tasks of one type in one state, paged by cursor (a page's
  * `next`: a deep page never walks the tasks before it); a task's detail. The pages met while browsing are
- * kept here (their position and the page before, for Previous).
+ * kept here (their position and the page before, for Previous). `?view=groups`: a delay type's groups.
  */
 export function TypeView({ type, query, summary, history, now, refreshOverview }) {
+  const groupsView = query.get('view') === 'groups';
   const state = STATES.includes(query.get('state')) ? query.get('state') : 'ready';
   const cursor = query.get('cursor') || '';
   const search = query.get('id') || '';
@@ -32,12 +34,14 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
     },
   };
 
+  // NOTE: the groups view polls its own: no task page is read meanwhile.
   const page = usePoll(() => {
+    if (groupsView) return undefined;
     const qs = new URLSearchParams({ state, limit: String(LIMIT) });
     if (cursor) qs.set('cursor', cursor);
     if (search) qs.set('id', search);
     return get(`${typePath(type)}/tasks?${qs}`);
-  }, [type, state, cursor, search], 2000);
+  }, [type, state, cursor, search, groupsView], groupsView ? 0 : 2000);
   const refresh = () => {
     page.reload();
     refreshOverview();
@@ -85,23 +89,26 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
     <${Notice} text=${actions.notice} />
     ${!ordered && html`<${LimitsPanel} type=${type} summary=${summary} now=${now} refresh=${refreshOverview} />`}
     <nav class="tabs" data-testid="state-tabs">
-      ${STATES.map((s) => html`<a href=${hashHref(typePath(type), { state: s })} class=${s === state ? 'tab active' : 'tab'} data-testid=${`tab-${s}`}>
+      ${STATES.map((s) => html`<a href=${hashHref(typePath(type), { state: s })} class=${s === state && !groupsView ? 'tab active' : 'tab'} data-testid=${`tab-${s}`}>
         ${s} <span class="count" data-testid=${`tab-count-${s}`}>${counts?.[s] ?? '…'}</span>
       </a>`)}
+      ${summary && !ordered && html`<a href=${hashHref(typePath(type), { view: 'groups' })} class=${groupsView ? 'tab active' : 'tab'} data-testid="tab-groups">groups</a>`}
     </nav>
-    ${state === 'dead' && html`<div class="toolbar" data-testid="dead-actions">
-      <${ConfirmButton} label="Re-drive all" testid="redrive-all" disabled=${actions.busy || !counts?.dead}
-        question=${`Re-drive all ${counts?.dead ?? 0} dead tasks of ${type}?`} onConfirm=${() => bulk('redrive')} />
-      <${ConfirmButton} label="Delete all" testid="delete-all" disabled=${actions.busy || !counts?.dead}
-        question=${`Delete all ${counts?.dead ?? 0} dead tasks of ${type}? This cannot be undone.`} onConfirm=${() => bulk('delete')} />
-    </div>`}
-    <${ErrorBanner} error=${page.error} />
-    <div class="split">
-      <${TaskTable} page=${page.data} failed=${!!page.error} ordered=${ordered} search=${search} now=${now} selected=${selected} link=${link} pager=${pager} />
-      ${selected && html`<${TaskDetail} key=${`${type}/${selected}`} type=${type} id=${selected} ordered=${ordered}
-        row=${page.data?.tasks.find((t) => t.id === selected)}
-        history=${history} now=${now} tick=${detailTick} onChanged=${afterDetailAction} closeHref=${link({ task: '' })} />`}
-    </div>
+    ${groupsView && html`<${GroupsPanel} type=${type} query=${query} />`}
+    ${!groupsView && html`
+      ${state === 'dead' && html`<div class="toolbar" data-testid="dead-actions">
+        <${ConfirmButton} label="Re-drive all" testid="redrive-all" disabled=${actions.busy || !counts?.dead}
+          question=${`Re-drive all ${counts?.dead ?? 0} dead tasks of ${type}?`} onConfirm=${() => bulk('redrive')} />
+        <${ConfirmButton} label="Delete all" testid="delete-all" disabled=${actions.busy || !counts?.dead}
+          question=${`Delete all ${counts?.dead ?? 0} dead tasks of ${type}? This cannot be undone.`} onConfirm=${() => bulk('delete')} />
+      </div>`}
+      <${ErrorBanner} error=${page.error} />
+      <div class="split">
+        <${TaskTable} page=${page.data} failed=${!!page.error} ordered=${ordered} search=${search} now=${now} selected=${selected} link=${link} pager=${pager} />
+        ${selected && html`<${TaskDetail} key=${`${type}/${selected}`} type=${type} id=${selected} ordered=${ordered}
+          row=${page.data?.tasks.find((t) => t.id === selected)}
+          history=${history} now=${now} tick=${detailTick} onChanged=${afterDetailAction} closeHref=${link({ task: '' })} />`}
+      </div>`}
   </section>`;
 }
 

@@ -31,8 +31,9 @@ const intParam = (value: unknown, name: string, fallback: number): number => {
 
 /**
  * The dashboard's admin API over the library's public services: what the page shows and the actions it
- * offers (the limits' are `DashboardLimitsService`'s). Only types this application knows are served (anything
- * else is a 404), so that a typo in a URL cannot act on another application's queue.
+ * offers (the limits' are `DashboardLimitsService`'s, the groups' `DashboardGroupsService`'s). Only types
+ * this application knows are served (anything else is a 404), so that a typo in a URL cannot act on another
+ * application's queue.
  */
 @Injectable()
 export class DashboardApiService {

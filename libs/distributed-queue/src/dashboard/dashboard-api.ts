@@ -1,4 +1,4 @@
-import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskInfo, TypeLimits } from '../interfaces';
+import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskGroup, TaskInfo, TypeLimits } from '../interfaces';
 
 /**
  * The dashboard's admin HTTP API, under the path the application mounts it at (`<base>`, e.g. `/queues`).
@@ -31,6 +31,17 @@ import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskInfo, TypeLimits } fro
  *                                                  resetLimits: null is "no limit" over the options until a reset;
  *                                                  a bad body is a 400 InvalidArgumentError naming the field,
  *                                                  and nothing is written)
+ *   GET  <base>/api/types/:type/groups?offset=&limit=   DashboardGroupPage (delay types: the groups with a backlog,
+ *                                                  the largest first; offset 0 and limit 50 by default, limit at
+ *                                                  most 1000; TaskGroupsService.getGroups)
+ *   GET  <base>/api/types/:type/groups/:group      TaskGroup (with `due`; a group nobody used: all zero)
+ *   POST <base>/api/types/:type/groups/:group/pause | /resume   TaskGroup (kept in Redis)
+ *   POST <base>/api/types/:type/groups/:group/concurrency  body { concurrency: n | null } -> TaskGroup
+ *   POST <base>/api/types/:type/groups/:group/weight       body { weight: n | null } -> TaskGroup
+ *                                                  (:group URL-encoded, 1 to 256 characters; null: back to the
+ *                                                  type's groupConcurrency / weight 1; an ordered type, a bad
+ *                                                  group, query or body: a 400 InvalidArgumentError naming the
+ *                                                  field, and nothing is written)
  *   GET  <base>/api/route                          DashboardRoute (404 without a route queue)
  */
 export interface DashboardOverview {
@@ -81,6 +92,17 @@ export interface DashboardLimits extends TypeLimits {
    * open (see `perMinute`).
    */
   recentPerSecond: number;
+}
+
+/** One page of a delay-queue type's groups with a backlog, the largest first (`TaskGroupsService.getGroups`). */
+export interface DashboardGroupPage {
+  type: string;
+  /** The position of the page's first group (0: the largest backlog). */
+  offset: number;
+  limit: number;
+  /** Groups of the type with waiting tasks. */
+  total: number;
+  groups: TaskGroup[];
 }
 
 /**

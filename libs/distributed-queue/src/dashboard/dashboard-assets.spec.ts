@@ -32,9 +32,10 @@ describe('dashboard assets', () => {
     }
   });
 
-  it('stay small: the script under 40 kB', () => {
+  // NOTE: 40 kB until the groups view (issue 29) took the script from 38.1 to 41.4 kB; a raise is a decision.
+  it('stay small: the script under 44 kB', () => {
     const js = built.find((f) => f.path.endsWith('app.js'))!;
-    expect(Buffer.byteLength(js.text)).toBeLessThan(40 * 1024);
+    expect(Buffer.byteLength(js.text)).toBeLessThan(44 * 1024);
   });
 
   it('render data as text: the sources never write HTML', () => {

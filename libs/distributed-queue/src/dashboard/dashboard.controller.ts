@@ -3,6 +3,7 @@ import { randomBytes } from 'crypto';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { DashboardApiService, type DeadSelection } from './dashboard-api.service';
+import { DashboardGroupsService } from './dashboard-groups.service';
 import { DashboardLimitsService } from './dashboard-limits.service';
 import { CSRF_COOKIE, DASHBOARD_OPTIONS, DashboardAuthGuard, SESSION_COOKIE, SignInRoute, sameSecret } from './dashboard-auth.guard';
 import { DashboardSessions } from './dashboard-sessions';
@@ -50,6 +51,7 @@ export function dashboardController(path: string): Type<unknown> {
     constructor(
       private readonly api: DashboardApiService,
       private readonly limits: DashboardLimitsService,
+      private readonly groups: DashboardGroupsService,
       @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
       private readonly sessions: DashboardSessions,
     ) {}
@@ -175,6 +177,40 @@ export function dashboardController(path: string): Type<unknown> {
     @Post('api/types/:type/limits/reset')
     resetLimits(@Param('type') type: string) {
       return this.limits.reset(type);
+    }
+
+    @Get('api/types/:type/groups')
+    typeGroups(@Param('type') type: string, @Query() query: Record<string, unknown>) {
+      return this.groups.list(type, query);
+    }
+
+    @Get('api/types/:type/groups/:group')
+    group(@Param('type') type: string, @Param('group') group: string) {
+      return this.groups.get(type, group);
+    }
+
+    @HttpCode(200)
+    @Post('api/types/:type/groups/:group/pause')
+    pauseGroup(@Param('type') type: string, @Param('group') group: string) {
+      return this.groups.setPaused(type, group, true);
+    }
+
+    @HttpCode(200)
+    @Post('api/types/:type/groups/:group/resume')
+    resumeGroup(@Param('type') type: string, @Param('group') group: string) {
+      return this.groups.setPaused(type, group, false);
+    }
+
+    @HttpCode(200)
+    @Post('api/types/:type/groups/:group/concurrency')
+    setGroupConcurrency(@Param('type') type: string, @Param('group') group: string, @Body() body: unknown) {
+      return this.groups.setConcurrency(type, group, body);
+    }
+
+    @HttpCode(200)
+    @Post('api/types/:type/groups/:group/weight')
+    setGroupWeight(@Param('type') type: string, @Param('group') group: string, @Body() body: unknown) {
+      return this.groups.setWeight(type, group, body);
     }
 
     @Get('api/route')

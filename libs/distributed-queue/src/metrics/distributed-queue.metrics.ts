@@ -13,6 +13,7 @@ import { describeTarget } from '../redis/bounded-calls';
 import { RouteOrchestrator } from '../route/route.orchestrator';
 import { EventSubscriber } from '../runtime/event-subscriber';
 import { QueueControlService } from '../services/queue-control.service';
+import { TaskGroupsService } from '../services/task-groups.service';
 import { TaskInspectorService } from '../services/task-inspector.service';
 import { loadPromClient } from './prom-client.loader';
 import { attachQueueStateGauges } from './queue-state-gauges';
@@ -40,6 +41,7 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
     private readonly historyWriter: HistoryWriter,
     private readonly schedules: TaskScheduleService,
     private readonly control: QueueControlService,
+    private readonly groups: TaskGroupsService,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -73,18 +75,23 @@ export class DistributedQueueMetrics implements OnModuleInit, OnApplicationShutd
   private async readState(): Promise<QueueStateSnapshot> {
     const known = this.knownTypes();
     const delayTypes = known.filter((type) => !this.explorer.isOrdered(type));
-    const [tasks, limits, status, history, schedules, memory] = await Promise.all([
+    const [tasks, limits, groups, status, history, schedules, memory] = await Promise.all([
       this.inspector.getCountsOf(known).then((counts) => [...counts].map(([type, c]) => ({ type, counts: c }))),
       Promise.all(delayTypes.map(async (type) => ({ type, limits: await this.control.getLimits(type) }))),
+      // NOTE: the top group only: O(log n) per type, however many groups it has.
+      Promise.all(delayTypes.map(async (type) => {
+        const { total, groups: top } = await this.groups.getGroups(type, { limit: 1 });
+        return { type, waiting: total, backlogMax: top[0]?.waiting ?? 0 };
+      })),
       this.options.route ? this.inspector.getRouteStatus() : undefined,
       this.options.history ? this.historyWriter.backlog() : undefined,
       this.schedules.list(),
       // NOTE: INFO may be refused (an ACL without it): the memory gauges are then left out, the rest shown.
       readServerMemory(this.redis, describeTarget(this.options.connection)).catch(() => undefined),
     ]);
-    if (!status) return { tasks, limits, history, schedules, memory };
+    if (!status) return { tasks, limits, groups, history, schedules, memory };
     const machine = this.route.routeMachine?.id;
     const partitionsOwned = machine === undefined ? undefined : status.partitions.filter((p) => p.owner === machine).length;
-    return { tasks, limits, history, schedules, memory, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
+    return { tasks, limits, groups, history, schedules, memory, route: { queue: status.qId, machinesLive: status.machines.length, machine, partitionsOwned } };
   }
 }

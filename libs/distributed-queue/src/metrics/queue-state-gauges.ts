@@ -4,6 +4,7 @@ import { registeredMetric } from './metric-registration';
 import type { PromClientModule } from './prom-client.loader';
 import { COUNTED_STATES, type QueueStateReader } from './queue-state.reader';
 import { LIMIT_GAUGES } from './limit-gauges';
+import { GROUP_GAUGES } from './group-gauges';
 import type { GaugeDefinition, GaugeLabel } from './gauge-definition';
 
 /** The readers of every application sharing one gauge (two applications in one process share metrics). */
@@ -27,6 +28,7 @@ const GAUGES: GaugeDefinition[] = [
     },
   },
   ...LIMIT_GAUGES,
+  ...GROUP_GAUGES,
   {
     suffix: 'route_partitions_owned',
     help: 'Route queue partitions this machine owns, read from Redis at scrape time',

@@ -13,6 +13,8 @@ export interface QueueStateSnapshot {
   tasks: { type: string; counts: TaskCounts }[];
   /** The fleet-wide limits of each known delay-queue type (`QueueControlService.getLimits`). */
   limits?: { type: string; limits: TypeLimits }[];
+  /** The groups of each known delay-queue type: how many have waiting tasks, and the largest backlog (0: none). */
+  groups?: { type: string; waiting: number; backlogMax: number }[];
   /** The route queue, when configured: its live machines, and this machine's partitions when it is one. */
   route?: { queue: string; machinesLive: number; machine?: string; partitionsOwned?: number };
   /** With the task history: entries of each event stream not yet copied into PostgreSQL. */
