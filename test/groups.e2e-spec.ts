@@ -12,6 +12,8 @@
  * | pause across a restart              | a paused group stays paused for a new application; resume runs it         |
  * | inspection                          | getGroups by backlog (pages), getGroup, getTask / cancel / reschedule in   |
  * |                                     | a group's queue, getCounts, drain                                         |
+ * | per-group rate limits               | each group within its limit on Redis's clock; groups do not hold back     |
+ * |                                     | each other; a group's own limit overrides the type's                      |
  * | many groups                         | 20,000 groups of one task each all run; the top groups page stays O(log n)|
  * | bad input                           | group, groupConcurrency, run-time calls: typed errors, nothing written    |
  */
@@ -22,6 +24,9 @@ import { startQueueApp, useQueueApps, workerClass, type QueueApp } from './suppo
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
+import { busiestWindow } from './support/sliding-window';
+import { DelayQueueStore } from 'nestjs-distributed-queue/delay/delay-queue.store';
+import { reserveOne, TAKE } from './support/reserve';
 
 interface Start { id: string; group: string; at: number; attempt: number }
 
@@ -203,6 +208,57 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (_n
     await waitFor(async () => (await groups(app).getGroups('gm')).total === 0, { timeoutMs: 3000 });
   }, 120_000);
 
+  it('per-group rate limits on Redis\'s clock: each group within its own limit, the others unhindered', async () => {
+    const prefix = uniquePrefix('grp-rate');
+    // the type's default per group comes from its workers' options (written to Redis at their start)
+    const { W } = recorder('gr', { groupRateLimit: { max: 10, perMs: 1000, burst: 0 } });
+    const worker = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await worker.close(); // its options stay in Redis; the reserves below are this test's own
+    const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gr: {} } });
+    await groups(app).setGroupRateLimit('gr', 'fast', { max: 40, perMs: 1000, burst: 0 });
+    expect((await groups(app).getGroup('gr', 'fast')).rateLimit).toEqual({ max: 40, perMs: 1000, burst: 0 });
+    await app.submit.submitMany('gr', ['a', 'b', 'fast'].flatMap((g) => Array.from({ length: 60 }, (_, i) => ({ id: `${g}-${i}`, payload: { g }, group: g }))));
+    const store = app.app.get(DelayQueueStore);
+    const reserved: { group: string; at: number }[] = [];
+    const end = Date.now() + 1500;
+    let acks: [string, string][] = [];
+    while (Date.now() < end) {
+      const result = await store.take('gr', { count: 10, ...TAKE }, acks, 'c.test', `r-${reserved.length}-${Date.now()}`);
+      for (const r of result.reserved) reserved.push({ group: r.id.split('-')[0], at: result.now });
+      acks = result.reserved.map((r) => [r.id, r.token]);
+      await sleep(5);
+    }
+    const within = (g: string, windowMs: number) => busiestWindow(reserved.filter((r) => r.group === g).map((r) => r.at), windowMs);
+    expect(within('a', 1000)).toBeLessThanOrEqual(10);
+    expect(within('b', 1000)).toBeLessThanOrEqual(10);
+    expect(within('fast', 1000)).toBeLessThanOrEqual(40);
+    // each ran at its own rate: the limited ones did not hold back 'fast', nor each other
+    expect(within('a', 1000)).toBeGreaterThanOrEqual(9);
+    expect(within('b', 1000)).toBeGreaterThanOrEqual(9);
+    expect(within('fast', 1000)).toBeGreaterThanOrEqual(25);
+  });
+
+  it('drainGroup removes one group\'s waiting tasks, due and delayed, and nothing else', async () => {
+    const prefix = uniquePrefix('grp-drain');
+    const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gd: {} } });
+    await app.submit.submitMany('gd', [
+      ...Array.from({ length: 1500 }, (_, i) => ({ id: `x${i}`, payload: {}, group: 'x', ...(i % 2 ? { delay: 60_000 } : {}) })),
+      ...Array.from({ length: 300 }, (_, i) => ({ id: `y${i}`, payload: {}, group: 'y', ...(i % 2 ? { delay: 60_000 } : {}) })),
+      { id: 'plain', payload: {} },
+    ]);
+    // a reserve of one moves due tasks into their group's queue (513 in one call: the rest stay in the waiting
+    // set, due) and takes one of x's
+    expect(await reserveOne(app, 'gd', false)).toEqual(['x0']);
+    expect(await groups(app).getGroup('gd', 'x')).toMatchObject({ waiting: 1499, due: 512, running: 1 });
+    expect(await groups(app).drainGroup('gd', 'x')).toBe(1499);
+    expect(await groups(app).getGroup('gd', 'x')).toMatchObject({ waiting: 0, due: 0, running: 1 });
+    expect((await app.inspect.getTask('gd', 'x1')).state).toBe('unknown');
+    expect((await app.inspect.getTask('gd', 'x2')).state).toBe('unknown');
+    expect((await app.inspect.getTask('gd', 'x0')).state).toBe('running');
+    expect(await groups(app).getGroup('gd', 'y')).toMatchObject({ waiting: 300 });
+    expect(await app.inspect.getCounts('gd')).toMatchObject({ ready: 151, delayed: 150, running: 1 });
+  });
+
   it('bad input: typed errors, nothing written; ordered types refuse groups', async () => {
     const prefix = uniquePrefix('grp-bad');
     const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { o: { ordered: true }, gb: {} }, route: routeTestOptions(prefix, 'm', 2) });
@@ -216,6 +272,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (_n
     for (const [call, argument] of [
       [() => groups(app).setGroupConcurrency('gb', 'g', 0), 'n'],
       [() => groups(app).setGroupWeight('gb', 'g', 1.5), 'weight'],
+      [() => groups(app).setGroupRateLimit('gb', 'g', { max: 0, perMs: 1000 }), 'limit.max'],
       [() => groups(app).getGroups('gb', { limit: 0 }), 'limit'],
       [() => groups(app).pauseGroup('o', 'g'), 'type'],
     ] as const) {

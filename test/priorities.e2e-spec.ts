@@ -21,8 +21,9 @@
 import 'reflect-metadata';
 import { InvalidOptionsError, InvalidSubmitOptionsError, type Task } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild } from './support/child';
-import { startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import { startQueueApp, useQueueApps, workerClass } from './support/queue-app';
 import { DelayQueueStore } from 'nestjs-distributed-queue/delay/delay-queue.store';
+import { reserveOne, TAKE } from './support/reserve';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
@@ -36,16 +37,6 @@ function recorder(type: string, options: object, onTask?: (t: Task) => unknown):
     return onTask?.(t);
   });
   return { W, starts };
-}
-
-const TAKE = { leaseMs: 30_000, maxAttempts: 3, keepDone: 0, recoverLimit: 10 };
-
-/** One reserve of one task (as a worker's), acknowledged at once: promotes the due tasks of a priority it meets. */
-async function reserveOne(app: QueueApp, type: string): Promise<string[]> {
-  const store = app.app.get(DelayQueueStore);
-  const { reserved } = await store.take(type, { count: 1, ...TAKE }, [], 'c.test', `r-${Date.now()}-${Math.random()}`);
-  await store.take(type, { count: 0, ...TAKE }, reserved.map((r) => [r.id, r.token]), 'c.test', `a-${Date.now()}-${Math.random()}`);
-  return reserved.map((r) => r.id);
 }
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('priorities on %s', (_name, target: RedisTarget) => {

@@ -28,11 +28,11 @@ export class LimitsStore {
   ) {}
 
   /** Writes what a worker's options configure (and removes what they do not): at the worker's start. */
-  async configure(type: string, { rateLimit, globalConcurrency, defaultPriority, agingMs, groupConcurrency }: ConfiguredLimits): Promise<void> {
+  async configure(type: string, { rateLimit, globalConcurrency, defaultPriority, agingMs, groupConcurrency, groupRateLimit }: ConfiguredLimits): Promise<void> {
     await this.set(type, [
       'rl', rateLimit ? encodeRateLimit(rateLimit) : '', 'gc', globalConcurrency ? String(globalConcurrency) : '',
       'dp', defaultPriority ? String(defaultPriority) : '', 'ag', agingMs ? String(agingMs) : '',
-      'gcc', groupConcurrency ? String(groupConcurrency) : '',
+      'gcc', groupConcurrency ? String(groupConcurrency) : '', 'grl', groupRateLimit ? encodeRateLimit(groupRateLimit) : '',
     ]);
   }
 

@@ -34,4 +34,6 @@ export interface TaskGroup {
   concurrency?: number;
   /** Its weight in the rotation (`setGroupWeight`); absent: 1. */
   weight?: number;
+  /** Its own rate limit (`setGroupRateLimit`); absent: the type's `groupRateLimit`, if any. */
+  rateLimit?: Required<RateLimitOptions>;
 }

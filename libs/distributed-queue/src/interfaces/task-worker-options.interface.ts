@@ -84,4 +84,10 @@ export interface TaskWorkerOptions {
    * overrides it per group. @default none
    */
   groupConcurrency?: number;
+  /**
+   * Delay-queue types: a rate limit per group (see `RateLimitOptions`): each group of the type starts at most
+   * `max` tasks per `perMs`, across the fleet. `TaskGroupsService.setGroupRateLimit` overrides it per group.
+   * @default none
+   */
+  groupRateLimit?: RateLimitOptions;
 }

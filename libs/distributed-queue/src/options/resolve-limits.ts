@@ -37,19 +37,20 @@ export function validateLimits(options: TaskWorkerOptions, path: string): void {
   checkInt(options.defaultPriority, `${path}.defaultPriority`, 0, MAX_PRIORITY);
   checkInt(options.agingMs, `${path}.agingMs`, 1, MAX_AGING_MS);
   checkInt(options.groupConcurrency, `${path}.groupConcurrency`, 1, MAX_GLOBAL_CONCURRENCY);
+  if (options.groupRateLimit !== undefined) checkRateLimit(options.groupRateLimit, `${path}.groupRateLimit`);
 }
 
 /** The options of a delay-queue type its workers write into its limits hash (see `LimitsStore.configure`). */
-export type ConfiguredLimits = Pick<ResolvedWorkerOptions, 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs' | 'groupConcurrency'>;
+export type ConfiguredLimits = Pick<ResolvedWorkerOptions, 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs' | 'groupConcurrency' | 'groupRateLimit'>;
 
 /** Whether a worker's options configure any of the type's limits or priorities. */
 export function configuresLimits(o: ConfiguredLimits): boolean {
-  return !!(o.rateLimit || o.globalConcurrency || o.defaultPriority || o.agingMs || o.groupConcurrency);
+  return !!(o.rateLimit || o.globalConcurrency || o.defaultPriority || o.agingMs || o.groupConcurrency || o.groupRateLimit);
 }
 
 /** The first option of `o` that only delay-queue types take, or undefined. */
 export function delayOnlyOption(o: ConfiguredLimits): string | undefined {
-  return (['rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs', 'groupConcurrency'] as const).find((name) => o[name] !== undefined);
+  return (['rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs', 'groupConcurrency', 'groupRateLimit'] as const).find((name) => o[name] !== undefined);
 }
 
 /** A valid rate limit with its default burst (`ceil(max / 50)`: a window holds at most 2 % more than `max`). */

@@ -25,7 +25,7 @@ import type {
 } from '../interfaces';
 
 /** Options with every default applied. */
-export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' | 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs' | 'groupConcurrency'>> & {
+export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' | 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs' | 'groupConcurrency' | 'groupRateLimit'>> & {
   backoff: Required<BackoffOptions>;
   /** The fleet-wide rate limit, its burst resolved; absent: none. */
   rateLimit?: Required<RateLimitOptions>;
@@ -37,6 +37,8 @@ export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' |
   agingMs?: number;
   /** Each group's fleet-wide concurrency; absent: none. */
   groupConcurrency?: number;
+  /** Each group's rate limit, its burst resolved; absent: none. */
+  groupRateLimit?: Required<RateLimitOptions>;
 };
 
 /** Route queue options with defaults applied. */
@@ -103,7 +105,7 @@ const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
   'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
-const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs', 'groupConcurrency'];
+const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs', 'groupConcurrency', 'groupRateLimit'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
 
 /** Characters a type or prefix may not hold: braces would break the Redis Cluster hash tag. */
@@ -143,6 +145,7 @@ export function mergeWorkerOptions(base: ResolvedWorkerOptions, ...layers: (Task
     const defined = Object.fromEntries(Object.entries(layer).filter(([, v]) => v !== undefined));
     out = { ...out, ...defined, backoff: { ...out.backoff, ...(layer.backoff ?? {}) } };
     if (layer.rateLimit) out.rateLimit = resolveRateLimit(layer.rateLimit);
+    if (layer.groupRateLimit) out.groupRateLimit = resolveRateLimit(layer.groupRateLimit);
   }
   return out;
 }

@@ -4,8 +4,9 @@ import { DelayQueueStore } from '../delay/delay-queue.store';
 import type { GroupField } from '../delay/groups.store';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { InvalidArgumentError } from '../errors';
-import type { TaskGroup } from '../interfaces';
-import { MAX_GLOBAL_CONCURRENCY } from '../options/resolve-limits';
+import type { RateLimitOptions, TaskGroup } from '../interfaces';
+import { checkRateLimit, encodeRateLimit, MAX_GLOBAL_CONCURRENCY, resolveRateLimit } from '../options/resolve-limits';
+import { asArgument } from './queue-control.service';
 import { checkGroup } from './task-input';
 import { isOrderedType } from './type-kind';
 
@@ -62,6 +63,24 @@ export class TaskGroupsService {
   async setGroupWeight(type: AnyType, group: string, weight: number | null): Promise<void> {
     checkCount(weight, 'weight', MAX_GROUP_WEIGHT);
     await this.set(type, group, 'w', weight === null ? '' : String(weight));
+  }
+
+  /**
+   * The group's own rate limit (`null`: back to the type's `groupRateLimit`, if any): it starts at most `max`
+   * of its tasks per `perMs` across the fleet (GCRA, as the type's rate limit; a change starts afresh).
+   */
+  async setGroupRateLimit(type: AnyType, group: string, limit: RateLimitOptions | null): Promise<void> {
+    if (limit !== null) asArgument(() => checkRateLimit(limit, 'limit'));
+    await this.set(type, group, 'r', limit === null ? '' : encodeRateLimit(resolveRateLimit(limit)));
+  }
+
+  /**
+   * Removes one group's waiting tasks, due and delayed, with their records; its running and dead tasks are
+   * not touched. Bounded steps (each a group queue's batch or a page of the type's grouped tasks): no step
+   * holds Redis long, and the whole costs O(the type's grouped tasks). Returns how many were removed.
+   */
+  async drainGroup(type: AnyType, group: string): Promise<number> {
+    return this.store.groups.drain(this.delayType(type), checkGroup(group, 'group'));
   }
 
   /** One group's counts and settings (a group nobody used: all zero). */

@@ -217,4 +217,5 @@ else
     out[2] = delay
   end
 end
+if picked.wake ~= nil and out[2] ~= 0 and (out[2] == -1 or picked.wake < out[2]) then out[2] = picked.wake end
 return out

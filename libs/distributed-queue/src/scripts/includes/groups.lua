@@ -94,9 +94,10 @@ local function groupRemoveDue(ws, g, member)
 end
 
 -- Takes up to `count` due tasks from the groups in turn: each visit takes the group with the lowest pass and
--- gives it its share of what is left (at least one), within its concurrency. Returns members, their groups
--- and turns, in the order taken.
-local function groupsTake(ws, count)
+-- gives it its share of what is left (at least one), within its concurrency and its rate limit (the
+-- functions of group-rate.lua, passed in: that file includes this one). Returns members, their groups and
+-- turns, in the order taken.
+local function groupsTake(ws, count, now, rateOf, rateAllow, rateCharge)
   local members, groups, turns = {}, {}, {}
   local rotation, visits = ws .. ':gr', 0
   while #members < count and visits < count + 8 do
@@ -109,6 +110,9 @@ local function groupsTake(ws, count)
     local limit = groupLimit(ws, g)
     local running = tonumber(redis.call('HGET', ws .. ':grun', g) or '0')
     if limit ~= nil and limit - running < share then share = limit - running end
+    local rate = rateOf(ws, g)
+    local wait = 0
+    if share > 0 then share, wait = rateAllow(ws, g, now, share, rate) end
     local key = groupKey(ws, g)
     local got = {}
     if share > 0 then
@@ -118,6 +122,7 @@ local function groupsTake(ws, count)
         members[#members + 1], groups[#groups + 1], turns[#turns + 1] = scored[i], g, scored[i + 1]
       end
     end
+    rateCharge(ws, g, rate, #got)
     if #got > 0 then
       redis.call('ZREM', key, unpack(got))
       redis.call('INCRBY', ws .. ':gn', -#got)
@@ -131,6 +136,10 @@ local function groupsTake(ws, count)
     elseif limit ~= nil and running + #got >= limit then
       redis.call('ZREM', rotation, g)
       redis.call('HSET', ws .. ':gx', g, '1')
+    elseif wait > 0 then
+      -- its rate allows no more now: out of the rotation until it does (see group-rate.lua)
+      redis.call('ZREM', rotation, g)
+      redis.call('ZADD', ws .. ':gt', now + wait, g)
     else
       redis.call('ZADD', rotation, pass + math.max(#got, 1) / weight, g)
     end

@@ -11,7 +11,7 @@
 --- @include "includes/record"
 --- @include "includes/head-score"
 --- @include "includes/priority"
---- @include "includes/groups"
+--- @include "includes/group-rate"
 
 local TAKE_BUDGET = 512 -- waiting-set members one call reads at most beyond `count` (moved ones)
 local LOOKAHEAD = 64 -- read past what is needed once tasks of a priority show up: they only move on
@@ -29,6 +29,7 @@ local function takeDue(ws, jobs, limitsKey, now, count)
   local budget = count + TAKE_BUDGET
   -- while any group has due tasks, every due task goes through the groups' rotation ('' for tasks without one)
   local grouping = tonumber(redis.call('GET', ws .. ':gn') or '0') > 0
+  if grouping then out.wake = groupsRateWake(ws, now) end
   local k = turnHead(ws)
   local fast = k == nil and not grouping
   local function reserve(id, attempts, payload, due)
@@ -106,7 +107,7 @@ local function takeDue(ws, jobs, limitsKey, now, count)
     k = turnHead(ws)
   end
   if grouping and n < count then
-    local members, groups, turns = groupsTake(ws, count - n)
+    local members, groups, turns = groupsTake(ws, count - n, now, groupRate, groupRateAllow, groupRateCharge)
     if #members > 0 then
       local ids = {}
       for i, member in ipairs(members) do ids[i] = idOfMember(member) end
@@ -125,5 +126,10 @@ local function takeDue(ws, jobs, limitsKey, now, count)
     end
   end
   for p, d in pairs(counted) do priorityCount(ws, p, d) end
+  if grouping then
+    -- a group held out by its rate limit: look again when it may start (the earliest of them)
+    local head = redis.call('ZRANGE', ws .. ':gt', 0, 0, 'WITHSCORES')
+    out.wake = head[2] and math.max(1, tonumber(head[2]) - now) or nil
+  end
   return out
 end
