@@ -141,7 +141,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard groups A
       expect(page.groups.find((g) => g.group === 'acme')).toEqual(row);
       return read;
     };
-    expect(await agreed(await bearerJson(call, 'GET', groupPath('acme')))).toEqual({ group: 'acme', waiting: 2, due: 0, running: 0, paused: false });
+    expect(await agreed(await bearerJson(call, 'GET', groupPath('acme')))).toEqual({ group: 'acme', waiting: 2, due: 1, running: 0, paused: false });
     expect(await bearerJson(call, 'GET', groupPath('nobody'))).toEqual({ group: 'nobody', waiting: 0, due: 0, running: 0, paused: false });
 
     expect((await agreed(await bearerJson(call, 'POST', `${groupPath('acme')}/pause`))).paused).toBe(true);
@@ -149,12 +149,12 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard groups A
     expect(await agreed(await bearerJson(call, 'POST', `${groupPath('acme')}/concurrency`, { concurrency: 3 }))).toMatchObject({ concurrency: 3 });
     expect(await agreed(await bearerJson(call, 'POST', `${groupPath('acme')}/weight`, { weight: 1000 }))).toMatchObject({ concurrency: 3, weight: 1000 });
     const cleared = await agreed(await bearerJson(call, 'POST', `${groupPath('acme')}/concurrency`, { concurrency: null }));
-    expect(cleared).toEqual({ group: 'acme', waiting: 2, due: 0, running: 0, paused: false, weight: 1000 });
-    expect(await agreed(await bearerJson(call, 'POST', `${groupPath('acme')}/weight`, { weight: null }))).toEqual({ group: 'acme', waiting: 2, due: 0, running: 0, paused: false });
+    expect(cleared).toEqual({ group: 'acme', waiting: 2, due: 1, running: 0, paused: false, weight: 1000 });
+    expect(await agreed(await bearerJson(call, 'POST', `${groupPath('acme')}/weight`, { weight: null }))).toEqual({ group: 'acme', waiting: 2, due: 1, running: 0, paused: false });
     // a group without a backlog can be set too (it is not listed)
     expect(await bearerJson(call, 'POST', `${groupPath('idle')}/pause`)).toEqual({ group: 'idle', waiting: 0, due: 0, running: 0, paused: true });
     expect((await groups.getGroup(TYPE, 'idle')).paused).toBe(true);
-    expect(await bearerJson(call, 'GET', groupPath('other'))).toEqual({ group: 'other', waiting: 1, due: 0, running: 0, paused: false });
+    expect(await bearerJson(call, 'GET', groupPath('other'))).toEqual({ group: 'other', waiting: 1, due: 1, running: 0, paused: false });
   });
 
   it('bad input of every kind is a 400 InvalidArgumentError naming the field, and nothing is written', async () => {

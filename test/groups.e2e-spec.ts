@@ -14,7 +14,8 @@
  * |                                     | a group's queue, getCounts, drain                                         |
  * | per-group rate limits               | each group within its limit on Redis's clock; groups do not hold back     |
  * |                                     | each other; a group's own limit overrides the type's                      |
- * | many groups                         | 20,000 groups of one task each all run; the top groups page stays O(log n)|
+ * | many groups                         | 100,000 groups of one task each all run; the top groups page, O(log n)    |
+ * | one big group                       | 200,000 tasks in one group beside small ones: the small ones go first     |
  * | bad input                           | group, groupConcurrency, run-time calls: typed errors, nothing written    |
  */
 import 'reflect-metadata';
@@ -195,9 +196,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (_n
     expect((await groups(app).getGroups('gi')).total).toBe(0);
   });
 
-  it('20,000 groups of one task each all run; the top groups page costs O(log n)', async () => {
+  it('100,000 groups of one task each all run; the top groups page costs O(log n)', async () => {
     const prefix = uniquePrefix('grp-many');
-    const n = 20_000;
+    const n = 100_000;
     const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gm: {} } });
     await app.submit.submitMany('gm', Array.from({ length: n }, (_, i) => ({ payload: { g: `t${i}` }, group: `t${i}` })));
     expect((await groups(app).getGroups('gm', { offset: n - 3, limit: 10 })).groups).toHaveLength(3);
@@ -238,6 +239,24 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (_n
     expect(within('fast', 1000)).toBeGreaterThanOrEqual(25);
   });
 
+  it('one group of 200,000 tasks beside 50 small ones: the small ones start within the first rounds', async () => {
+    const prefix = uniquePrefix('grp-big');
+    const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gbig: {} } });
+    for (let i = 0; i < 200_000; i += 5000) {
+      await app.submit.submitMany('gbig', Array.from({ length: 5000 }, (_, j) => ({ payload: { g: 'big' }, group: 'big', id: `b${i + j}` })));
+    }
+    await app.submit.submitMany('gbig', Array.from({ length: 50 }, (_, i) => ({ id: `s${i}`, payload: { g: `s${i}` }, group: `s${i}` })));
+    const order: string[] = [];
+    const W = workerClass('gbig', { concurrency: 50 }, (t: Task) => void order.push(t.id));
+    await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await waitFor(() => order.length >= 2000, { timeoutMs: 30_000, intervalMs: 50 });
+    // the small groups' tasks, submitted after 200,000 of the big one, all started among the first starts
+    const small = order.map((id, i) => (id.startsWith('s') ? i : -1)).filter((i) => i >= 0);
+    expect(small).toHaveLength(50);
+    expect(Math.max(...small)).toBeLessThan(1200);
+    await app.control.drain('gbig');
+  }, 120_000);
+
   it('drainGroup removes one group\'s waiting tasks, due and delayed, and nothing else', async () => {
     const prefix = uniquePrefix('grp-drain');
     const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gd: {} } });
@@ -246,17 +265,17 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (_n
       ...Array.from({ length: 300 }, (_, i) => ({ id: `y${i}`, payload: {}, group: 'y', ...(i % 2 ? { delay: 60_000 } : {}) })),
       { id: 'plain', payload: {} },
     ]);
-    // a reserve of one moves due tasks into their group's queue (513 in one call: the rest stay in the waiting
-    // set, due) and takes one of x's
-    expect(await reserveOne(app, 'gd', false)).toEqual(['x0']);
-    expect(await groups(app).getGroup('gd', 'x')).toMatchObject({ waiting: 1499, due: 512, running: 1 });
-    expect(await groups(app).drainGroup('gd', 'x')).toBe(1499);
-    expect(await groups(app).getGroup('gd', 'x')).toMatchObject({ waiting: 0, due: 0, running: 1 });
+    // due tasks of a group go straight into its queue at submit; a reserve of one takes 'plain' (of the group
+    // '' while groups have due tasks: '', x and y tie at the first pass, '' first)
+    expect(await reserveOne(app, 'gd', false)).toEqual(['plain']);
+    expect(await groups(app).getGroup('gd', 'x')).toMatchObject({ waiting: 1500, due: 750, running: 0 });
+    expect(await groups(app).drainGroup('gd', 'x')).toBe(1500);
+    expect(await groups(app).getGroup('gd', 'x')).toMatchObject({ waiting: 0, due: 0, running: 0 });
     expect((await app.inspect.getTask('gd', 'x1')).state).toBe('unknown');
     expect((await app.inspect.getTask('gd', 'x2')).state).toBe('unknown');
-    expect((await app.inspect.getTask('gd', 'x0')).state).toBe('running');
+    expect((await app.inspect.getTask('gd', 'plain')).state).toBe('running');
     expect(await groups(app).getGroup('gd', 'y')).toMatchObject({ waiting: 300 });
-    expect(await app.inspect.getCounts('gd')).toMatchObject({ ready: 151, delayed: 150, running: 1 });
+    expect(await app.inspect.getCounts('gd')).toMatchObject({ ready: 150, delayed: 150, running: 1 });
   });
 
   it('bad input: typed errors, nothing written; ordered types refuse groups', async () => {

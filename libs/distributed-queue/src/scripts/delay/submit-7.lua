@@ -51,6 +51,7 @@ local defaultPriority = nil -- read once, when a task has no priority of its own
 local prioritized = {}
 -- due now with a priority and no group: straight into its turn (see priority.lua), in one batch
 local turnScores, turnMembers, turnSeqs, step = {}, {}, {}, nil
+local toGroups = {} -- group -> { turn, member, ... }: due now, of a group
 local ids, dues, delays, bodies = {}, {}, {}, {}
 for i = 4, #ARGV, 5 do
   local id, value = ARGV[i], tonumber(ARGV[i + 2])
@@ -80,7 +81,21 @@ for i = 4, #ARGV, 5 do
       redis.call('HSET', waiting .. ':gof', id, g)
       groupBacklog(waiting, g, 1)
     end
-    if p > 0 and due <= now and g == '' then
+    if due <= now and g ~= '' then
+      -- due now, of a group: straight into its group's queue (its turn: due + p * step), so that a small
+      -- group's task never waits for a big group's backlog to be moved (see groups.lua)
+      local turn = due
+      if p > 0 then
+        step = step or agingStep(KEYS[7])
+        turn = due + p * step
+      end
+      local args = toGroups[g]
+      if args == nil then
+        args = {}
+        toGroups[g] = args
+      end
+      args[#args + 1], args[#args + 2] = turn, tag .. id
+    elseif p > 0 and due <= now and g == '' then
       step = step or agingStep(KEYS[7])
       local t = #turnMembers + 1
       turnScores[t], turnMembers[t], turnSeqs[t] = due + p * step, tag .. id, seq
@@ -102,6 +117,11 @@ redis.call('SET', KEYS[4], string.format('%.0f', first) .. ':' .. table.concat(f
 if minDue ~= nil then
   if #wMembers > 0 then wsAddMany(waiting, wDues, wMembers, wSeqs) end
   if #turnMembers > 0 then wsAddBatch(turnsOf(waiting), turnScores, turnMembers, turnSeqs) end
+  if next(toGroups) ~= nil then
+    groupsPromote(waiting, toGroups)
+    -- tasks in groups' queues: the workers take them in turn (wake them: the waiting set may be empty)
+    redis.call('PUBLISH', ARGV[1], 'w:0')
+  end
   for p, added in pairs(prioritized) do priorityCount(waiting, p, added) end
   wakeIfEarlier(ARGV[1], before, minDue, now)
 end

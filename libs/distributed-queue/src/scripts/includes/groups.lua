@@ -66,11 +66,16 @@ local function groupEnter(ws, g)
   return true
 end
 
--- Moves a due task into its group's queue (by turn) and the group into the rotation when it may run.
-local function groupPromote(ws, g, member, turn)
-  redis.call('ZADD', groupKey(ws, g), turn, member)
-  redis.call('INCRBY', ws .. ':gn', 1)
-  groupEnter(ws, g)
+-- Moves due tasks into their groups' queues (by turn) and the groups into the rotation when they may run:
+-- `moves` maps a group to { turn, member, turn, member, ... }; one ZADD per group, one count update.
+local function groupsPromote(ws, moves)
+  local n = 0
+  for g, args in pairs(moves) do
+    redis.call('ZADD', groupKey(ws, g), unpack(args))
+    n = n + #args / 2
+    groupEnter(ws, g)
+  end
+  if n > 0 then redis.call('INCRBY', ws .. ':gn', n) end
 end
 
 -- A reservation of g ended (acknowledged, failed, handed back or expired): its slot is free; a group held

@@ -22,6 +22,7 @@ local function takeDue(ws, jobs, limitsKey, now, count)
   local n, read, step = 0, 0, nil
   -- moves into the turn queue and count changes per priority, written once per step / call
   local moves = { scores = {}, members = {}, seqs = {} }
+  local toGroups = {} -- group -> { turn, member, ... } moved in this step
   local counted = {}
   local function tally(p, d)
     if p > 0 then counted[p] = (counted[p] or 0) + d end
@@ -80,7 +81,13 @@ local function takeDue(ws, jobs, limitsKey, now, count)
           step = step or agingStep(limitsKey)
           turn = turn + p * step
         end
-        groupPromote(ws, groups[i] or '', members[i], turn)
+        local g = groups[i] or ''
+        local args = toGroups[g]
+        if args == nil then
+          args = {}
+          toGroups[g] = args
+        end
+        args[#args + 1], args[#args + 2] = turn, members[i]
         promoted = true
       elseif p > 0 and not fromTurns then
         step = step or agingStep(limitsKey)
@@ -100,6 +107,10 @@ local function takeDue(ws, jobs, limitsKey, now, count)
     if #moves.members > 0 then
       wsAddBatch(turnsOf(ws), moves.scores, moves.members, moves.seqs)
       moves = { scores = {}, members = {}, seqs = {} }
+    end
+    if next(toGroups) ~= nil then
+      groupsPromote(ws, toGroups)
+      toGroups = {}
     end
     -- the hot path found what there was, with no task of a priority or a group: nothing else to look at
     if fast and not promoted then return out end
