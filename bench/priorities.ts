@@ -4,7 +4,7 @@ import type { Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
 import type { Row } from './report';
 import { nodeCpu, sampleServer, until } from './stats';
-import { bullQueue } from './systems';
+import { bullQueue, type ItemSystem } from './systems';
 
 const LEVELS = 10;
 const CONCURRENCY = 50;
@@ -21,12 +21,7 @@ interface Item {
 const items = (n: number): Item[] => Array.from({ length: n }, (_, i) => ({ i, p: 1 + (i % LEVELS), text: 'x'.repeat(80) }));
 
 /** One system: `submit` stores every task; `work` starts one worker calling `onStart` at each handler start. */
-interface PrioritySystem {
-  name: string;
-  submit(all: Item[]): Promise<void>;
-  work(onStart: (item: Item) => void): Promise<void>;
-  close(): Promise<void>;
-}
+type PrioritySystem = ItemSystem<Item>;
 
 function ours(url: string, prefix: string): PrioritySystem {
   const apps: QueueApp[] = [];

@@ -16,6 +16,7 @@ import { clusterScale } from './cluster-scale';
 import { durabilityCost } from './durability';
 import { limits } from './limits';
 import { prioritized } from './priorities';
+import { groups } from './groups';
 import { each } from './workloads';
 
 async function main(): Promise<void> {
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
     ['durability', () => durabilityCost(quick)],
     ['limits', () => limits(server.url, quick)],
     ['prioritized', () => prioritized(server.url, quick)],
+    ['groups', () => groups(server.url, quick)],
   ];
   try {
     for (const [name, run] of workloads) {

@@ -22,6 +22,17 @@ export interface System {
   close(): Promise<void>;
 }
 
+/**
+ * One system for a workload with payloads of its own (`T`): `submit` stores the items (one call), `work` starts
+ * one worker calling `onStart` with each task's payload at its handler's start.
+ */
+export interface ItemSystem<T> {
+  name: string;
+  submit(items: T[]): Promise<void>;
+  work(onStart: (item: T) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
 const CHUNK = 1000;
 
 async function inChunks<T>(items: T[], parallel: number, fn: (chunk: T[]) => Promise<unknown>): Promise<void> {

@@ -13,22 +13,12 @@ import { startRedisServer } from '../../test/support/redis-server';
 import { startQueueApp } from '../../test/support/queue-app';
 import { payload } from '../stats';
 import { topSelfTime } from './top';
+import { arg, commandCosts } from './args-and-costs';
 import { BENCH_SCHEMA, dropBenchSchema, observabilityOptions } from '../observability';
-
-function arg(name: string, fallback: string): string {
-  return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
-}
 
 /** Seconds of CPU the server has used (user + system, main thread and the rest). */
 function redisCpu(info: string): number {
   return Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1]);
-}
-
-/** Redis CPU per task by command (scripts' inner commands included), from INFO commandstats. */
-function commandCosts(info: string, n: number): string {
-  const rows = [...info.matchAll(/cmdstat_(\w+):calls=(\d+),usec=(\d+)/g)].map(([, name, calls, usec]) => ({ name, calls: Number(calls), usec: Number(usec) }));
-  rows.sort((a, b) => b.usec - a.usec);
-  return rows.map((r) => `${r.name.padEnd(16)} ${(r.calls / n).toFixed(3).padStart(7)} calls/task ${(r.usec / n).toFixed(2).padStart(6)} µs/task`).join('\n');
 }
 
 async function main(): Promise<void> {
