@@ -78,10 +78,10 @@ local function groupsPromote(ws, moves)
   if n > 0 then redis.call('INCRBY', ws .. ':gn', n) end
 end
 
--- A reservation of g ended (acknowledged, failed, handed back or expired): its slot is free; a group held
--- out at its concurrency comes back. Returns true when it did (the caller wakes the workers).
-local function groupFreed(ws, g)
-  if redis.call('HINCRBY', ws .. ':grun', g, -1) <= 0 then redis.call('HDEL', ws .. ':grun', g) end
+-- `n` reservations of g ended (acknowledged, failed, handed back or expired): their slots are free; a group
+-- held out at its concurrency comes back. Returns true when it did (the caller wakes the workers).
+local function groupFreed(ws, g, n)
+  if redis.call('HINCRBY', ws .. ':grun', g, -(n or 1)) <= 0 then redis.call('HDEL', ws .. ':grun', g) end
   if redis.call('HEXISTS', ws .. ':gx', g) == 0 then return false end
   return groupEnter(ws, g)
 end
@@ -157,13 +157,19 @@ end
 -- concurrency came back into the rotation.
 local function groupsFreed(ws, ids, channel, forget)
   local groups = groupsOf(ws, ids)
-  local woke = false
+  -- NOTE: hot path (every ack): one HMGET when no task has a group; else one update per group, one HDEL
+  local ended, forgotten = {}, {}
   for i, g in ipairs(groups) do
     if g then
-      if groupFreed(ws, g) then woke = true end
-      if forget then redis.call('HDEL', ws .. ':gof', ids[i]) end
+      ended[g] = (ended[g] or 0) + 1
+      forgotten[#forgotten + 1] = ids[i]
     end
   end
+  local woke = false
+  for g, n in pairs(ended) do
+    if groupFreed(ws, g, n) then woke = true end
+  end
+  if forget and #forgotten > 0 then redis.call('HDEL', ws .. ':gof', unpack(forgotten)) end
   if woke then redis.call('PUBLISH', channel, 'w:0') end
 end
 
