@@ -6,7 +6,8 @@
  * |-------------------------------------|---------------------------------------------------------------------------|
  * | fairness                            | a group with a big backlog does not hold back small groups (round-robin)  |
  * | weights                             | a group of weight 3 gets three turns to one                               |
- * | order within a group                | due time, priority, FIFO (a recovered task keeps its place: SIGKILL cell) |
+ * | order within a group                | due time, priority, FIFO; a retried task takes back its place when its    |
+ * |                                     | retry falls due; a recovered one keeps it (SIGKILL cell)                  |
  * | per-group concurrency, 2 processes  | at most N of a group at once across the fleet, groups in parallel         |
  * | SIGKILL of a worker holding slots   | the group's slot comes back when the lease expires                        |
  * | pause across a restart              | a paused group stays paused for a new application; resume runs it         |
@@ -98,6 +99,25 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (_n
     await app.control.resume('go');
     await waitFor(() => starts.length === 6, { timeoutMs: 10_000 });
     expect(starts.map((s) => s.id)).toEqual(['a', 'b', 'urgent', 'c', 'late', 'low']);
+  });
+
+  it('a retried task of a group takes back its place when its retry falls due, ahead of the later ones', async () => {
+    const prefix = uniquePrefix('grp-retry');
+    let failed = false;
+    const { W, starts } = recorder('gt', { groupConcurrency: 1, concurrency: 2, backoff: { type: 'fixed', delayMs: 300 } }, async (t) => {
+      if (t.id === 't0' && !failed) {
+        failed = true;
+        throw new Error('once');
+      }
+      await sleep(200);
+    });
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await app.control.pause('gt');
+    await app.submit.submitMany('gt', ['t0', 't1', 't2', 't3'].map((id) => ({ id, payload: { g: 'g' }, group: 'g' })));
+    await app.control.resume('gt');
+    await waitFor(() => starts.length === 5, { timeoutMs: 10_000 });
+    // t0 failed; t1 and t2 ran during its backoff (one at a time); then t0 again before t3, submitted after it
+    expect(starts.map((s) => `${s.id}#${s.attempt}`)).toEqual(['t0#1', 't1#1', 't2#1', 't0#2', 't3#1']);
   });
 
   it('per-group concurrency over 2 processes: at most N of a group at once, groups in parallel', async () => {

@@ -64,7 +64,7 @@ export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
   const match = RECORD.exec(record);
   if (!match) return null;
   const priority = /p(\d+)/.exec(match[4]);
-  const header = { attempts: Number(match[1]), seq: Number(match[2]), dueAt: Number(match[3]), flags: match[4].replace(/p\d+/, ''), priority: priority ? Number(priority[1]) : 0 };
+  const header = { attempts: Number(match[1]), seq: Number(match[2]), dueAt: Number(match[3]), flags: match[4].replace(/p\d+/, '').replace(/o\d+/, ''), priority: priority ? Number(priority[1]) : 0 };
   return withPayload(header, record.slice(match[0].length));
 }
 

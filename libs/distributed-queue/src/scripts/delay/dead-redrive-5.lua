@@ -22,7 +22,7 @@ for i = 3, #ARGV do
   local id = ARGV[i]
   local r = parseRecord(redis.call('HGET', jobs, id), now)
   if r and redis.call('ZREM', dead, id) == 1 then
-    r.attempts, r.due, r.flags = 0, now, ''
+    r.attempts, r.due, r.flags, r.place = 0, now, '', nil
     redis.call('HSET', jobs, id, encodeRecord(r))
     redis.call('HDEL', errors, id)
     requeue(waiting, r, id, now)

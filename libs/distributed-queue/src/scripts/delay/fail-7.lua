@@ -48,6 +48,8 @@ r.attempts = attempt
 local err = errorJson(ARGV[4], ARGV[5], attempt, now, ARGV[8], stack)
 if delay >= 0 then
   local before = headScore(waiting)
+  -- a task of a group keeps its place there: the due time it had before its first failed attempt
+  if r.place == nil and groupOf(waiting, id) then r.place = due or r.due end
   r.due = now + delay
   redis.call('HSET', jobs, id, encodeRecord(r))
   redis.call('HSET', errors, id, err)

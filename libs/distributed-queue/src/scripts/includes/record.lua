@@ -3,7 +3,8 @@
 --   "~<attempts>:<seq>:<due ms>:<flags>:<payload json>" once a run failed, was lost or handed back.
 -- The seq tag (see seq-tag.lua) begins with an upper-case letter, which no JSON text begins with.
 -- flags: 'c' = cancel requested while running; 'p<n>' = the task's priority n (1 to 1000; none: 0, the most
--- urgent; a task with a priority always has the long form, see priority.lua). Attempts count finished runs;
+-- urgent; a task with a priority always has the long form, see priority.lua); 'o<ms>' = the due time a
+-- retried task of a group had before its first failed attempt: its place in its group (see groups.lua). Attempts count finished runs;
 -- a reservation lives in the `running` hash (see lease.lua), so reserving and acknowledging never rewrite
 -- the (large) record.
 --- @include "includes/seq-tag"
@@ -18,18 +19,24 @@ local function parseRecord(rec, due)
   end
   local _, e, a, s, d, fl = string.find(rec, '^~(%d+):(%d+):(%d+):([%a%d]*):')
   if not e then return nil end
-  local priority = 0
+  local priority, place = 0, nil
   local p = string.match(fl, 'p(%d+)')
   if p then
     priority = tonumber(p)
     fl = (string.gsub(fl, 'p%d+', ''))
   end
-  return { attempts = tonumber(a), seq = tonumber(s), due = tonumber(d), flags = fl, priority = priority, payload = string.sub(rec, e + 1) }
+  local o = string.match(fl, 'o(%d+)')
+  if o then
+    place = tonumber(o)
+    fl = (string.gsub(fl, 'o%d+', ''))
+  end
+  return { attempts = tonumber(a), seq = tonumber(s), due = tonumber(d), flags = fl, priority = priority, place = place, payload = string.sub(rec, e + 1) }
 end
 
 local function encodeRecord(r)
   local fl = r.flags
   if (r.priority or 0) > 0 then fl = fl .. 'p' .. r.priority end
+  if r.place then fl = fl .. string.format('o%.0f', r.place) end
   return string.format('~%.0f:%.0f:%.0f:%s:', r.attempts, r.seq, r.due, fl) .. r.payload
 end
 
@@ -41,5 +48,5 @@ local function reservedPayload(rec, due)
   if b and b >= 65 and b <= 78 then return 0, rec, 0, due end
   local r = parseRecord(rec, due)
   if r == nil then return nil end
-  return r.attempts, r.payload, r.priority, r.due
+  return r.attempts, r.payload, r.priority, r.due, r.place
 end

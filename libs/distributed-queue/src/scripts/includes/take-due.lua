@@ -70,13 +70,14 @@ local function takeDue(ws, jobs, limitsKey, now, count)
     local groups = groupsOf(ws, ids)
     local promoted = false
     for i, id in ipairs(ids) do
-      local attempts, payload, p, due = reservedPayload(recs[i], dues[i])
+      local attempts, payload, p, due, place = reservedPayload(recs[i], dues[i])
       if payload == nil then
         out.corrupt[#out.corrupt + 1] = id
         out.reasons[#out.reasons + 1] = recs[i] and 'task record is unreadable' or 'task record is missing'
       elseif groups[i] or grouping then
         grouping = true
-        local turn = tonumber(dues[i])
+        -- a retried task of a group takes back its place (its first due time), ahead of later ones
+        local turn = place or tonumber(dues[i])
         if p > 0 and not fromTurns then
           step = step or agingStep(limitsKey)
           turn = turn + p * step
