@@ -21,18 +21,10 @@ import type { AckDurability } from '../redis/ack-durability';
 import { DurableAcks } from './durable-acks';
 import { recordFailedAttempt } from './failed-attempt';
 import { pauseForRateLimit } from '../events/rate-limited';
+import { ERROR_BACKOFF_MS, HAND_BACK_MS, MAX_FETCHES, RECOVER_LIMIT } from './consumer-bounds';
 
 /** The id and token of a running task's reservation. */
 const heldOf = (t: RunningTask): Held => [t.reservation.id, t.reservation.token];
-
-/** How long to wait before talking to Redis again after an error. */
-const ERROR_BACKOFF_MS = 250;
-/** take calls in flight at once: a second one hides the round trip of the first. */
-const MAX_FETCHES = 2;
-/** Expired reservations recovered per `take` call (bounds the script's work). */
-const RECOVER_LIMIT = 100;
-/** How long a stopping consumer waits for its hand-back and last acks. */
-const HAND_BACK_MS = 2000;
 
 /**
  * Runs the tasks of one type in this process: at most `concurrency` at a time, acks batched into the next

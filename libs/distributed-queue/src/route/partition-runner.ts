@@ -1,49 +1,20 @@
-import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, LeaseLostError, TaskTimeoutError } from '../errors';
-import type { TaskHandler } from '../interfaces';
-import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { backoffDelay } from '../runtime/backoff';
 import { SHUTDOWN_CALL_MS, stopWithGrace } from '../runtime/graceful-stop';
 import { callHandler, runController, toError } from '../runtime/handler-call';
 import { failedAttemptLine, keptError, stackOf } from '../runtime/error-stack';
-import type { SharedTimeouts } from '../runtime/shared-timeouts';
 import { WakeSignal } from '../runtime/wake-signal';
 import { withTimeout } from '../runtime/with-timeout';
 import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store';
 import { PartitionAcks } from './partition-acks';
 import { RunnerEvents } from './runner-events';
 import { tryOpenGate } from './route-topology';
-import type { Slots } from './slots';
-import type { TaskEventBus } from '../events/task-event-bus';
 import type { Task } from '../interfaces';
 import { reportFailure } from '../redis/outage-log';
-import type { AckDurability } from '../redis/ack-durability';
+import type { OrderedWorker, RunnerContext } from './runner-context';
+import type { Slots } from './slots';
 
-/** An ordered worker: its handler and options. */
-export interface OrderedWorker {
-  handler: TaskHandler;
-  options: ResolvedWorkerOptions;
-}
-
-/** What a runner needs from its machine. */
-export interface RunnerContext {
-  store: RouteStore;
-  me: string;
-  workers: Map<string, OrderedWorker>;
-  /** Per ordered type: its handlers running at once in this process, over all the machine's partitions. */
-  slots: Map<string, Slots>;
-  /** Per ordered type: the timeouts of its attempts (one timer per group of attempts started together). */
-  timeouts: Map<string, SharedTimeouts>;
-  logger: LoggerService;
-  /** True while this machine's claim on the partition is fresh enough to start new work. */
-  leaseFresh(partition: number): boolean;
-  /** Called when the loop ended (lost, released or stopped). */
-  onEnd(runner: PartitionRunner): void;
-  /** Where lifecycle events of the tasks run here go. */
-  events?: TaskEventBus;
-  /** With the module option `durability`: acks are confirmed by replicas before their events. */
-  durableAcks?: AckDurability;
-}
+export type { OrderedWorker, RunnerContext } from './runner-context';
 
 const IDLE_MS = 1000;
 const RETRY_MS = 200;

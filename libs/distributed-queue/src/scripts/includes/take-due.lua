@@ -30,7 +30,7 @@ local function takeDue(ws, jobs, limitsKey, now, count)
   local budget = count + TAKE_BUDGET
   -- while any group has due tasks, every due task goes through the groups' rotation ('' for tasks without one)
   local grouping = tonumber(redis.call('GET', ws .. ':gn') or '0') > 0
-  if grouping then out.wake = groupsRateWake(ws, now) end
+  if grouping then groupsRateWake(ws, now) end
   local k = turnHead(ws)
   local fast = k == nil and not grouping
   local function reserve(id, attempts, payload, due)
