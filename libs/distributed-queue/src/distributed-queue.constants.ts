@@ -29,3 +29,5 @@ export const cronRunType = (schedule: string): string => `__cron__.${schedule}`;
 export const DISTRIBUTED_CRON_METADATA = 'distributed-queue:distributed-cron';
 /** Whether `type` is one of the library's own (internal) delay-queue types. */
 export const isInternalType = (type: string): boolean => type.startsWith('__route__.') || type.startsWith('__cron__');
+/** Injection token of the `FlowProgress` (null without Redis: `service.url`). */
+export const FLOW_PROGRESS = Symbol('FLOW_PROGRESS');

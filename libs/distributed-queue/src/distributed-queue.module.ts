@@ -2,7 +2,7 @@ import { Inject, Logger, MiddlewareConsumer, Module, NestModule, Optional, Reque
 import type { ServerResponse } from 'http';
 import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_ACKS, DURABLE_WRITES, ROUTE_STORE, SCHEDULER_RPC, TASK_TRACER } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_ACKS, DURABLE_WRITES, ROUTE_STORE, SCHEDULER_RPC, TASK_TRACER, FLOW_PROGRESS } from './distributed-queue.constants';
 import { RouteOrchestrator } from './route/route.orchestrator';
 import { RouteStore } from './route/route.store';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';
@@ -15,6 +15,10 @@ import { QueueControlService } from './services/queue-control.service';
 import { TaskGroupsService } from './services/task-groups.service';
 import { TaskInspectorService } from './services/task-inspector.service';
 import { TaskSubmitService } from './services/task-submit.service';
+import { TaskFlowService } from './services/task-flow.service';
+import { FlowEvents } from './flow/flow-events';
+import { FlowProgress } from './flow/flow-progress';
+import { FlowStore } from './flow/flow.store';
 import type { DistributedQueueModuleOptions } from './interfaces';
 import { resolveModuleOptions, type ResolvedModuleOptions } from './options/resolve-options';
 import { RedisConnections } from './redis/redis-connections';
@@ -114,6 +118,14 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
       inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES],
     },
     {
+      provide: FLOW_PROGRESS,
+      useFactory: (client: RedisClient, options: ResolvedModuleOptions, events: FlowEvents) =>
+        options.service?.url
+          ? null
+          : new FlowProgress(new FlowStore(client, options.keyPrefix, streamLength(options), options.flows.retentionMs), options.flows.maxResultBytes, events),
+      inject: [DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, FlowEvents],
+    },
+    {
       provide: TASK_TRACER,
       useFactory: (options: ResolvedModuleOptions) => createTaskTracer(options.tracing),
       inject: [DISTRIBUTED_QUEUE_RESOLVED_OPTIONS],
@@ -146,6 +158,8 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     TaskInspectorService,
     QueueControlService,
     TaskGroupsService,
+    FlowEvents,
+    TaskFlowService,
     DistributedQueueMetrics,
     DistributedQueueHealthIndicator,
     ServiceClient,
@@ -154,7 +168,7 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     CronOrchestrator,
   ],
   exports: [
-    TaskSubmitService, TaskInspectorService, QueueControlService, TaskGroupsService, DistributedQueueHealthIndicator, TaskHistoryService, ServiceScheduler, TaskScheduleService,
+    TaskSubmitService, TaskInspectorService, QueueControlService, TaskGroupsService, TaskFlowService, DistributedQueueHealthIndicator, TaskHistoryService, ServiceScheduler, TaskScheduleService,
   ],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule implements NestModule {

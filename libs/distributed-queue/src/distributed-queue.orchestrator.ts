@@ -1,13 +1,14 @@
 import {
   BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown,
 } from '@nestjs/common';
-import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_ACKS, isInternalType, routeDelayType } from './distributed-queue.constants';
+import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_ACKS, FLOW_PROGRESS, isInternalType, routeDelayType } from './distributed-queue.constants';
 import { TaskSubmitService } from './services/task-submit.service';
 import type { Task, TaskHandler } from './interfaces';
 import { mergeWorkerOptions } from './options/resolve-options';
 import { DistributedQueueExplorer } from './distributed-queue.explorer';
 import { WORKERS_STARTED } from './distributed-queue.messages';
 import { DelayQueueStore } from './delay/delay-queue.store';
+import type { FlowProgress } from './flow/flow-progress';
 import { TaskConsumer } from './delay/task-consumer';
 import type { ResolvedModuleOptions, ResolvedWorkerOptions } from './options/resolve-options';
 import { EventSubscriber } from './runtime/event-subscriber';
@@ -42,6 +43,7 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
     private readonly startup: StartupSteps,
     @Inject(DURABLE_ACKS) private readonly durableAcks: AckDurability | null,
+    @Inject(FLOW_PROGRESS) private readonly flows: FlowProgress | null,
   ) {}
 
   onApplicationBootstrap(): Promise<void> {
@@ -76,7 +78,7 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
   async addConsumer(type: string, handler: TaskHandler, options: ResolvedWorkerOptions, withEvents = true): Promise<void> {
     if (this.consumers.has(type) || this.adding.has(type)) throw new Error(`a consumer of "${type}" already runs`);
     const logger = labelledLogger(this.logger, type);
-    const consumer = new TaskConsumer(type, handler, options, this.store, this.options.keepDone, logger, withEvents ? this.events : undefined, this.durableAcks);
+    const consumer = new TaskConsumer(type, handler, options, this.store, this.options.keepDone, logger, withEvents ? this.events : undefined, this.durableAcks, this.flows);
     this.adding.add(type);
     try {
       await this.subscriber.subscribe(this.store.keys(type).events, (m) => consumer.onEvent(m));

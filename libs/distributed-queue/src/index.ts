@@ -8,6 +8,8 @@ export { TaskSubmitService } from './services/task-submit.service';
 export { TaskInspectorService } from './services/task-inspector.service';
 export { QueueControlService } from './services/queue-control.service';
 export { TaskGroupsService } from './services/task-groups.service';
+export { TaskFlowService } from './services/task-flow.service';
+export type { FlowEndedEvent, FlowEndedListener } from './flow/flow-events';
 export {
   DistributedQueueHealthIndicator, type DistributedQueueHealthDetail, type DistributedQueueHealthResult, type HealthCheckOptions,
 } from './health/distributed-queue.health';

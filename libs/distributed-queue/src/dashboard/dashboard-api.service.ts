@@ -80,7 +80,7 @@ export class DashboardApiService {
   /** A page from a cursor (a page's `next`; none: the first page): a deep page never walks the tasks before it. */
   async tasks(type: string, query: Record<string, unknown>): Promise<DashboardTaskPage> {
     const ordered = this.known(type);
-    const state = String(query.state ?? 'ready') as Exclude<TaskState, 'unknown'>;
+    const state = String(query.state ?? 'ready') as Exclude<TaskState, 'unknown' | 'pending'>;
     if (query.offset !== undefined) throw new InvalidArgumentError('offset', 'pages go by cursor: send the "next" of the page before as cursor=');
     const limit = intParam(query.limit, 'limit', 50);
     const cursor = typeof query.cursor === 'string' && query.cursor !== '' ? query.cursor : null;

@@ -5,6 +5,7 @@ import { backoffDelay } from '../runtime/backoff';
 import { failedAttemptLine, stackOf } from '../runtime/error-stack';
 import type { ConsumerEvents } from './consumer-events';
 import type { DelayQueueStore } from './delay-queue.store';
+import type { FailOutcome } from '../redis/script-outcome';
 import type { RunningTask } from './running-task';
 
 /**
@@ -15,7 +16,7 @@ import type { RunningTask } from './running-task';
 export async function recordFailedAttempt(
   type: string, store: DelayQueueStore, options: ResolvedWorkerOptions, events: ConsumerEvents, logger: LoggerService,
   task: RunningTask, error: Error,
-): Promise<void> {
+): Promise<FailOutcome | undefined> {
   const { id, token, attempt } = task.reservation;
   const finishedAt = Date.now();
   if (task.controller && !task.controller.signal.aborted) task.controller.abort(error);
@@ -26,8 +27,10 @@ export async function recordFailedAttempt(
     const outcome = await store.fail(type, id, token, retryDelay, error, stack);
     events.outcome(task, outcome, error, finishedAt);
     logger[outcome === 'dead' ? 'error' : 'warn']?.(failedAttemptLine(`[${type}] task ${id} attempt ${attempt}`, error, `: ${outcome}`, stack));
+    return outcome;
   } catch (failError) {
     events.outcome(task, undefined, error, finishedAt);
     logger.warn?.(`[${type}] could not record failure of ${id} (its lease will expire): ${(failError as Error).message}`);
+    return undefined;
   }
 }

@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import { CorruptTaskError, DeliveryNotMadeError, LeaseLostError, RateLimitedError, TaskCancelledError, TaskTimeoutError } from '../errors';
-import type { TaskHandler } from '../interfaces';
+import type { Task, TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { configuresLimits } from '../options/resolve-limits';
 import { ACK_DELAY_MS } from '../runtime/ack-buffer';
@@ -19,6 +19,8 @@ import { splitTraceContext } from '../tracing/trace-carrier';
 import { reportFailure } from '../redis/outage-log';
 import type { AckDurability } from '../redis/ack-durability';
 import { DurableAcks } from './durable-acks';
+import { ConsumerFlows } from './consumer-flows';
+import type { FlowProgress } from '../flow/flow-progress';
 import { recordFailedAttempt } from './failed-attempt';
 import { pauseForRateLimit } from '../events/rate-limited';
 import { ERROR_BACKOFF_MS, HAND_BACK_MS, MAX_FETCHES, RECOVER_LIMIT } from './consumer-bounds';
@@ -42,6 +44,8 @@ export class TaskConsumer {
   private readonly acks: DelayAcks;
   /** With the module option `durability`: the acks, apart from the takes (see `DurableAcks`). */
   private readonly durableAcks?: DurableAcks;
+  /** Flow nodes' hooks (absent without Redis). */
+  private readonly flows?: ConsumerFlows;
   /** failures being written: their slots stay taken until Redis has them. */
   private settling = 0;
   private mayHaveWork = true;
@@ -89,7 +93,9 @@ export class TaskConsumer {
     private readonly logger: LoggerService,
     bus?: TaskEventBus,
     durability?: AckDurability | null,
+    flows?: FlowProgress | null,
   ) {
+    if (flows) this.flows = new ConsumerFlows(type, flows, logger);
     this.events = new ConsumerEvents(type, bus);
     this.acks = new DelayAcks(this.events);
     if (durability) this.durableAcks = new DurableAcks(type, durability, this.events, this.takeOptions(0), `${this.consumerId}.0`, logger, ERROR_BACKOFF_MS);
@@ -332,7 +338,16 @@ export class TaskConsumer {
     }
     const { id, attempt, dueAt } = reservation;
     task.view = traceContext ? { id, type: this.type, payload, attempt, dueAt, traceContext } : { id, type: this.type, payload, attempt, dueAt };
-    callHandler(this.handler, task.view, task.controller, (error, result) => {
+    if (this.flows?.is(id)) {
+      const view = task.view;
+      this.flows.withContext(id, (flow) => !task.settled && this.call(task, (task.view = { ...view, flow })), (error) => this.finish(task, error));
+    } else {
+      this.call(task, task.view);
+    }
+  }
+
+  private call(task: RunningTask, view: Task): void {
+    callHandler(this.handler, view, task.controller, (error, result) => {
       this.queued.recordDuration(Date.now() - task.startedAt);
       this.finish(task, error, result);
     });
@@ -370,6 +385,10 @@ export class TaskConsumer {
    */
   private finish(task: RunningTask, error: Error | null, result?: unknown): void {
     if (!this.settle(task)) return;
+    if (!error && this.flows?.is(task.reservation.id)) {
+      void this.completeNode(task, result);
+      return;
+    }
     if (!error) {
       if (this.durableAcks) this.durableAcks.push(task, result);
       else this.acks.push(task, result);
@@ -382,10 +401,24 @@ export class TaskConsumer {
     else void this.recordFailure(task, error);
   }
 
+  /** A flow node's success: its flow learns it before its ack (see `ConsumerFlows.completed`). */
+  private async completeNode(task: RunningTask, result: unknown): Promise<void> {
+    this.settling++;
+    const refused = await this.flows!.completed(task.reservation.id, result);
+    this.settling--;
+    if (refused) return this.recordFailure(task, refused);
+    if (refused === null) {
+      if (this.durableAcks) this.durableAcks.push(task, result);
+      else this.acks.push(task, result);
+    }
+    this.afterSlotFreed();
+  }
+
   private async recordFailure(task: RunningTask, error: Error): Promise<void> {
     this.settling++;
     try {
-      await recordFailedAttempt(this.type, this.store, this.options, this.events, this.logger, task, error);
+      const outcome = await recordFailedAttempt(this.type, this.store, this.options, this.events, this.logger, task, error);
+      if (outcome === 'dead' && this.flows?.is(task.reservation.id)) await this.flows.dead(task.reservation.id, error, task.reservation.attempt);
     } finally {
       this.settling--;
       this.afterSlotFreed();

@@ -3,6 +3,7 @@ import {
   DistributedQueueError, InvalidArgumentError, InvalidPayloadError, InvalidSubmitOptionsError, InvalidTaskTypeError, RouteNotConfiguredError, RouteQueueLostError, UnknownTaskTypeError,
 } from './distributed-queue.error';
 import { DurabilityError } from './durability.error';
+import { InvalidFlowError } from './flow.error';
 import { QueueInUseError } from './queue-in-use.error';
 import { RedisOutOfMemoryError } from './redis-memory.error';
 import { NoRedisConnectionError } from './service-url.error';
@@ -16,6 +17,7 @@ const STATUS: [new (...args: never[]) => Error, number][] = [
   [TypeOwnedError, 409],
   [InvalidArgumentError, 400],
   [InvalidSubmitOptionsError, 400],
+  [InvalidFlowError, 400],
   [InvalidTaskTypeError, 400],
   [InvalidPayloadError, 400],
   [NoRedisConnectionError, 501],

@@ -9,3 +9,4 @@ export * from './redis-unavailable.error';
 export * from './redis-memory.error';
 export * from './durability.error';
 export * from './rate-limited.error';
+export * from './flow.error';

@@ -9,3 +9,4 @@ export * from './history-options.interface';
 export * from './service-options.interface';
 export * from './schedule.interface';
 export * from './limits.interface';
+export * from './flow.interface';

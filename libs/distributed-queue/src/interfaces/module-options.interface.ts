@@ -1,4 +1,5 @@
 import type { ClusterNode, ClusterOptions, RedisOptions } from 'ioredis';
+import type { FlowOptions } from './flow.interface';
 import type { HistoryOptions } from './history-options.interface';
 import type { MetricsOptions, TracingOptions } from './observability-options.interface';
 import type { RouteQueueOptions } from './route-options.interface';
@@ -100,6 +101,8 @@ export interface DistributedQueueModuleOptions {
   maxPayloadBytes?: number;
   /** Finished task ids kept per type so that `getState` can answer 'done'; 0 keeps none. @default 1000 */
   keepDone?: number;
+  /** Flows (`TaskFlowService`): how long ended flows are kept, the size of node results. */
+  flows?: FlowOptions;
   /** The route (ordered) queue; required when a worker is `ordered` or ordered tasks are submitted. */
   route?: RouteQueueOptions;
   /** Lifecycle event streams in Redis (what `@OnTaskEvent(..., { scope: 'fleet' })` listeners read). */

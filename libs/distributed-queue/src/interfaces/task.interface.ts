@@ -1,3 +1,4 @@
+import type { TaskFlow } from './flow.interface';
 /** A task as a handler receives it. */
 export interface Task<P = unknown> {
   /** The task's id: given at submit or generated. */
@@ -22,6 +23,8 @@ export interface Task<P = unknown> {
    * runs join the submitter's trace; undefined otherwise.
    */
   readonly traceContext?: string;
+  /** A flow node's flow: its id, its ref, and its dependencies' results (see `TaskFlowService.submitFlow`). */
+  readonly flow?: TaskFlow;
 }
 
 /** What a `@TaskWorker` class implements. */
@@ -39,14 +42,15 @@ export interface TaskHandler<P = unknown> {
 }
 
 /** Where a task is in its life. */
-export type TaskState = 'delayed' | 'ready' | 'running' | 'done' | 'dead' | 'unknown';
+/** `pending`: a flow node waiting for its dependencies (see `TaskFlowService`). */
+export type TaskState = 'pending' | 'delayed' | 'ready' | 'running' | 'done' | 'dead' | 'unknown';
 
 /** Options of one submitted task. */
 export interface SubmitOptions {
   /**
    * The task's id, unique per type. Submitting an id that already exists (delayed, ready, running or
    * dead) creates nothing and leaves the existing task as it is; finished tasks do not block the id.
-   * Ids starting with `#` are reserved for generated ones.
+   * Ids starting with `#` are reserved for generated ones, and `&` for flow nodes (`TaskFlowService`).
    * @default a generated id, `#<hex counter>` (short ids keep memory per task low)
    */
   id?: string;

@@ -17,6 +17,7 @@ import { resolveServiceMode, type QueueMode, type ResolvedSchedulerOptions, type
 import { hostname } from 'os';
 import type {
   BackoffOptions,
+  FlowOptions,
   RateLimitOptions,
   DistributedQueueModuleOptions,
   RedisConnection,
@@ -64,6 +65,7 @@ export interface ResolvedModuleOptions {
   strictTypes: boolean;
   maxPayloadBytes: number;
   keepDone: number;
+  flows: Required<FlowOptions>;
   route?: ResolvedRouteOptions;
   events: ResolvedEventsOptions;
   /** null: no metrics. */
@@ -103,7 +105,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
+  'maxPayloadBytes', 'keepDone', 'flows', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs', 'groupConcurrency', 'groupRateLimit'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -226,6 +228,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   checkInt(options.startupTimeoutMs, 'startupTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.maxPayloadBytes, 'maxPayloadBytes', 1, 512 * 1024 * 1024);
   checkInt(options.keepDone, 'keepDone', 0, 1_000_000);
+  const flows = resolveFlowOptions(options.flows);
   validateWorkerOptions(options.defaults, 'defaults');
   const types = options.types ?? {};
   if (types === null || typeof types !== 'object' || Array.isArray(types)) {
@@ -262,10 +265,24 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     strictTypes: modes.mode === 'scheduler' ? false : options.strictTypes ?? true,
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
     keepDone: options.keepDone ?? 1000,
+    flows,
     route: resolveRouteOptions(options.route),
     events,
     history: resolveHistoryOptions(options.history, events.stream),
     metrics: resolveMetricsOptions(options.metrics),
     tracing: resolveTracingOptions(options.tracing),
   };
+}
+
+/** The module option `flows`, checked, with its defaults. */
+function resolveFlowOptions(flows: FlowOptions | undefined): Required<FlowOptions> {
+  if (flows !== undefined && (flows === null || typeof flows !== 'object' || Array.isArray(flows))) {
+    throw new InvalidOptionsError('flows', 'must be an object { retentionMs?, maxResultBytes? }');
+  }
+  for (const name of Object.keys(flows ?? {})) {
+    if (name !== 'retentionMs' && name !== 'maxResultBytes') throw new InvalidOptionsError(`flows.${name}`, 'unknown option (known: retentionMs, maxResultBytes)');
+  }
+  checkInt(flows?.retentionMs, 'flows.retentionMs', 1000, MAX_TIMER_MS);
+  checkInt(flows?.maxResultBytes, 'flows.maxResultBytes', 2, 64 * 1024 * 1024);
+  return { retentionMs: flows?.retentionMs ?? 86_400_000, maxResultBytes: flows?.maxResultBytes ?? 65_536 };
 }

@@ -18,7 +18,7 @@ export interface ScriptDefinition {
 
 const SCRIPT_DIR = join(__dirname, '..', 'scripts');
 /** Folders of scripts; each gives its commands a prefix (`delay/take-7.lua` -> `dqDelayTake`). */
-const SCRIPT_FOLDERS = ['delay', 'route', 'history', 'service', 'cron'];
+const SCRIPT_FOLDERS = ['delay', 'route', 'history', 'service', 'cron', 'flow'];
 const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
 /** The mark of a helper that touches keys its scripts do not declare (see `slotGuardKey`). */
 const UNDECLARED_KEYS = /^--- @undeclared-keys\s*$/m;

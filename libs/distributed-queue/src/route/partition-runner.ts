@@ -9,7 +9,9 @@ import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store'
 import { PartitionAcks } from './partition-acks';
 import { RunnerEvents } from './runner-events';
 import { tryOpenGate } from './route-topology';
-import type { Task } from '../interfaces';
+import type { Task, TaskFlow } from '../interfaces';
+import { FlowProgress } from '../flow/flow-progress';
+import { settleFlowNode } from './runner-flows';
 import { reportFailure } from '../redis/outage-log';
 import type { OrderedWorker, RunnerContext } from './runner-context';
 import type { Slots } from './slots';
@@ -55,7 +57,9 @@ export class PartitionRunner {
    * Each running item's current attempt (its start, epoch ms, and number) and the error of the one before
    * when it failed, until the item is finished: the history's row gets them with the ack.
    */
-  private readonly starts = new Map<number, { at: number; attempt: number; failed?: Error }>();
+  private readonly starts = new Map<number, { at: number; attempt: number; failed?: Error; result?: unknown }>();
+  /** Flow nodes' `task.flow`, read before their first attempt. */
+  private readonly flowViews = new Map<number, TaskFlow>();
   private readonly events: RunnerEvents;
   readonly done: Promise<void>;
 
@@ -290,6 +294,11 @@ export class PartitionRunner {
       }
       if (outcome === 'aborted') return;
       const run = this.starts.get(item.seq);
+      if (this.flowViews.delete(item.seq)) {
+        const settled = await settleFlowNode(this.ctx, item, outcome, run?.result);
+        if (settled === null) return;
+        outcome = settled;
+      }
       this.starts.delete(item.seq);
       // NOTE: one shape for every settled item (the hot path stays monomorphic).
       const failed = outcome === 'done' ? run?.failed : undefined;
@@ -309,6 +318,11 @@ export class PartitionRunner {
     const slots = this.ctx.slots.get(item.type);
     if (!worker || !slots) return errorJson(new Error(`no ordered @TaskWorker for type "${item.type}" on ${this.ctx.me}`), 0);
     const { maxAttempts, backoff } = worker.options;
+    if (this.ctx.flows && FlowProgress.isNode(item.type, item.id) && !this.flowViews.has(item.seq)) {
+      const flow = await this.ctx.flows.context(item.id).catch((error: Error) => this.ctx.logger.warn?.(`[route p${this.partition}] flow node ${item.id}: ${error.message}`));
+      if (!flow) return 'aborted';
+      this.flowViews.set(item.seq, flow);
+    }
     for (let attempt = 1; ; attempt++) {
       if (!slots.tryAcquire() && !(await slots.acquire(this.halt.signal))) return 'aborted';
       // NOTE: checked again in the same tick as the handler call: a process paused (GC, SIGSTOP) since the
@@ -350,6 +364,7 @@ export class PartitionRunner {
         if (!this.running.delete(settle)) return;
         timer.clear();
         slots.release();
+        if (!error && item.id.charCodeAt(0) === 38) this.starts.get(item.seq)!.result = result;
         if (error && !(error instanceof LeaseLostError)) this.events.now(item, 'failed', attempt, { error, startedAt });
         else if (!error) this.events.later(item, 'completed', attempt, { result, startedAt });
         resolve(error);
@@ -375,6 +390,8 @@ export class PartitionRunner {
   private view(item: RouteItem, attempt: number): Task {
     const fence = { partition: this.partition, epoch: this.epoch };
     const { id, type, key, payload, at: dueAt, traceContext } = item;
-    return traceContext ? { id, type, key, payload, attempt, dueAt, fence, traceContext } : { id, type, key, payload, attempt, dueAt, fence };
+    const view: Task = traceContext ? { id, type, key, payload, attempt, dueAt, fence, traceContext } : { id, type, key, payload, attempt, dueAt, fence };
+    const flow = id.charCodeAt(0) === 38 ? this.flowViews.get(item.seq) : undefined;
+    return flow ? { ...view, flow } : view;
   }
 }

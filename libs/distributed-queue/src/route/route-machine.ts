@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import { planAssignment } from './assignment';
+import type { FlowProgress } from '../flow/flow-progress';
 import { PartitionRunner, type OrderedWorker, type RunnerContext } from './partition-runner';
 import type { RouteStore } from './route.store';
 import { ensureTopology, recreateIfLost } from './route-topology';
@@ -32,6 +33,7 @@ export class RouteMachine {
     private readonly logger: LoggerService,
     events?: TaskEventBus,
     durableAcks?: AckDurability | null,
+    flows?: FlowProgress | null,
   ) {
     const { heartbeatMs, offlineMs } = store.options;
     // NOTE: a claim is fresh while no eviction can have happened: the scheduler evicts after offlineMs without
@@ -46,6 +48,7 @@ export class RouteMachine {
       logger,
       events,
       durableAcks: durableAcks ?? undefined,
+      flows: flows ?? undefined,
       leaseFresh: (p) => performance.now() - (this.renewedAt.get(p) ?? -Infinity) < freshFor,
       onEnd: (runner) => {
         if (this.runners.get(runner.partition) === runner) this.runners.delete(runner.partition);

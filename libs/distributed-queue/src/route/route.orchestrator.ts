@@ -2,7 +2,7 @@ import { TaskEventBus } from '../events/task-event-bus';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import {
-  DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_ACKS, ROUTE_STORE, routeHeartbeatName, routeRebalanceName,
+  DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_ACKS, FLOW_PROGRESS, ROUTE_STORE, routeHeartbeatName, routeRebalanceName,
 } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
@@ -12,6 +12,7 @@ import type { RedisClient } from '../redis/script-loader';
 import { EventSubscriber } from '../runtime/event-subscriber';
 import { StartupSteps } from '../runtime/startup-steps';
 import type { OrderedWorker } from './partition-runner';
+import type { FlowProgress } from '../flow/flow-progress';
 import { RouteMachine } from './route-machine';
 import { ensureTopology } from './route-topology';
 import type { RouteStore } from './route.store';
@@ -37,6 +38,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
     private readonly startup: StartupSteps,
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DURABLE_ACKS) private readonly durableAcks: AckDurability | null,
+    @Inject(FLOW_PROGRESS) private readonly flows: FlowProgress | null,
   ) {}
 
   /** This application's machine, when it runs ordered workers. */
@@ -63,7 +65,7 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
       return;
     }
     // NOTE: a step that failed part-way runs again (waitForRedis): the machine is made once.
-    const machine = this.machine ?? new RouteMachine(this.store, workers, this.logger, this.events, this.durableAcks);
+    const machine = this.machine ?? new RouteMachine(this.store, workers, this.logger, this.events, this.durableAcks, this.flows);
     if (!this.machine) {
       this.machine = machine;
       // NOTE: after a reconnect, messages may have been missed: a heartbeat looks at every partition again.

@@ -3,6 +3,7 @@ import type { TaskEventBus } from '../events/task-event-bus';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import type { AckDurability } from '../redis/ack-durability';
+import type { FlowProgress } from '../flow/flow-progress';
 import type { SharedTimeouts } from '../runtime/shared-timeouts';
 import type { PartitionRunner } from './partition-runner';
 import type { RouteStore } from './route.store';
@@ -32,4 +33,6 @@ export interface RunnerContext {
   events?: TaskEventBus;
   /** With the module option `durability`: acks are confirmed by replicas before their events. */
   durableAcks?: AckDurability;
+  /** Flow nodes' hooks (see `FlowProgress`). */
+  flows?: FlowProgress;
 }

@@ -25,12 +25,13 @@ export function checkGroup(group: unknown, name?: string): string {
 /** The latest `runAt` accepted: the end of JavaScript's Date range. */
 const MAX_RUN_AT = 8.64e15;
 
-/** Checks a task id. `fresh`: an id for a new delay-queue task, where `#...` is kept for generated ids. */
+/** Checks a task id. `fresh`: an id for a new task, where `#...` is kept for generated ids and `&...` for flow nodes. */
 export function checkId(id: unknown, fresh = false): string {
   if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
     throw new InvalidSubmitOptionsError('id', `must be a non-empty string of at most 256 characters, got ${quote(id)}`);
   }
   if (fresh && id.startsWith('#')) throw new InvalidSubmitOptionsError('id', `ids starting with "#" are generated ones, got ${quote(id)}`);
+  if (fresh && id.startsWith('&')) throw new InvalidSubmitOptionsError('id', `ids starting with "&" are flow nodes' (see submitFlow), got ${quote(id)}`);
   return id;
 }
 

@@ -115,7 +115,7 @@ export class TaskInspectorService {
    * @throws InvalidArgumentError for a bad state, offset or limit
    */
   async listTasks<P = unknown>(
-    type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown'>, page: ListOptions = {},
+    type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown' | 'pending'>, page: ListOptions = {},
   ): Promise<TaskInfo<P>[]> {
     const name = checkedTypeOf(type);
     const { offset = 0, limit = 100 } = page ?? {};
@@ -125,7 +125,7 @@ export class TaskInspectorService {
   }
 
   /** listTasks() without checks (a page of listTaskPage asks for one task more, to know whether one follows). */
-  private async listAt<P>(type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown'>, offset: number, limit: number): Promise<TaskInfo<P>[]> {
+  private async listAt<P>(type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown' | 'pending'>, offset: number, limit: number): Promise<TaskInfo<P>[]> {
     const name = checkedTypeOf(type);
     if (this.isOrdered(type)) {
       if (!this.routeControl) throw new RouteNotConfiguredError('listTasks() of an ordered type');
@@ -151,7 +151,7 @@ export class TaskInspectorService {
    * @throws InvalidArgumentError for a bad state or limit, or a cursor that is not one of this state's
    */
   async listTaskPage<P = unknown>(
-    type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown'>, page: PageOptions = {},
+    type: string | TaskContract<P, boolean>, state: Exclude<TaskState, 'unknown' | 'pending'>, page: PageOptions = {},
   ): Promise<TaskPage<P>> {
     const name = checkedTypeOf(type);
     const { cursor, limit = 100 } = page ?? {};

@@ -208,7 +208,7 @@ export class TaskSubmitService {
     const entries = items.map((item, index) => {
       checkOptionNames(item, ORDERED_KEYS, index);
       const key = checkKey(item.key, index);
-      const id = item.id === undefined ? randomTaskId() : checkId(item.id);
+      const id = item.id === undefined ? randomTaskId() : checkId(item.id, !item.id?.startsWith?.('#'));
       const due = toDue(item);
       const entry = { key, id, item: encodeRouteItem(id, type, key, encodePayload(item.payload, this.options.maxPayloadBytes), traceparent) };
       return { index, entry, due, delayed: 'at' in due || due.delay > 0 };

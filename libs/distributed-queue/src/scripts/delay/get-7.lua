@@ -31,7 +31,11 @@ else
     if s then
       state, score = 'dead', s
     else
-      if redis.call('LPOS', KEYS[6], id) then state = 'done' end
+      if redis.call('LPOS', KEYS[6], id) then
+        state = 'done'
+      elseif rec and redis.call('HEXISTS', KEYS[1] .. ':fp', id) == 1 then
+        state = 'pending' -- a flow node waiting for its dependencies (see flow-park.lua)
+      end
     end
   end
 end

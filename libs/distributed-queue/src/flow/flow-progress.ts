@@ -1,0 +1,100 @@
+import { FlowResultError } from '../errors';
+import type { TaskErrorInfo, TaskFlow } from '../interfaces';
+import { FlowEvents } from './flow-events';
+import { flowNodeId, parseFlowNodeId } from './flow-keys';
+import type { FlowStore } from './flow.store';
+
+/** Refs per cascade call, and dependents per release call: bound the time one script holds Redis. */
+const BATCH = 500;
+
+/**
+ * Moves flows on from the workers (issue 30). A node's completion is recorded in the flow and told to its
+ * dependents before its task is acknowledged; its death after its burial. Each step is idempotent, and a
+ * dependent leaves its parked state at most once (on its own type's slot, see `flow-park.lua`), so a crash
+ * anywhere is repaired by doing it again: a completed node not yet acknowledged runs again (at least once,
+ * as any task), and its repeat tells its dependents again, which changes nothing. No node starts twice.
+ */
+export class FlowProgress {
+  constructor(
+    readonly store: FlowStore,
+    private readonly maxResultBytes: number,
+    readonly events: FlowEvents,
+  ) {}
+
+  /** Whether a task of `type` is a flow node these hooks serve (the route's delay type only moves tasks). */
+  static isNode(type: string, id: string): boolean {
+    return id.charCodeAt(0) === 38 && !type.startsWith('__route__.');
+  }
+
+  /** What the node's handler reads in `task.flow`. */
+  async context(id: string): Promise<TaskFlow> {
+    const { flowId, ref } = parseFlowNodeId(id)!;
+    const results: Record<string, unknown> = {};
+    const failed: Record<string, TaskErrorInfo> = {};
+    for (const [dep, state, json] of await this.store.context(flowId, ref)) {
+      if (state === 'c' && json !== '') results[dep] = JSON.parse(json);
+      else if (state === 'x' && json !== '') failed[dep] = JSON.parse(json) as TaskErrorInfo;
+    }
+    return { id: flowId, ref, results, failed };
+  }
+
+  /** The result as the flow keeps it ('' for undefined). @throws FlowResultError: not JSON, or too large */
+  encodeResult(result: unknown): string {
+    if (result === undefined) return '';
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(result);
+    } catch (error) {
+      throw new FlowResultError(`not serialisable to JSON (${(error as Error).message})`);
+    }
+    if (json === undefined) return '';
+    const bytes = Buffer.byteLength(json);
+    if (bytes > this.maxResultBytes) throw new FlowResultError(`${bytes} bytes, more than flows.maxResultBytes (${this.maxResultBytes})`);
+    return json;
+  }
+
+  /** A node completed (before its ack): recorded, its dependents told, blocked ones freed. `json` from `encodeResult`. */
+  async completed(id: string, json: string): Promise<void> {
+    const { flowId, ref } = parseFlowNodeId(id)!;
+    const reply = await this.store.settle(flowId, ref, 'c', json);
+    if (reply.changed === null) return;
+    await this.tell(flowId, ref, reply.tell);
+    await this.cascade(flowId, reply.delta, reply.next);
+    this.events.ended(flowId, reply.ended);
+  }
+
+  /** A node died (after its burial): recorded; under 'ignore' its dependents are told, else they are blocked. */
+  async dead(id: string, error: TaskErrorInfo): Promise<void> {
+    const { flowId, ref } = parseFlowNodeId(id)!;
+    const reply = await this.store.settle(flowId, ref, 'x', JSON.stringify(error));
+    if (reply.changed === null) return;
+    await this.tell(flowId, ref, reply.tell);
+    await this.cascade(flowId, reply.delta, reply.next);
+    this.events.ended(flowId, reply.ended);
+  }
+
+  /** Tells each dependent (ref, park type pairs) on its own type's slot that `ref` is done with. */
+  private async tell(flowId: string, ref: string, pairs: string[]): Promise<void> {
+    const byType = new Map<string, [string, string][]>();
+    for (let i = 0; i < pairs.length; i += 2) {
+      const list = byType.get(pairs[i + 1]) ?? [];
+      list.push([flowNodeId(flowId, pairs[i]), ref]);
+      byType.set(pairs[i + 1], list);
+    }
+    await Promise.all(
+      [...byType].map(async ([type, list]) => {
+        for (let i = 0; i < list.length; i += BATCH) await this.store.release(type, list.slice(i, i + BATCH));
+      }),
+    );
+  }
+
+  /** Carries a cascade of blocking (or freeing) through the flow's record, a batch of refs per call. */
+  private async cascade(flowId: string, delta: number, refs: string[]): Promise<void> {
+    const todo = [...refs];
+    while (todo.length > 0) {
+      const { ended, next } = await this.store.block(flowId, delta, todo.splice(0, BATCH));
+      todo.push(...next);
+      this.events.ended(flowId, ended);
+    }
+  }
+}

@@ -1,0 +1,185 @@
+import type { FlowFailurePolicy } from '../interfaces';
+import { delayQueueKeys } from '../redis/queue-keys';
+import type { RedisClient } from '../redis/script-loader';
+import { flowIndexKey, flowKeys } from './flow-keys';
+
+type Arg = string | number;
+interface FlowScripts {
+  dqFlowDefine(...args: Arg[]): Promise<number>;
+  dqFlowStart(...args: Arg[]): Promise<[number, string]>;
+  dqFlowSettle(...args: Arg[]): Promise<[number, string, string, number, string[], string[]]>;
+  dqFlowBlock(...args: Arg[]): Promise<[string, string[]]>;
+  dqFlowContext(...args: Arg[]): Promise<string[]>;
+  dqFlowCancel(...args: Arg[]): Promise<string[]>;
+  dqFlowPage(...args: Arg[]): Promise<[string, string[], ...string[]] | []>;
+  dqDelayFlowPark(...args: Arg[]): Promise<number[]>;
+  dqDelayFlowRelease(...args: Arg[]): Promise<string[]>;
+  dqDelayFlowUnpark(...args: Arg[]): Promise<number[]>;
+}
+
+/** A node as the flow's record keeps it (see `scripts/includes/flow-record.lua`). */
+export interface FlowDef {
+  /** Its task type. */
+  t: string;
+  /** The delay-queue type its task is parked in or submitted to (an ordered node's: the route's delay type). */
+  pt: string;
+  /** Its dependencies' refs. */
+  d: string[];
+  /** Its dependents: ref, park type, ref, park type, ... */
+  n: string[];
+  f: FlowFailurePolicy;
+  k?: string;
+  dl?: number;
+  p?: number;
+  g?: string;
+}
+
+/** What `settle` answers. */
+export interface SettleReply {
+  /** false: a repeat (nothing changed); null: the flow or node is gone. */
+  changed: boolean | null;
+  /** The flow's end state when this call ended it, else ''. */
+  ended: string;
+  policy: FlowFailurePolicy;
+  /** The cascade to carry on (see `block`): its direction and the refs whose blocking flipped. */
+  delta: number;
+  next: string[];
+  /** Dependents to tell (a completion, or a death under 'ignore'): ref, park type pairs. */
+  tell: string[];
+}
+
+/** A parked node (see `scripts/includes/flow-park.lua`). */
+export interface ParkedNode {
+  id: string;
+  delay: number;
+  priority?: number;
+  group?: string;
+  deps: string[];
+  payload: string;
+}
+
+/** Thin typed layer over the flow scripts: the flow's record, and the parked nodes in their types. */
+export class FlowStore {
+  constructor(
+    private readonly client: RedisClient,
+    readonly prefix: string,
+    private readonly streamMaxLen: number,
+    readonly retentionMs: number,
+  ) {}
+
+  private get scripts(): FlowScripts {
+    return this.client as unknown as FlowScripts;
+  }
+
+  private keys(flowId: string): string[] {
+    return flowKeys(this.prefix, flowId);
+  }
+
+  /** Writes nodes of a new flow (one batch); false when the flow exists past 'creating'. */
+  async define(flowId: string, total: number, nodes: { ref: string; def: FlowDef; payload: string }[]): Promise<boolean> {
+    const args = nodes.flatMap((n) => [n.ref, JSON.stringify(n.def), n.payload]);
+    return (await this.scripts.dqFlowDefine(...this.keys(flowId), flowId, total, Date.now(), ...args)) === 1;
+  }
+
+  /** Marks the flow running; its end state when it ended at once (every node settled already), else ''. */
+  async start(flowId: string): Promise<string> {
+    const [, ended] = await this.scripts.dqFlowStart(...this.keys(flowId), Date.now(), this.retentionMs);
+    return ended;
+  }
+
+  async settle(flowId: string, ref: string, outcome: 'c' | 'x', json: string): Promise<SettleReply> {
+    const [changed, ended, policy, delta, next, tell] = await this.scripts.dqFlowSettle(
+      ...this.keys(flowId), ref, outcome, json, Date.now(), this.retentionMs,
+    );
+    return { changed: changed === -1 ? null : changed === 1, ended, policy: policy as FlowFailurePolicy, delta: Number(delta), next, tell };
+  }
+
+  async block(flowId: string, delta: number, refs: string[]): Promise<{ ended: string; next: string[] }> {
+    const [ended, next] = await this.scripts.dqFlowBlock(...this.keys(flowId), delta, Date.now(), this.retentionMs, ...refs);
+    return { ended, next };
+  }
+
+  /** A node's dependencies: ref, state ('c', 'x' or ''), result or error JSON. */
+  async context(flowId: string, ref: string): Promise<[string, string, string][]> {
+    const flat = await this.scripts.dqFlowContext(...this.keys(flowId), ref);
+    const out: [string, string, string][] = [];
+    for (let i = 0; i < flat.length; i += 3) out.push([flat[i], flat[i + 1], flat[i + 2]]);
+    return out;
+  }
+
+  /** One page of cancelFlow; null when the flow does not exist. */
+  async cancelPage(flowId: string, cursor: string, count: number): Promise<{ cursor: string; ended: string; nodes: [string, FlowDef][] } | null> {
+    const reply = await this.scripts.dqFlowCancel(...this.keys(flowId), cursor, count, Date.now(), this.retentionMs);
+    if (reply.length === 0) return null;
+    const nodes: [string, FlowDef][] = [];
+    for (let i = 2; i < reply.length; i += 2) nodes.push([reply[i], JSON.parse(reply[i + 1]) as FlowDef]);
+    return { cursor: reply[0], ended: reply[1], nodes };
+  }
+
+  /** One page of getFlow; null when the flow does not exist. */
+  async page(flowId: string, cursor: string, count: number): Promise<{
+    cursor: string; meta: Record<string, string>; nodes: { ref: string; def: FlowDef; state: string; blocking: number; json: string }[];
+  } | null> {
+    const reply = await this.scripts.dqFlowPage(...this.keys(flowId), cursor, count);
+    if (reply.length === 0) return null;
+    const [next, flatMeta, ...rest] = reply as [string, string[], ...string[]];
+    const meta: Record<string, string> = {};
+    for (let i = 0; i < flatMeta.length; i += 2) meta[flatMeta[i]] = flatMeta[i + 1];
+    const nodes = [];
+    for (let i = 0; i < rest.length; i += 5) {
+      nodes.push({ ref: rest[i], def: JSON.parse(rest[i + 1]) as FlowDef, state: rest[i + 2], blocking: Number(rest[i + 3]), json: rest[i + 4] });
+    }
+    return { cursor: next, meta, nodes };
+  }
+
+  /** Parks nodes of one delay-queue type; per node whether it was parked now (false: its id existed). */
+  async park(type: string, nodes: ParkedNode[]): Promise<boolean[]> {
+    const k = delayQueueKeys(this.prefix, type);
+    const args = nodes.flatMap((n) => [n.id, Math.floor(n.delay), n.priority ?? '', n.group ?? '', JSON.stringify(n.deps), n.payload]);
+    return (await this.scripts.dqDelayFlowPark(k.waiting, k.jobs, k.seq, k.limits, ...args)).map((x) => Number(x) === 1);
+  }
+
+  /** Tells parked nodes of one type that a dependency completed (pairs: node id, dependency ref); the released ids. */
+  release(type: string, pairs: [string, string][]): Promise<string[]> {
+    const k = delayQueueKeys(this.prefix, type);
+    return this.scripts.dqDelayFlowRelease(k.waiting, k.jobs, k.limits, k.log, k.recorded, k.events, this.streamMaxLen, ...pairs.flat());
+  }
+
+  /** Removes parked nodes of one type (a cancel); per node whether it was parked. */
+  async unpark(type: string, nodes: { id: string; deps: string[] }[]): Promise<boolean[]> {
+    const k = delayQueueKeys(this.prefix, type);
+    return (await this.scripts.dqDelayFlowUnpark(k.waiting, k.jobs, ...nodes.flatMap((n) => [n.id, JSON.stringify(n.deps)]))).map((x) => Number(x) === 1);
+  }
+
+  /** Whether each of `refs` is settled (completed, dead or cancelled). */
+  async settled(flowId: string, refs: string[]): Promise<boolean[]> {
+    const out: boolean[] = [];
+    const st = this.keys(flowId)[3];
+    for (let i = 0; i < refs.length; i += 1000) {
+      const states = await this.client.hmget(st, ...refs.slice(i, i + 1000));
+      out.push(...states.map((s) => s !== null));
+    }
+    return out;
+  }
+
+  /** The flow's meta (see flow-record.lua); null when it does not exist. */
+  async meta(flowId: string): Promise<Record<string, string> | null> {
+    const meta = await this.client.hgetall(this.keys(flowId)[0]);
+    return Object.keys(meta).length === 0 ? null : meta;
+  }
+
+  /** Records a new flow in the index (the dashboard's list). */
+  async indexed(flowId: string, createdAt: number): Promise<void> {
+    await this.client.zadd(flowIndexKey(this.prefix), createdAt, flowId);
+  }
+
+  /** The newest flows of the index, newest first: ids only (expired ones are pruned by the caller). */
+  async newest(offset: number, limit: number): Promise<string[]> {
+    return this.client.zrevrange(flowIndexKey(this.prefix), offset, offset + limit - 1);
+  }
+
+  /** Removes ids from the index (flows that expired). */
+  async unindex(ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.client.zrem(flowIndexKey(this.prefix), ...ids);
+  }
+}

@@ -1,0 +1,76 @@
+--[[
+  Tells parked flow nodes (see flow-park.lua) that a dependency completed, or died under the policy
+  'ignore': the node that loses its last dependency enters its queue, due its delay from now, as a submit
+  would add it (priority, group). Repeated or late news changes nothing (the field is gone), so a node
+  enters its queue at most once.
+  KEYS[1] waiting  KEYS[2] jobs  KEYS[3] the type's limits  KEYS[4] event stream  KEYS[5] its recorded flag
+  ARGV[1] events channel  ARGV[2] event stream length (0: none)
+  ARGV[3..] pairs: node id, the dependency's ref
+  Returns: the ids of the nodes released now
+]]
+--- @include "includes/now-ms"
+--- @include "includes/head-score"
+--- @include "includes/wake-if-earlier"
+--- @include "includes/event-log"
+--- @include "includes/record"
+--- @include "includes/groups"
+--- @include "includes/flow-park"
+
+local ws, jobs = KEYS[1], KEYS[2]
+local now = nowMs()
+local before = headScore(ws)
+local released, minDue, grouped = {}, nil, false
+local ids, dues, delays, bodies = {}, {}, {}, {}
+local logged = tonumber(ARGV[2]) > 0 and redis.call('EXISTS', KEYS[5]) == 1
+local step = nil
+for i = 3, #ARGV, 2 do
+  local id = ARGV[i]
+  if redis.call('HDEL', parkedDepsKey(ws), id .. '\n' .. ARGV[i + 1]) == 1 then
+    local left, delay, g = parkedOf(ws, id)
+    if left ~= nil and left > 1 then
+      redis.call('HSET', parkedKey(ws), id, (left - 1) .. ':' .. delay .. ':' .. g)
+    elseif left ~= nil then
+      redis.call('HDEL', parkedKey(ws), id)
+      local r = parseRecord(redis.call('HGET', jobs, id), 0)
+      if r then
+        local due = now + delay
+        local member = memberOf(r.seq, id)
+        if r.priority > 0 then
+          r.due = due
+          redis.call('HSET', jobs, id, encodeRecord(r))
+          priorityCount(ws, r.priority, 1)
+        end
+        if g ~= '' then
+          redis.call('HSET', ws .. ':gof', id, g)
+          groupBacklog(ws, g, 1)
+        end
+        if due <= now and g ~= '' then
+          local turn = due
+          if r.priority > 0 then
+            step = step or agingStep(KEYS[3])
+            turn = due + r.priority * step
+          end
+          groupsPromote(ws, { [g] = { turn, member } })
+          grouped = true
+        elseif due <= now and r.priority > 0 then
+          step = step or agingStep(KEYS[3])
+          promote(ws, member, r.seq, due, r.priority, step)
+        else
+          wsAdd(ws, due, member, r.seq)
+        end
+        if minDue == nil or due < minDue then minDue = due end
+        released[#released + 1] = id
+        if logged then
+          ids[#ids + 1], dues[#dues + 1], delays[#delays + 1], bodies[#bodies + 1] = id, due, delay, r.payload
+        end
+      end
+    end
+  end
+end
+if grouped then redis.call('PUBLISH', ARGV[1], 'w:0') end
+if minDue ~= nil then wakeIfEarlier(ARGV[1], before, minDue, now) end
+if #ids > 0 then
+  logEvent(KEYS[4], tonumber(ARGV[2]), 'submitted',
+    { 'ids', cjson.encode(ids), 'due', cjson.encode(dues), 'd', cjson.encode(delays), 'b', cjson.encode(bodies) })
+end
+return released

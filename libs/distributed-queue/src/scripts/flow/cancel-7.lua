@@ -1,0 +1,28 @@
+--[[
+  One page of cancelFlow: marks every node of the page not settled yet as cancelled and returns them, so
+  that the caller removes their tasks (parked ones) or cancels them (waiting or running ones).
+  KEYS: see flow-record.lua
+  ARGV[1] HSCAN cursor of defs  ARGV[2] page size  ARGV[3] now  ARGV[4] retention (ms)
+  Returns: { next cursor ('0': the last page), the flow's end state now or '', flat pairs: ref, def JSON }
+  (nothing when the flow does not exist)
+]]
+--- @include "includes/flow-record"
+
+if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
+redis.call('HSET', KEYS[1], 'cancel', '1')
+local page = redis.call('HSCAN', KEYS[2], ARGV[1], 'COUNT', tonumber(ARGV[2]))
+local out = { page[1], '' }
+local fields = page[2]
+local cancelled, unblocked = 0, 0
+for i = 1, #fields, 2 do
+  local ref = fields[i]
+  if redis.call('HSETNX', KEYS[4], ref, 'k') == 1 then
+    cancelled = cancelled + 1
+    if tonumber(redis.call('HGET', KEYS[5], ref) or '0') > 0 then unblocked = unblocked + 1 end
+    out[#out + 1], out[#out + 2] = ref, fields[i + 1]
+  end
+end
+if cancelled > 0 then redis.call('HINCRBY', KEYS[1], 'cancelled', cancelled) end
+if unblocked > 0 then redis.call('HINCRBY', KEYS[1], 'blocked', -unblocked) end
+out[2] = flowEnd(tonumber(ARGV[3]), tonumber(ARGV[4]))
+return out

@@ -1,0 +1,73 @@
+-- A flow's record (issue 30), all in one slot (hash tag {<prefix>:flow:<id>}), every flow script's KEYS:
+--   KEYS[1] HASH meta  state ('creating' | 'running' | 'completed' | 'failed' | 'cancelled'), id, total,
+--                      created, ended (ms), counters done, dead, deadFail (dead under the policy 'fail'),
+--                      cancelled, blocked (nodes that cannot run: a dependency died, not 'ignore'), cancel
+--                      ('1' once cancelFlow ran)
+--   KEYS[2] HASH defs  ref -> JSON { t type, pt the type it is parked in or submitted to, d dependencies'
+--                      refs, n its dependents as [ref, pt, ref, pt, ...], f policy, and k key, dl delay,
+--                      p priority, g group when given }
+--   KEYS[3] HASH pl    ref -> payload text (what the node's task is created with)
+--   KEYS[4] HASH st    ref -> 'c' completed, 'x' dead, 'k' cancelled (no field: not settled)
+--   KEYS[5] HASH bk    ref -> how many of its dependencies are dead (not 'ignore') or blocked
+--   KEYS[6] HASH res   ref -> its handler's result (JSON)
+--   KEYS[7] HASH err   ref -> the error it died with (JSON)
+-- A flow that ended expires after the retention (ARGV); a re-drive that runs it again keeps it (PERSIST).
+
+local function flowExpire(ms)
+  for i = 1, 7 do
+    if ms > 0 then redis.call('PEXPIRE', KEYS[i], ms) else redis.call('PERSIST', KEYS[i]) end
+  end
+end
+
+-- After a change: the flow ends when every node is settled or blocked; it may run again (a re-drive).
+-- Returns its end state when it ended now, else ''.
+local function flowEnd(now, retention)
+  local m = redis.call('HMGET', KEYS[1], 'state', 'total', 'done', 'dead', 'deadFail', 'cancelled', 'blocked', 'cancel')
+  local state = m[1]
+  if not state or state == 'creating' then return '' end
+  local settled = 0
+  for i = 3, 7 do
+    if i ~= 5 then settled = settled + (tonumber(m[i]) or 0) end
+  end
+  if settled < tonumber(m[2]) then
+    if state ~= 'running' then
+      redis.call('HSET', KEYS[1], 'state', 'running')
+      redis.call('HDEL', KEYS[1], 'ended')
+      flowExpire(0)
+    end
+    return ''
+  end
+  local final = 'completed'
+  if m[8] == '1' then
+    final = 'cancelled'
+  elseif (tonumber(m[5]) or 0) > 0 then
+    final = 'failed'
+  end
+  if state == final then return '' end
+  redis.call('HSET', KEYS[1], 'state', final, 'ended', string.format('%.0f', now))
+  flowExpire(retention)
+  return final
+end
+
+-- Adds delta (+1 a dependency became blocking, -1 it no longer is) to the blocking count of each ref; returns
+-- the refs that became blocked (or free) by it: their own dependents are told next (the cascade).
+local function flowCascade(refs, delta)
+  local flipped, blocked = {}, 0
+  for _, r in ipairs(refs) do
+    local k = redis.call('HINCRBY', KEYS[5], r, delta)
+    if k <= 0 then redis.call('HDEL', KEYS[5], r) end
+    if redis.call('HEXISTS', KEYS[4], r) == 0 and ((delta > 0 and k == 1) or (delta < 0 and k == 0)) then
+      blocked = blocked + delta
+      flipped[#flipped + 1] = r
+    end
+  end
+  if blocked ~= 0 then redis.call('HINCRBY', KEYS[1], 'blocked', blocked) end
+  return flipped
+end
+
+-- The refs of a def's dependents (n holds ref, type pairs).
+local function dependentRefs(def)
+  local refs = {}
+  for i = 1, #def.n, 2 do refs[#refs + 1] = def.n[i] end
+  return refs
+end
