@@ -4,8 +4,14 @@ import type { Task, TaskFlow } from '../interfaces';
 import { FlowProgress } from '../flow/flow-progress';
 import { keptError } from '../runtime/error-stack';
 
+/** How often a consumer looks for flow nodes buried without their flow knowing (a crash, an expired lease). */
+export const SWEEP_MS = 5_000;
+
 /** A consumer's side of flows: `task.flow` before a node's handler, its completion before its ack, its death. */
 export class ConsumerFlows {
+  private sweptAt = 0;
+  private sweeping = false;
+
   constructor(
     private readonly type: string,
     private readonly progress: FlowProgress,
@@ -41,6 +47,20 @@ export class ConsumerFlows {
       this.logger.warn?.(`[${this.type}] flow node ${id}: its completion could not be recorded (it runs again when its lease expires): ${(error as Error).message}`);
       return false;
     }
+  }
+
+  /** Runs the dead-letter sweep (see `FlowProgress.sweepDead`) at most every `SWEEP_MS`. */
+  sweep(): void {
+    const now = Date.now();
+    if (this.sweeping || now - this.sweptAt < SWEEP_MS) return;
+    this.sweeping = true;
+    this.progress
+      .sweepDead(this.type)
+      .catch((error: Error) => this.logger.debug?.(`[${this.type}] flow dead-letter sweep failed (retried): ${error.message}`))
+      .finally(() => {
+        this.sweeping = false;
+        this.sweptAt = Date.now();
+      });
   }
 
   /** A node was buried: its flow learns it (a failure here is repaired by the dead-letter sweep). */

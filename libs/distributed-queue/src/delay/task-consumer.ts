@@ -136,6 +136,7 @@ export class TaskConsumer {
     void this.store.touchPresence(this.type, this.consumerId, 2 * this.renewEveryMs + 1000).catch(() => undefined);
     // NOTE: written again each tick (a change only when missing): Redis may have come back without them.
     if (configuresLimits(this.options)) void this.store.limits.configure(this.type, this.options).catch(() => undefined);
+    this.flows?.sweep();
     const held = [...this.unfinished().map(heldOf), ...this.queued.held()];
     if (held.length === 0) return;
     try {

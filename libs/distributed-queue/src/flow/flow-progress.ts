@@ -6,6 +6,8 @@ import type { FlowStore } from './flow.store';
 
 /** Refs per cascade call, and dependents per release call: bound the time one script holds Redis. */
 const BATCH = 500;
+/** Dead letters read per sweep call. */
+const SWEEP_PAGE = 200;
 
 /**
  * Moves flows on from the workers (issue 30). A node's completion is recorded in the flow and told to its
@@ -71,6 +73,22 @@ export class FlowProgress {
     await this.tell(flowId, ref, reply.tell);
     await this.cascade(flowId, reply.delta, reply.next);
     this.events.ended(flowId, reply.ended);
+  }
+
+  /**
+   * Repairs what a crash or an expired lease left out: every flow node of `type` buried since the last sweep
+   * is recorded dead in its flow (a repeat for those whose worker did it; it carries an unfinished cascade on).
+   */
+  async sweepDead(type: string): Promise<void> {
+    for (;;) {
+      const { moved, next, full, nodes } = await this.store.deadSince(type, SWEEP_PAGE);
+      for (const [id, diedAt, json] of nodes) {
+        const error = json ? (JSON.parse(json) as TaskErrorInfo) : { name: 'Error', message: 'dead', attempts: 0, failedAt: diedAt };
+        await this.dead(id, error);
+      }
+      if (moved) await this.store.sweptTo(type, next);
+      if (!full) return;
+    }
   }
 
   /** Tells each dependent (ref, park type pairs) on its own type's slot that `ref` is done with. */

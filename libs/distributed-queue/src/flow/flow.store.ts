@@ -168,6 +168,32 @@ export class FlowStore {
     return Object.keys(meta).length === 0 ? null : meta;
   }
 
+  /**
+   * Flow nodes of `type` buried after the type's sweep cursor (ms), a page at a time: id, time of death,
+   * last error JSON. `next` is the cursor after the page (unchanged when nothing is newer).
+   */
+  async deadSince(type: string, count: number): Promise<{ moved: boolean; next: number; full: boolean; nodes: [string, number, string | null][] }> {
+    const k = delayQueueKeys(this.prefix, type);
+    const cursor = Number((await this.client.get(`${k.dead}:flow-sweep`)) ?? 0);
+    const flat = await this.client.zrangebyscore(k.dead, `(${cursor}`, '+inf', 'WITHSCORES', 'LIMIT', 0, count);
+    const nodes: [string, number, string | null][] = [];
+    let next = cursor;
+    for (let i = 0; i < flat.length; i += 2) {
+      next = Number(flat[i + 1]);
+      if (flat[i].charCodeAt(0) === 38) nodes.push([flat[i], next, null]);
+    }
+    if (nodes.length > 0) {
+      const errors = await this.client.hmget(k.errors, ...nodes.map(([id]) => id));
+      nodes.forEach((node, i) => (node[2] = errors[i]));
+    }
+    return { moved: next !== cursor, next, full: flat.length === 2 * count, nodes };
+  }
+
+  /** Moves the type's sweep cursor on (see `deadSince`) once its page was handled. */
+  async sweptTo(type: string, cursor: number): Promise<void> {
+    await this.client.set(`${delayQueueKeys(this.prefix, type).dead}:flow-sweep`, String(cursor));
+  }
+
   /** Records a new flow in the index (the dashboard's list). */
   async indexed(flowId: string, createdAt: number): Promise<void> {
     await this.client.zadd(flowIndexKey(this.prefix), createdAt, flowId);

@@ -18,7 +18,7 @@ for i = 1, #fields, 2 do
   local ref = fields[i]
   if redis.call('HSETNX', KEYS[4], ref, 'k') == 1 then
     cancelled = cancelled + 1
-    if tonumber(redis.call('HGET', KEYS[5], ref) or '0') > 0 then unblocked = unblocked + 1 end
+    if blockingOf(ref) > 0 then unblocked = unblocked + 1 end
     out[#out + 1], out[#out + 2] = ref, fields[i + 1]
   end
 end

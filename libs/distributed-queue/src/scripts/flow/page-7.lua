@@ -19,6 +19,6 @@ for i = 1, #fields, 2 do
   local s = redis.call('HGET', KEYS[4], ref) or ''
   local json = ''
   if s == 'c' then json = redis.call('HGET', KEYS[6], ref) or '' elseif s == 'x' then json = redis.call('HGET', KEYS[7], ref) or '' end
-  out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4], out[#out + 5] = ref, fields[i + 1], s, redis.call('HGET', KEYS[5], ref) or '0', json
+  out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4], out[#out + 5] = ref, fields[i + 1], s, blockingOf(ref), json
 end
 return out

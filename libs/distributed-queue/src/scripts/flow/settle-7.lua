@@ -6,7 +6,8 @@
   KEYS: see flow-record.lua
   ARGV[1] ref  ARGV[2] 'c' or 'x'  ARGV[3] result or error JSON ('' none)  ARGV[4] now  ARGV[5] retention (ms)
   Returns: { changed (1/0; -1: no such node), the flow's end state now or '', the node's policy,
-             cascade delta (0, 1, -1), { refs to cascade next }, dependents to tell as ref, type pairs }
+             cascade delta (0, 1, -1; 2: 1 walking every blocked node, a repeat), { refs to cascade next },
+             dependents to tell as ref, type pairs }
 ]]
 --- @include "includes/flow-record"
 
@@ -29,7 +30,7 @@ if outcome == 'c' then
       if def.f ~= 'ignore' then delta = -1 end
     elseif prev == 'k' then
       redis.call('HINCRBY', KEYS[1], 'cancelled', -1)
-    elseif tonumber(redis.call('HGET', KEYS[5], ref) or '0') > 0 then
+    elseif blockingOf(ref) > 0 then
       redis.call('HINCRBY', KEYS[1], 'blocked', -1)
     end
   end
@@ -42,13 +43,18 @@ elseif outcome == 'x' then
     redis.call('HINCRBY', KEYS[1], 'dead', 1)
     if def.f == 'fail' then redis.call('HINCRBY', KEYS[1], 'deadFail', 1) end
     if def.f ~= 'ignore' then delta = 1 end
-    if tonumber(redis.call('HGET', KEYS[5], ref) or '0') > 0 then redis.call('HINCRBY', KEYS[1], 'blocked', -1) end
+    if blockingOf(ref) > 0 then redis.call('HINCRBY', KEYS[1], 'blocked', -1) end
   end
 end
+-- NOTE: a repeated death walks its blocked dependents again: the worker that recorded it may have died
+-- in the middle of the cascade (each edge counts once, see flowCascade).
+local walk = false
+if outcome == 'x' and changed == 0 and def.f ~= 'ignore' then delta, walk = 1, true end
 local next = {}
-if delta ~= 0 then next = flowCascade(dependentRefs(def), delta) end
+if delta ~= 0 then next = flowCascade(ref, dependentRefs(def), delta, walk) end
 local ended = ''
 if changed == 1 then ended = flowEnd(tonumber(ARGV[4]), tonumber(ARGV[5])) end
 local tell = {}
 if outcome == 'c' or def.f == 'ignore' then tell = def.n end
+if walk then delta = 2 end
 return { changed, ended, def.f, delta, next, tell }

@@ -8,7 +8,8 @@
 --                      p priority, g group when given }
 --   KEYS[3] HASH pl    ref -> payload text (what the node's task is created with)
 --   KEYS[4] HASH st    ref -> 'c' completed, 'x' dead, 'k' cancelled (no field: not settled)
---   KEYS[5] HASH bk    ref -> how many of its dependencies are dead (not 'ignore') or blocked
+--   KEYS[5] HASH bk    '#<ref>' -> how many of its dependencies are dead (not 'ignore') or blocked, and
+--                      '<ref>\n<dependency>' -> 1 for each of them (see flowCascade)
 --   KEYS[6] HASH res   ref -> its handler's result (JSON)
 --   KEYS[7] HASH err   ref -> the error it died with (JSON)
 -- A flow that ended expires after the retention (ARGV); a re-drive that runs it again keeps it (PERSIST).
@@ -49,20 +50,35 @@ local function flowEnd(now, retention)
   return final
 end
 
--- Adds delta (+1 a dependency became blocking, -1 it no longer is) to the blocking count of each ref; returns
--- the refs that became blocked (or free) by it: their own dependents are told next (the cascade).
-local function flowCascade(refs, delta)
-  local flipped, blocked = {}, 0
+-- A dependency `from` of each of `refs` became blocking (delta 1: it died, not under 'ignore', or it is
+-- blocked) or no longer is (-1). Per edge, idempotent: bk holds the edge '<ref>\n<from>' and the count
+-- '#<ref>'. Returns the refs to carry the cascade to (their own dependents, next): those whose blocking
+-- flipped, and with `walk` (a repeat: a worker may have died in the middle of it) every blocked one.
+local function flowCascade(from, refs, delta, walk)
+  local out, blocked = {}, 0
   for _, r in ipairs(refs) do
-    local k = redis.call('HINCRBY', KEYS[5], r, delta)
-    if k <= 0 then redis.call('HDEL', KEYS[5], r) end
-    if redis.call('HEXISTS', KEYS[4], r) == 0 and ((delta > 0 and k == 1) or (delta < 0 and k == 0)) then
-      blocked = blocked + delta
-      flipped[#flipped + 1] = r
+    local changed
+    if delta > 0 then changed = redis.call('HSETNX', KEYS[5], r .. '\n' .. from, 1) else changed = redis.call('HDEL', KEYS[5], r .. '\n' .. from) end
+    local k
+    if changed == 1 then
+      k = redis.call('HINCRBY', KEYS[5], '#' .. r, delta)
+      if k <= 0 then redis.call('HDEL', KEYS[5], '#' .. r) end
+    else
+      k = tonumber(redis.call('HGET', KEYS[5], '#' .. r) or '0')
+    end
+    if redis.call('HEXISTS', KEYS[4], r) == 0 then
+      local flipped = changed == 1 and ((delta > 0 and k == 1) or (delta < 0 and k <= 0))
+      if flipped then blocked = blocked + delta end
+      if flipped or (walk and delta > 0 and k > 0) then out[#out + 1] = r end
     end
   end
   if blocked ~= 0 then redis.call('HINCRBY', KEYS[1], 'blocked', blocked) end
-  return flipped
+  return out
+end
+
+-- How many of ref's dependencies block it (see flowCascade).
+local function blockingOf(ref)
+  return tonumber(redis.call('HGET', KEYS[5], '#' .. ref) or '0')
 end
 
 -- The refs of a def's dependents (n holds ref, type pairs).
