@@ -6,7 +6,7 @@ import type { TaskErrorInfo, TaskState } from './task.interface';
  * - `fail`: they do not run, and the flow ends `failed` once nothing else can run;
  * - `ignore`: they run without its result (`task.flow.failed` has its error); the flow may still complete;
  * - `continue`: they do not run, the rest of the flow goes on, and the flow may still end `completed`.
- * Re-driving the dead node (`QueueControlService.redrive`) resumes the flow: when it completes, its dependents run.
+ * Re-driving the dead node (`TaskInspectorService.redriveDead`) resumes the flow: when it completes, its dependents run.
  */
 export type FlowFailurePolicy = 'fail' | 'ignore' | 'continue';
 
