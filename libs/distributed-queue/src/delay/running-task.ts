@@ -1,4 +1,8 @@
-import type { Task } from '../interfaces';
+import { CorruptTaskError } from '../errors';
+import type { Task, TaskHandler } from '../interfaces';
+import { callHandler } from '../runtime/handler-call';
+import { splitTraceContext } from '../tracing/trace-carrier';
+import type { ConsumerFlows } from './consumer-flows';
 import { setLongTimeout, type LongTimer } from '../runtime/long-timer';
 import type { Reservation } from './delay-queue.store';
 
@@ -28,4 +32,31 @@ export function newBatch(timeoutMs: number, onTimeout: (task: RunningTask) => vo
     for (const task of [...batch.tasks]) onTimeout(task);
   }, timeoutMs);
   return batch;
+}
+
+/**
+ * Starts a reserved task's handler: reads its payload and builds the task it gets (`task.view`; a flow
+ * node's `task.flow` read first). `done` gets the handler's outcome; `fail` a failure before it started
+ * (a corrupt payload, its flow unreadable).
+ */
+export function startRun(
+  type: string, handler: TaskHandler, task: RunningTask, flows: ConsumerFlows | undefined,
+  done: (error: Error | null, result?: unknown) => void, fail: (error: Error) => void,
+): void {
+  const { json, traceContext } = splitTraceContext(task.reservation.payload);
+  let payload: unknown;
+  try {
+    payload = JSON.parse(json);
+  } catch (error) {
+    fail(new CorruptTaskError(`payload is not valid JSON: ${(error as Error).message}`));
+    return;
+  }
+  const { id, attempt, dueAt } = task.reservation;
+  const view: Task = traceContext ? { id, type, payload, attempt, dueAt, traceContext } : { id, type, payload, attempt, dueAt };
+  task.view = view;
+  if (flows?.is(id)) {
+    flows.withContext(id, (flow) => !task.settled && callHandler(handler, (task.view = { ...view, flow }), task.controller, done), fail);
+  } else {
+    callHandler(handler, view, task.controller, done);
+  }
 }

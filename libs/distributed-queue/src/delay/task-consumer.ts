@@ -1,21 +1,20 @@
 import type { LoggerService } from '@nestjs/common';
-import { CorruptTaskError, DeliveryNotMadeError, LeaseLostError, RateLimitedError, TaskCancelledError, TaskTimeoutError } from '../errors';
-import type { Task, TaskHandler } from '../interfaces';
+import { DeliveryNotMadeError, LeaseLostError, RateLimitedError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { configuresLimits } from '../options/resolve-limits';
 import { ACK_DELAY_MS } from '../runtime/ack-buffer';
-import { callHandler, runController } from '../runtime/handler-call';
+import { runController } from '../runtime/handler-call';
 import { SHUTDOWN_CALL_MS, shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
 import { ReservedQueue, type Held } from './reserved-queue';
-import { newBatch, type Batch, type RunningTask } from './running-task';
+import { newBatch, startRun, type Batch, type RunningTask } from './running-task';
 import { IdleWaiters } from '../runtime/idle-waiters';
 import { WakeSignal } from '../runtime/wake-signal';
 import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
 import type { TaskEventBus } from '../events/task-event-bus';
 import { ConsumerEvents } from './consumer-events';
 import { DelayAcks, type AckBatch } from './delay-acks';
-import { splitTraceContext } from '../tracing/trace-carrier';
 import { reportFailure } from '../redis/outage-log';
 import type { AckDurability } from '../redis/ack-durability';
 import { DurableAcks } from './durable-acks';
@@ -329,29 +328,10 @@ export class TaskConsumer {
 
   private run(reservation: Reservation, batch: Batch): void {
     const task = this.track(reservation, batch, runController(this.handler));
-    const { json, traceContext } = splitTraceContext(reservation.payload);
-    let payload: unknown;
-    try {
-      payload = JSON.parse(json);
-    } catch (error) {
-      this.finish(task, new CorruptTaskError(`payload is not valid JSON: ${(error as Error).message}`));
-      return;
-    }
-    const { id, attempt, dueAt } = reservation;
-    task.view = traceContext ? { id, type: this.type, payload, attempt, dueAt, traceContext } : { id, type: this.type, payload, attempt, dueAt };
-    if (this.flows?.is(id)) {
-      const view = task.view;
-      this.flows.withContext(id, (flow) => !task.settled && this.call(task, (task.view = { ...view, flow })), (error) => this.finish(task, error));
-    } else {
-      this.call(task, task.view);
-    }
-  }
-
-  private call(task: RunningTask, view: Task): void {
-    callHandler(this.handler, view, task.controller, (error, result) => {
+    startRun(this.type, this.handler, task, this.flows, (error, result) => {
       this.queued.recordDuration(Date.now() - task.startedAt);
       this.finish(task, error, result);
-    });
+    }, (error) => this.finish(task, error));
   }
 
   /** Marks a task settled: its handler's outcome no longer matters. Returns false when it was already. */
