@@ -17,6 +17,7 @@ import { durabilityCost } from './durability';
 import { limits } from './limits';
 import { prioritized } from './priorities';
 import { groups } from './groups';
+import { flows } from './flows';
 import { each } from './workloads';
 
 async function main(): Promise<void> {
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
     ['limits', () => limits(server.url, quick)],
     ['prioritized', () => prioritized(server.url, quick)],
     ['groups', () => groups(server.url, quick)],
+    ['flows', () => flows(server.url, quick)],
   ];
   try {
     for (const [name, run] of workloads) {
