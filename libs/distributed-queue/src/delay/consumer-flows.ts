@@ -2,6 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { FlowResultError } from '../errors';
 import type { Task, TaskFlow } from '../interfaces';
 import { FlowProgress } from '../flow/flow-progress';
+import { parseFlowNodeId } from '../flow/flow-keys';
 import { keptError } from '../runtime/error-stack';
 
 /** How often a consumer looks for flow nodes buried without their flow knowing (a crash, an expired lease). */
@@ -21,6 +22,12 @@ export class ConsumerFlows {
   /** Whether the task is a flow node (id `&<flow>:<ref>`); one char test for the others. */
   is(id: string): boolean {
     return FlowProgress.isNode(this.type, id);
+  }
+
+  /** A root's `task.flow`: no dependencies, nothing to read. */
+  rootContext(id: string): TaskFlow {
+    const { flowId, ref } = parseFlowNodeId(id)!;
+    return { id: flowId, ref, results: {}, failed: {} };
   }
 
   /** Reads what the node's handler gets in `task.flow`, then calls `run` with it (or `fail`). */

@@ -43,7 +43,8 @@ export function startRun(
   type: string, handler: TaskHandler, task: RunningTask, flows: ConsumerFlows | undefined,
   done: (error: Error | null, result?: unknown) => void, fail: (error: Error) => void,
 ): void {
-  const { json, traceContext } = splitTraceContext(task.reservation.payload);
+  const stored = task.reservation.payload;
+  const { json, traceContext } = splitTraceContext(stored);
   let payload: unknown;
   try {
     payload = JSON.parse(json);
@@ -55,7 +56,9 @@ export function startRun(
   const view: Task = traceContext ? { id, type, payload, attempt, dueAt, traceContext } : { id, type, payload, attempt, dueAt };
   task.view = view;
   if (flows?.is(id)) {
-    flows.withContext(id, (flow) => !task.settled && callHandler(handler, (task.view = { ...view, flow }), task.controller, done), fail);
+    // NOTE: a node stored with a leading `&` has dependencies whose results it reads first; a root has none.
+    if (stored.charCodeAt(0) !== 38) callHandler(handler, (task.view = { ...view, flow: flows.rootContext(id) }), task.controller, done);
+    else flows.withContext(id, (flow) => !task.settled && callHandler(handler, (task.view = { ...view, flow }), task.controller, done), fail);
   } else {
     callHandler(handler, view, task.controller, done);
   }

@@ -59,5 +59,8 @@ function planNode(node: CheckedNode, flowId: string, explorer: DistributedQueueE
     if (given.group !== undefined) def.g = checkGroup(given.group);
   }
   parkType.set(ref, def.pt);
+  // NOTE: a delay-queue node with dependencies is stored with a leading `&` (JSON never begins with it): its
+  // worker reads their results before its handler; a root's finds none to read (one call fewer).
+  if (node.deps.length > 0 && def.pt === type) payload = `&${payload}`;
   return { ref, id, def, payload };
 }

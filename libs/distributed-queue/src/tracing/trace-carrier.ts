@@ -12,6 +12,8 @@ export function withTraceContext(json: string, traceparent: string | undefined):
 
 /** Splits a stored payload text into its JSON and the `traceparent` it was submitted under. */
 export function splitTraceContext(text: string): { json: string; traceContext?: string } {
+  // NOTE: a flow node that waits for dependencies is stored with a leading `&` (see flow-plan.ts).
+  if (text.charCodeAt(0) === 38 /* & */) text = text.slice(1);
   if (text.charCodeAt(0) !== 94 /* ^ */) return { json: text };
   const bar = text.indexOf('|');
   if (bar < 0) return { json: text };

@@ -61,7 +61,9 @@ for i = 3, #ARGV, 2 do
         if minDue == nil or due < minDue then minDue = due end
         released[#released + 1] = id
         if logged then
-          ids[#ids + 1], dues[#dues + 1], delays[#delays + 1], bodies[#bodies + 1] = id, due, delay, r.payload
+          local body = r.payload
+          if string.byte(body, 1) == 38 then body = string.sub(body, 2) end -- '&': a node with dependencies (flow-plan.ts)
+          ids[#ids + 1], dues[#dues + 1], delays[#delays + 1], bodies[#bodies + 1] = id, due, delay, body
         end
       end
     end
