@@ -113,9 +113,20 @@ export class TaskFlowService {
     return read.filter((f): f is FlowInfo => f !== null).map(({ nodes: _nodes, ...flow }) => flow);
   }
 
-  /** Listens to flow ends heard in this process (the instance whose call ended the flow); returns the removal. */
+  /**
+   * Listens to the flow ends this process made (its worker ran a flow's last node, or it cancelled the flow):
+   * each end is heard by exactly one instance's local listeners (unless it dies first). Returns the removal.
+   */
   onFlowEnded(listener: FlowEndedListener): () => void {
     return this.events.on(listener);
+  }
+
+  /**
+   * Listens to every flow end in the fleet (published on `<prefix>:events:flows`; heard while connected,
+   * at most once). Resolves with the removal once subscribed.
+   */
+  followFlowEnds(listener: FlowEndedListener): Promise<() => Promise<void>> {
+    return this.events.follow(listener);
   }
 
   private async park(nodes: PlannedNode[]): Promise<void> {
