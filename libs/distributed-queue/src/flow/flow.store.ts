@@ -4,12 +4,14 @@ import type { RedisClient } from '../redis/script-loader';
 import { flowIndexKey, flowKeys } from './flow-keys';
 
 type Arg = string | number;
+/** Dependencies read per context call (a node may have 10,000). */
+const CONTEXT_PAGE = 1000;
 interface FlowScripts {
   dqFlowDefine(...args: Arg[]): Promise<number>;
   dqFlowStart(...args: Arg[]): Promise<[number, string]>;
   dqFlowSettle(...args: Arg[]): Promise<[number, string, string, number, string[], string[]]>;
   dqFlowBlock(...args: Arg[]): Promise<[string, string[]]>;
-  dqFlowContext(...args: Arg[]): Promise<string[]>;
+  dqFlowContext(...args: Arg[]): Promise<[number, ...string[]]>;
   dqFlowCancel(...args: Arg[]): Promise<string[]>;
   dqFlowPage(...args: Arg[]): Promise<[string, string[], ...string[]] | []>;
   dqDelayFlowPark(...args: Arg[]): Promise<number[]>;
@@ -101,9 +103,12 @@ export class FlowStore {
 
   /** A node's dependencies: ref, state ('c', 'x' or ''), result or error JSON. */
   async context(flowId: string, ref: string): Promise<[string, string, string][]> {
-    const flat = await this.scripts.dqFlowContext(...this.keys(flowId), ref);
     const out: [string, string, string][] = [];
-    for (let i = 0; i < flat.length; i += 3) out.push([flat[i], flat[i + 1], flat[i + 2]]);
+    for (let offset = 0, total = 1; offset < total; offset += CONTEXT_PAGE) {
+      const [all, ...flat] = await this.scripts.dqFlowContext(...this.keys(flowId), ref, offset, CONTEXT_PAGE);
+      total = Number(all);
+      for (let i = 0; i < flat.length; i += 3) out.push([flat[i], flat[i + 1], flat[i + 2]]);
+    }
     return out;
   }
 
