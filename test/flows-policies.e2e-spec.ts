@@ -1,0 +1,146 @@
+/**
+ * Flows (issue 30): what a dead node's dependents do (onFailure), and a re-drive resuming the flow, against
+ * real Redis (single server and cluster). A node dies on its only attempt (maxAttempts 1, its handler throws).
+ *
+ * Failure matrix (each cell a test below):
+ * | capability                 | cell                                                                          |
+ * |----------------------------|-------------------------------------------------------------------------------|
+ * | onFailure 'fail' (default) | its dependent never runs (getFlow 'blocked'), an independent branch still     |
+ * |                            | runs, the flow ends 'failed' once nothing else can run; counts                |
+ * | 'fail', transitive         | a chain and a fan below the dead node: grandchildren blocked too              |
+ * | onFailure 'ignore'         | its dependent runs, task.flow.failed has the error, results the others'; the  |
+ * |                            | flow ends 'completed'                                                         |
+ * | onFailure 'continue'       | its dependents (and theirs) blocked, an independent branch completes, the     |
+ * |                            | flow ends 'completed'                                                         |
+ * | re-drive resumes           | after 'fail', redriveDead(type, [id]) with a handler that now succeeds: the   |
+ * |                            | blocked dependents run (once) and the flow ends 'completed'                   |
+ */
+import 'reflect-metadata';
+import type { Task } from 'nestjs-distributed-queue';
+import { flowEnded, flowsOf, nodeOf, nodeWorker, runsOf, type NodeRun } from './support/flow-nodes';
+import { useQueueApps } from './support/queue-app';
+import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
+import { sleep, waitFor } from './support/wait';
+
+interface Step { ms?: number; die?: boolean }
+
+describe.each(getTargets().map((t) => [t.name, t] as const))('flow failure policies on %s', (_name, target: RedisTarget) => {
+  const { start } = useQueueApps(target);
+
+  /** An app with one type 'step': its handler sleeps `ms`, throws when `die` (or `dying(ref)`), returns its ref. */
+  async function policyApp(label: string, dying: (ref: string) => boolean = () => false) {
+    const runs: NodeRun[] = [];
+    const W = nodeWorker(runs, 'step', { concurrency: 4, maxAttempts: 1 }, async (t: Task<Step>) => {
+      if (t.payload.ms) await sleep(t.payload.ms);
+      if (t.payload.die || dying(t.flow!.ref)) throw new Error(`${t.flow!.ref} broke`);
+      return `${t.flow!.ref}-done`;
+    });
+    const app = await start({ connection: target.connection, keyPrefix: uniquePrefix(label) }, [W]);
+    return { app, flows: flowsOf(app), runs };
+  }
+
+  it("'fail': the dependent never runs, an independent branch still runs, the flow ends failed", async () => {
+    const { flows, runs } = await policyApp('flow-pol-fail');
+    const { id } = await flows.submitFlow([
+      { ref: 'dies', type: 'step', payload: { die: true } },
+      { ref: 'child', type: 'step', payload: {}, dependsOn: ['dies'] },
+      { ref: 'solo', type: 'step', payload: { ms: 1500 } },
+    ]);
+    await waitFor(async () => nodeOf((await flows.getFlow(id))!, 'dies').state === 'dead', { timeoutMs: 10_000 });
+    const mid = (await flows.getFlow(id))!;
+    expect(mid.state).toBe('running'); // 'solo' can still run
+    expect(nodeOf(mid, 'child').state).toBe('blocked');
+    const flow = await flowEnded(flows, id);
+    expect(flow.state).toBe('failed');
+    expect(flow.endedAt).toBeGreaterThanOrEqual(flow.createdAt);
+    expect(flow.counts).toEqual({ total: 3, completed: 1, dead: 1, cancelled: 0, blocked: 1 });
+    expect(nodeOf(flow, 'dies')).toMatchObject({ state: 'dead', onFailure: 'fail', error: { name: 'Error', message: 'dies broke', attempts: 1 } });
+    expect(nodeOf(flow, 'child').state).toBe('blocked');
+    expect(nodeOf(flow, 'solo')).toMatchObject({ state: 'completed', result: 'solo-done' });
+    await sleep(300);
+    expect(runs.map((r) => r.ref).sort()).toEqual(['dies', 'solo']);
+  });
+
+  it("'fail', transitive: the chain and the fan below the dead node are blocked, grandchildren too", async () => {
+    const { flows, runs } = await policyApp('flow-pol-trans');
+    const { id } = await flows.submitFlow([
+      { ref: 'root', type: 'step', payload: {} },
+      { ref: 'dies', type: 'step', payload: { die: true }, dependsOn: ['root'] },
+      { ref: 'c1', type: 'step', payload: {}, dependsOn: ['dies'] },
+      { ref: 'c2', type: 'step', payload: {}, dependsOn: ['dies'] },
+      { ref: 'g1', type: 'step', payload: {}, dependsOn: ['c1', 'c2'] },
+      { ref: 'gg', type: 'step', payload: {}, dependsOn: ['g1'] },
+      { ref: 'side', type: 'step', payload: {}, dependsOn: ['root'] },
+      { ref: 'mixed', type: 'step', payload: {}, dependsOn: ['side', 'c2'] },
+    ]);
+    const flow = await flowEnded(flows, id);
+    expect(flow.state).toBe('failed');
+    expect(flow.counts).toEqual({ total: 8, completed: 2, dead: 1, cancelled: 0, blocked: 5 });
+    for (const ref of ['c1', 'c2', 'g1', 'gg', 'mixed']) expect([ref, nodeOf(flow, ref).state]).toEqual([ref, 'blocked']);
+    await sleep(300);
+    expect(runs.map((r) => r.ref).sort()).toEqual(['dies', 'root', 'side']);
+  });
+
+  it("'ignore': the dependent runs with the error in task.flow.failed, and the flow completes", async () => {
+    const { flows, runs } = await policyApp('flow-pol-ignore');
+    const { id } = await flows.submitFlow([
+      { ref: 'dies', type: 'step', payload: { die: true }, onFailure: 'ignore' },
+      { ref: 'ok', type: 'step', payload: {} },
+      { ref: 'child', type: 'step', payload: {}, dependsOn: ['dies', 'ok'] },
+      { ref: 'grand', type: 'step', payload: {}, dependsOn: ['child'] },
+    ]);
+    const flow = await flowEnded(flows, id);
+    expect(flow.state).toBe('completed');
+    expect(flow.counts).toEqual({ total: 4, completed: 3, dead: 1, cancelled: 0, blocked: 0 });
+    const [child] = runsOf(runs, 'child');
+    expect(child.flow!.results).toEqual({ ok: 'ok-done' });
+    expect(child.flow!.failed).toEqual({ dies: expect.objectContaining({ name: 'Error', message: 'dies broke', attempts: 1 }) });
+    expect(child.start).toBeGreaterThanOrEqual(runsOf(runs, 'dies')[0].end!);
+    expect(nodeOf(flow, 'dies')).toMatchObject({ state: 'dead', onFailure: 'ignore' });
+    expect(runsOf(runs, 'grand')[0].flow).toEqual({ id, ref: 'grand', results: { child: 'child-done' }, failed: {} });
+  });
+
+  it("'continue': the dependents are blocked, an independent branch completes, the flow ends completed", async () => {
+    const { flows, runs } = await policyApp('flow-pol-cont');
+    const { id } = await flows.submitFlow([
+      { ref: 'dies', type: 'step', payload: { die: true }, onFailure: 'continue' },
+      { ref: 'child', type: 'step', payload: {}, dependsOn: ['dies'] },
+      { ref: 'grand', type: 'step', payload: {}, dependsOn: ['child'] },
+      { ref: 'x', type: 'step', payload: { ms: 300 } },
+      { ref: 'y', type: 'step', payload: {}, dependsOn: ['x'] },
+    ]);
+    const flow = await flowEnded(flows, id);
+    expect(flow.state).toBe('completed');
+    expect(flow.counts).toEqual({ total: 5, completed: 2, dead: 1, cancelled: 0, blocked: 2 });
+    expect(nodeOf(flow, 'child').state).toBe('blocked');
+    expect(nodeOf(flow, 'grand').state).toBe('blocked');
+    expect(nodeOf(flow, 'y')).toMatchObject({ state: 'completed', result: 'y-done' });
+    await sleep(300);
+    expect(runs.map((r) => r.ref).sort()).toEqual(['dies', 'x', 'y']);
+  });
+
+  it("re-drive resumes: after 'fail', the dead node re-driven and now succeeding runs its dependents and completes the flow", async () => {
+    let broken = true;
+    const { app, flows, runs } = await policyApp('flow-pol-redrive', (ref) => ref === 'flaky' && broken);
+    const { id, nodes } = await flows.submitFlow([
+      { ref: 'flaky', type: 'step', payload: {} },
+      { ref: 'child', type: 'step', payload: {}, dependsOn: ['flaky'] },
+      { ref: 'grand', type: 'step', payload: {}, dependsOn: ['child'] },
+    ]);
+    const failed = await flowEnded(flows, id);
+    expect(failed.state).toBe('failed');
+    expect(failed.counts).toEqual({ total: 3, completed: 0, dead: 1, cancelled: 0, blocked: 2 });
+    broken = false;
+    expect(await app.inspect.redriveDead('step', [nodes.flaky.id])).toBe(1);
+    const flow = await waitFor(async () => {
+      const f = await flows.getFlow(id);
+      return f?.state === 'completed' ? f : null;
+    }, { timeoutMs: 15_000, message: 'flow completed after the re-drive' });
+    expect(flow.counts).toEqual({ total: 3, completed: 3, dead: 0, cancelled: 0, blocked: 0 });
+    expect(nodeOf(flow, 'flaky')).toMatchObject({ state: 'completed', result: 'flaky-done' });
+    expect('error' in nodeOf(flow, 'flaky')).toBe(false);
+    await sleep(300);
+    expect(runs.map((r) => r.ref)).toEqual(['flaky', 'flaky', 'child', 'grand']);
+    expect(runsOf(runs, 'child')[0].flow!.results).toEqual({ flaky: 'flaky-done' });
+  });
+});
