@@ -55,6 +55,8 @@ export interface TaskHistoryRecord {
   payload: unknown;
   key: string | null;
   partition: number | null;
+  /** A flow node's row: its flow's id (`TaskFlowService.getFlow`); null for any other task. */
+  flowId: string | null;
   /** The last failed attempt's error; `stack` when it had one (bounded, see `TaskErrorInfo.stack`). */
   lastError: { name: string; message: string; stack?: string } | null;
   machine: string | null;

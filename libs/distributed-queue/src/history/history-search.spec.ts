@@ -33,15 +33,18 @@ describe('checkHistorySearch', () => {
     [{ to: Number.NaN }, 'to'],
     [{ type: '' }, 'type'],
     [{ cursor: '%%' }, 'cursor'],
+    [{ flowId: '' }, 'flowId'],
+    [{ flowId: 'a b' }, 'flowId'],
+    [{ flowId: 7 }, 'flowId'],
   ])('rejects %j naming %s', (query, argument) => {
     expect(() => checkHistorySearch(query as never)).toThrow(expect.objectContaining({ argument }));
   });
 
   it('builds the WHERE clause in parameter order', () => {
-    const q = checkHistorySearch({ type: 't', status: 'done', from: 1, to: 2, limit: 5 });
+    const q = checkHistorySearch({ type: 't', status: 'done', flowId: 'f.1', from: 1, to: 2, limit: 5 });
     const { where, params } = searchWhere({ ...q, after: { createdAt: 3, type: 't', id: 'i' } });
-    expect(params).toEqual(['t', 'done', 1, 2, 3, 't', 'i']);
-    expect(where).toMatch(/^WHERE topic = \$1 AND status = \$2 AND create_time >= .*\$3.* AND create_time < .*\$4/);
-    expect(where).toMatch(/\(create_time, topic, id\) < \(.*\$5.*, \$6, \$7\)$/);
+    expect(params).toEqual(['t', 'done', 'f.1', 1, 2, 3, 't', 'i']);
+    expect(where).toMatch(/^WHERE topic = \$1 AND status = \$2 AND flow_id = \$3 AND create_time >= .*\$4.* AND create_time < .*\$5/);
+    expect(where).toMatch(/\(create_time, topic, id\) < \(.*\$6.*, \$7, \$8\)$/);
   });
 });

@@ -1,12 +1,16 @@
 import { InvalidArgumentError } from '../errors';
+import { quote } from '../errors/quote';
+import { checkFlowId } from '../flow/flow-graph';
 import type { TaskHistoryRecord } from './history-event';
 import { decodeHistoryCursor, HistoryCursor } from './history-cursor';
 import { HISTORY_STATUSES, type HistoryStatus } from './history-event';
 
-/** A search of the task history: filters on type, status and submit time, newest first. */
+/** A search of the task history: filters on type, status, flow and submit time, newest first. */
 export interface HistorySearch {
   type?: string;
   status?: HistoryStatus;
+  /** The rows of one flow's nodes (`submitFlow`'s id). */
+  flowId?: string;
   /** Submitted at or after (epoch ms). */
   from?: number;
   /** Submitted before (epoch ms; exclusive). */
@@ -30,6 +34,7 @@ export interface HistoryPage {
 export interface CheckedSearch {
   type?: string;
   status?: HistoryStatus;
+  flowId?: string;
   from?: number;
   to?: number;
   limit: number;
@@ -47,18 +52,28 @@ function time(name: string, value: unknown): number | undefined {
   return value;
 }
 
+/** A flow id as `submitFlow` takes it. @throws InvalidArgumentError naming `flowId` */
+function flowIdOf(value: unknown): string {
+  try {
+    return checkFlowId(value);
+  } catch {
+    throw new InvalidArgumentError('flowId', `expected a flow id (1 to 64 characters of A-Z a-z 0-9 _ . -), got ${quote(value)}`);
+  }
+}
+
 /**
  * Validates a search.
- * @throws InvalidArgumentError naming the bad argument (type, status, from/to, limit, cursor)
+ * @throws InvalidArgumentError naming the bad argument (type, status, flowId, from/to, limit, cursor)
  */
 export function checkHistorySearch(query: HistorySearch = {}): CheckedSearch {
-  const { type, status, limit = DEFAULT_SEARCH_LIMIT, cursor } = query;
+  const { type, status, flowId, limit = DEFAULT_SEARCH_LIMIT, cursor } = query;
   if (type !== undefined && (typeof type !== 'string' || !type)) {
     throw new InvalidArgumentError('type', 'expected a non-empty string');
   }
   if (status !== undefined && !HISTORY_STATUSES.includes(status)) {
     throw new InvalidArgumentError('status', `${JSON.stringify(status)} is not one of ${HISTORY_STATUSES.join(', ')}`);
   }
+  if (flowId !== undefined) flowIdOf(flowId);
   const from = time('from', query.from);
   const to = time('to', query.to);
   if (from !== undefined && to !== undefined && from > to) {
@@ -67,7 +82,7 @@ export function checkHistorySearch(query: HistorySearch = {}): CheckedSearch {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_LIMIT) {
     throw new InvalidArgumentError('limit', `${String(limit)} is not an integer from 1 to ${MAX_SEARCH_LIMIT}`);
   }
-  return { type, status, from, to, limit, after: cursor === undefined ? undefined : decodeHistoryCursor(cursor) };
+  return { type, status, flowId, from, to, limit, after: cursor === undefined ? undefined : decodeHistoryCursor(cursor) };
 }
 
 /** The WHERE clause and its parameters (epoch ms converted in SQL). */
@@ -78,6 +93,7 @@ export function searchWhere(q: CheckedSearch): { where: string; params: unknown[
   const at = (ms: number): string => `(timestamptz 'epoch' + ${param(ms)}::bigint * interval '1 millisecond')`;
   if (q.type !== undefined) conditions.push(`topic = ${param(q.type)}`);
   if (q.status !== undefined) conditions.push(`status = ${param(q.status)}`);
+  if (q.flowId !== undefined) conditions.push(`flow_id = ${param(q.flowId)}`);
   if (q.from !== undefined) conditions.push(`create_time >= ${at(q.from)}`);
   if (q.to !== undefined) conditions.push(`create_time < ${at(q.to)}`);
   if (q.after) {

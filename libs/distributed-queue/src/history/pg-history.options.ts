@@ -44,6 +44,8 @@ export interface HistoryTableNames {
   /** Index names, quoted, unqualified (an index lives in its table's schema). */
   byStatusIndex: string;
   finishedIndex: string;
+  /** The rows of a flow's nodes (schema version 2). */
+  byFlowIndex: string;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
@@ -91,6 +93,7 @@ export function historyTableNames(table: unknown = DEFAULT_HISTORY_TABLE, schema
     version: qualify(`${t}_schema`),
     byStatusIndex: `"${t}_by_status"`,
     finishedIndex: `"${t}_finished"`,
+    byFlowIndex: `"${t}_by_flow"`,
   };
 }
 

@@ -41,10 +41,22 @@ const v1: HistoryMigration = (n) => [
 ];
 
 /**
+ * Version 2: `flow_id`, the flow of a flow node's row (its task id is `&<flow id>:<ref>`), filled as rows are
+ * written; null for any other task. Adding a nullable column rewrites nothing; the index holds flow rows only.
+ * Rows written before the upgrade keep null (ids starting with `&` were anybody's before flows: no backfill),
+ * and so do rows an instance of an older version inserts during a rolling upgrade, until a newer writer
+ * updates them.
+ */
+const v2: HistoryMigration = (n) => [
+  `ALTER TABLE ${n.history} ADD COLUMN flow_id text`,
+  `CREATE INDEX ${n.byFlowIndex} ON ${n.history} (flow_id, create_time, topic, id) WHERE flow_id IS NOT NULL`,
+];
+
+/**
  * The schema's history: entry `i` migrates version `i` to `i + 1`. Append a step for each change; never
  * edit a released one (deployed tables went through it).
  */
-export const HISTORY_MIGRATIONS: readonly HistoryMigration[] = [v1];
+export const HISTORY_MIGRATIONS: readonly HistoryMigration[] = [v1, v2];
 
 /**
  * Brings the tables to the newest version of `migrations`, in one transaction under an advisory lock on the

@@ -1,3 +1,4 @@
+import { parseFlowNodeId } from '../flow/flow-keys';
 import type { TaskHistoryRecord } from './history-event';
 import type { TaskPatch } from './history-fold';
 import type { HistoryTableNames } from './pg-history.options';
@@ -48,20 +49,21 @@ const KEPT_TIMES = ['due_time', 'execution_time'];
  * the task's partition's stream (another writer, or a writer catching up).
  */
 export function upsertSql(n: HistoryTableNames): string {
-  const columns = PARAMS.map(([, column, type]) => `${column} ${type}`).join(', ');
+  const columns = `${PARAMS.map(([, column, type]) => `${column} ${type}`).join(', ')}, flow_id text`;
   const newer = entryAfter('EXCLUDED.last_entry', 'h.last_entry');
   const keep = (c: string): string =>
     `${c} = CASE WHEN NOT (${newer}) THEN coalesce(h.${c}, EXCLUDED.${c}) WHEN EXCLUDED.submitted THEN EXCLUDED.${c} ELSE coalesce(EXCLUDED.${c}, h.${c}) END`;
   const latest = (c: string): string => `${c} = CASE WHEN ${newer} THEN EXCLUDED.${c} ELSE h.${c} END`;
   return `INSERT INTO ${n.history} AS h (topic, id, submitted, status, ${KEPT.join(', ')}, create_time, ${KEPT_TIMES.join(', ')},
-      finished_time, updated_time, last_entry)
+      finished_time, updated_time, last_entry, flow_id)
     SELECT p.topic, p.id, p.submitted, p.status, p.reentry, p.delay_ms, p.ttr_ms, p.body, p.ordering_key, p.partition,
       p.last_error, p.machine, ${ts('p.create_time')}, ${ts('p.due_time')}, ${ts('p.execution_time')},
-      ${ts('p.finished_time')}, ${ts('p.updated_time')}, p.last_entry
+      ${ts('p.finished_time')}, ${ts('p.updated_time')}, p.last_entry, p.flow_id
     FROM json_to_recordset($1::json) AS p(${columns})
     ON CONFLICT (topic, id) DO UPDATE SET
       submitted = EXCLUDED.submitted OR h.submitted,
       create_time = CASE WHEN EXCLUDED.submitted THEN EXCLUDED.create_time ELSE h.create_time END,
+      flow_id = coalesce(h.flow_id, EXCLUDED.flow_id),
       ${[...KEPT, ...KEPT_TIMES].map(keep).join(',\n      ')},
       ${['status', 'finished_time', 'updated_time', 'last_entry'].map(latest).join(',\n      ')}
     WHERE ${newer} OR (EXCLUDED.submitted AND NOT h.submitted)`;
@@ -69,7 +71,10 @@ export function upsertSql(n: HistoryTableNames): string {
 
 const str = JSON.stringify;
 
-/** One patch as a JSON record of PARAMS' columns (null fields left out; `last_error` is already JSON text). */
+/**
+ * One patch as a JSON record of PARAMS' columns and `flow_id` (a flow node's, from its task id), null fields
+ * left out; `last_error` is already JSON text.
+ */
 function recordJson(p: TaskPatch): string {
   let r = `{"topic":${str(p.topic)},"id":${str(p.id)},"submitted":${p.submitted},"status":"${p.status}","create_time":${p.createTime},"updated_time":${p.updatedTime},"last_entry":"${p.lastEntry}"`;
   if (p.reentry !== null) r += `,"reentry":${p.reentry}`;
@@ -83,6 +88,8 @@ function recordJson(p: TaskPatch): string {
   if (p.dueTime !== null) r += `,"due_time":${p.dueTime}`;
   if (p.executionTime !== null) r += `,"execution_time":${p.executionTime}`;
   if (p.finishedTime !== null) r += `,"finished_time":${p.finishedTime}`;
+  const flow = parseFlowNodeId(p.id);
+  if (flow) r += `,"flow_id":${str(flow.flowId)}`;
   return `${r}}`;
 }
 
@@ -103,7 +110,7 @@ export function savePositionSql(n: HistoryTableNames): string {
 
 /** The select list a `HistoryRow` comes from. */
 export const ROW_COLUMNS = `topic, id, status, reentry, delay_ms::float8 AS delay_ms, ttr_ms::float8 AS ttr_ms, body,
-  ordering_key, partition, last_error, machine, ${ms('create_time')} AS create_ms, ${ms('due_time')} AS due_ms,
+  ordering_key, partition, flow_id, last_error, machine, ${ms('create_time')} AS create_ms, ${ms('due_time')} AS due_ms,
   ${ms('execution_time')} AS execution_ms, ${ms('finished_time')} AS finished_ms, ${ms('updated_time')} AS updated_ms`;
 
 /** A row as `ROW_COLUMNS` selects it. */
@@ -117,6 +124,7 @@ export interface HistoryRow {
   body: string | null;
   ordering_key: string | null;
   partition: number | null;
+  flow_id: string | null;
   last_error: { name: string; message: string; stack?: string } | null;
   machine: string | null;
   create_ms: number;
@@ -147,6 +155,7 @@ export function toRecord(r: HistoryRow): TaskHistoryRecord {
     payload: parsePayload(r.body),
     key: r.ordering_key,
     partition: r.partition,
+    flowId: r.flow_id,
     lastError: r.last_error,
     machine: r.machine,
     createdAt: r.create_ms,

@@ -32,8 +32,9 @@ export class TaskHistoryService {
   }
 
   /**
-   * Rows by type, status and submit time, newest first, a page at a time (`nextCursor`).
-   * @throws InvalidArgumentError for a bad limit, cursor, status or time range
+   * Rows by type, status, flow (`flowId`: the rows of its nodes) and submit time, newest first, a page at a
+   * time (`nextCursor`).
+   * @throws InvalidArgumentError for a bad limit, cursor, status, flow id or time range
    */
   async searchHistory(query: HistorySearch = {}): Promise<HistoryPage> {
     const type = query.type === undefined ? undefined : checkedTypeOf(query.type);
