@@ -2,10 +2,11 @@ import { FlowResultError } from '../errors';
 import type { TaskErrorInfo, TaskFlow } from '../interfaces';
 import { FlowEvents } from './flow-events';
 import { flowNodeId, parseFlowNodeId } from './flow-keys';
-import type { FlowStore } from './flow.store';
+import type { CascadeStep, FlowStore } from './flow.store';
 
-/** Refs per cascade call, and dependents per release call: bound the time one script holds Redis. */
-const BATCH = 500;
+/** Dependents per release call, and dependents visited per cascade call: bound the time one script holds Redis. */
+const BATCH = 200;
+const CASCADE_BUDGET = 200;
 /** Dead letters read per sweep call. */
 const SWEEP_PAGE = 200;
 
@@ -106,12 +107,12 @@ export class FlowProgress {
     );
   }
 
-  /** Carries a cascade of blocking (or freeing) through the flow's record, a batch of refs per call. */
-  private async cascade(flowId: string, delta: number, refs: string[]): Promise<void> {
-    const todo = [...refs];
+  /** Carries a cascade of blocking (or freeing) through the flow's record, at most CASCADE_BUDGET dependents per call. */
+  private async cascade(flowId: string, delta: number, steps: CascadeStep[]): Promise<void> {
+    const todo = [...steps];
     while (todo.length > 0) {
-      const { ended, next } = await this.store.block(flowId, delta, todo.splice(0, BATCH));
-      todo.push(...next);
+      const { ended, next } = await this.store.block(flowId, delta, todo.splice(0, CASCADE_BUDGET), CASCADE_BUDGET);
+      todo.unshift(...next);
       this.events.ended(flowId, ended);
     }
   }

@@ -4,7 +4,7 @@ import { flowNodeId } from './flow-keys';
 import type { FlowStore } from './flow.store';
 
 /** Nodes per page read, and live task states read at once. */
-const PAGE = 1000;
+const PAGE = 100;
 const SETTLED: Record<string, FlowNodeState> = { c: 'completed', x: 'dead', k: 'cancelled' };
 
 /** A flow's meta as `FlowInfo` without its nodes. */

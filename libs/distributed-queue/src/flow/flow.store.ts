@@ -5,12 +5,12 @@ import { flowIndexKey, flowKeys } from './flow-keys';
 
 type Arg = string | number;
 /** Dependencies read per context call (a node may have 10,000). */
-const CONTEXT_PAGE = 1000;
+const CONTEXT_PAGE = 250;
 interface FlowScripts {
   dqFlowDefine(...args: Arg[]): Promise<number>;
   dqFlowStart(...args: Arg[]): Promise<[number, string]>;
-  dqFlowSettle(...args: Arg[]): Promise<[number, string, string, number, string[], string[]]>;
-  dqFlowBlock(...args: Arg[]): Promise<[string, string[]]>;
+  dqFlowSettle(...args: Arg[]): Promise<[number, string, string, number, string[], string, string[]]>;
+  dqFlowBlock(...args: Arg[]): Promise<[string, string[], string[]]>;
   dqFlowContext(...args: Arg[]): Promise<[number, ...string[]]>;
   dqFlowCancel(...args: Arg[]): Promise<string[]>;
   dqFlowPage(...args: Arg[]): Promise<[string, string[], ...string[]] | []>;
@@ -25,9 +25,9 @@ export interface FlowDef {
   t: string;
   /** The delay-queue type its task is parked in or submitted to (an ordered node's: the route's delay type). */
   pt: string;
-  /** Its dependencies' refs. */
+  /** Its dependencies' refs (kept apart from the def's JSON in the record, see flow-record.lua). */
   d: string[];
-  /** Its dependents: ref, park type, ref, park type, ... */
+  /** Its dependents: ref, park type, ref, park type, ... (kept apart too; not read back by `page`). */
   n: string[];
   f: FlowFailurePolicy;
   k?: string;
@@ -43,11 +43,37 @@ export interface SettleReply {
   /** The flow's end state when this call ended it, else ''. */
   ended: string;
   policy: FlowFailurePolicy;
-  /** The cascade to carry on (see `block`): its direction and the refs whose blocking flipped. */
+  /** The cascade to carry on (see `block`): its direction, and where to go on. */
   delta: number;
-  next: string[];
+  next: CascadeStep[];
   /** Dependents to tell (a completion, or a death under 'ignore'): ref, park type pairs. */
   tell: string[];
+}
+
+/** A step of a cascade: a ref, and the index (1-based) of its first dependent not visited yet. */
+export type CascadeStep = [string, number];
+
+function resumePairs(flat: string[]): CascadeStep[] {
+  const out: CascadeStep[] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([flat[i], Number(flat[i + 1])]);
+  return out;
+}
+
+/** Refs as the flow's record keeps a node's dependencies: one per line. */
+function lines(refs: string[]): string {
+  return refs.length === 0 ? '' : `${refs.join('\n')}\n`;
+}
+
+/** Dependents (ref, park type pairs) as the flow's record keeps them: `<ref>\t<type>` per line. */
+function dependentLines(pairs: string[]): string {
+  let out = '';
+  for (let i = 0; i < pairs.length; i += 2) out += `${pairs[i]}\t${pairs[i + 1]}\n`;
+  return out;
+}
+
+/** A def read back: its JSON and its dependencies' lines (its dependents are not read back). */
+function parseDef(json: string, deps: string): FlowDef {
+  return { ...(JSON.parse(json) as Omit<FlowDef, 'd' | 'n'>), d: deps.split('\n').filter(Boolean), n: [] };
 }
 
 /** A parked node (see `scripts/includes/flow-park.lua`). */
@@ -79,7 +105,7 @@ export class FlowStore {
 
   /** Writes nodes of a new flow (one batch); false when the flow exists past 'creating'. */
   async define(flowId: string, total: number, nodes: { ref: string; def: FlowDef; payload: string }[]): Promise<boolean> {
-    const args = nodes.flatMap((n) => [n.ref, JSON.stringify(n.def), n.payload]);
+    const args = nodes.flatMap(({ ref, def: { d, n, ...def }, payload }) => [ref, JSON.stringify(def), payload, lines(d), dependentLines(n)]);
     return (await this.scripts.dqFlowDefine(...this.keys(flowId), flowId, total, Date.now(), ...args)) === 1;
   }
 
@@ -90,23 +116,28 @@ export class FlowStore {
   }
 
   async settle(flowId: string, ref: string, outcome: 'c' | 'x', json: string): Promise<SettleReply> {
-    const [changed, ended, policy, delta, next, tell] = await this.scripts.dqFlowSettle(
+    const [changed, ended, policy, delta, next, tell, rest] = await this.scripts.dqFlowSettle(
       ...this.keys(flowId), ref, outcome, json, Date.now(), this.retentionMs,
     );
-    return { changed: changed === -1 ? null : changed === 1, ended, policy: policy as FlowFailurePolicy, delta: Number(delta), next, tell };
+    return {
+      changed: changed === -1 ? null : changed === 1, ended, policy: policy as FlowFailurePolicy, delta: Number(delta),
+      tell: tell.split('\n').filter(Boolean).flatMap((line) => line.split('\t')),
+      next: [...resumePairs(rest), ...next.map((r): CascadeStep => [r, 1])],
+    };
   }
 
-  async block(flowId: string, delta: number, refs: string[]): Promise<{ ended: string; next: string[] }> {
-    const [ended, next] = await this.scripts.dqFlowBlock(...this.keys(flowId), delta, Date.now(), this.retentionMs, ...refs);
-    return { ended, next };
+  /** One call of a cascade: `steps` (ref, its first dependent to visit), at most `budget` dependents visited. */
+  async block(flowId: string, delta: number, steps: CascadeStep[], budget: number): Promise<{ ended: string; next: CascadeStep[] }> {
+    const [ended, next, rest] = await this.scripts.dqFlowBlock(...this.keys(flowId), delta, Date.now(), this.retentionMs, budget, ...steps.flat());
+    return { ended, next: [...resumePairs(rest), ...next.map((r): CascadeStep => [r, 1])] };
   }
 
   /** A node's dependencies: ref, state ('c', 'x' or ''), result or error JSON. */
   async context(flowId: string, ref: string): Promise<[string, string, string][]> {
     const out: [string, string, string][] = [];
-    for (let offset = 0, total = 1; offset < total; offset += CONTEXT_PAGE) {
-      const [all, ...flat] = await this.scripts.dqFlowContext(...this.keys(flowId), ref, offset, CONTEXT_PAGE);
-      total = Number(all);
+    for (let from = 1; from > 0; ) {
+      const [next, ...flat] = await this.scripts.dqFlowContext(...this.keys(flowId), ref, from, CONTEXT_PAGE);
+      from = Number(next);
       for (let i = 0; i < flat.length; i += 3) out.push([flat[i], flat[i + 1], flat[i + 2]]);
     }
     return out;
@@ -117,7 +148,7 @@ export class FlowStore {
     const reply = await this.scripts.dqFlowCancel(...this.keys(flowId), cursor, count, Date.now(), this.retentionMs);
     if (reply.length === 0) return null;
     const nodes: [string, FlowDef][] = [];
-    for (let i = 2; i < reply.length; i += 2) nodes.push([reply[i], JSON.parse(reply[i + 1]) as FlowDef]);
+    for (let i = 2; i < reply.length; i += 3) nodes.push([reply[i], parseDef(reply[i + 1], reply[i + 2])]);
     return { cursor: reply[0], ended: reply[1], nodes };
   }
 
@@ -131,8 +162,8 @@ export class FlowStore {
     const meta: Record<string, string> = {};
     for (let i = 0; i < flatMeta.length; i += 2) meta[flatMeta[i]] = flatMeta[i + 1];
     const nodes = [];
-    for (let i = 0; i < rest.length; i += 5) {
-      nodes.push({ ref: rest[i], def: JSON.parse(rest[i + 1]) as FlowDef, state: rest[i + 2], blocking: Number(rest[i + 3]), json: rest[i + 4] });
+    for (let i = 0; i < rest.length; i += 6) {
+      nodes.push({ ref: rest[i], def: parseDef(rest[i + 1], rest[i + 2]), state: rest[i + 3], blocking: Number(rest[i + 4]), json: rest[i + 5] });
     }
     return { cursor: next, meta, nodes };
   }

@@ -15,8 +15,8 @@ import type { FlowStore, ParkedNode } from '../flow/flow.store';
 import { readFlow } from '../flow/flow-read';
 
 /** Nodes per write call, and the dependencies they may name in all: bound the time one script holds Redis. */
-const NODES_PER_CALL = 200;
-const EDGES_PER_CALL = 5_000;
+const NODES_PER_CALL = 100;
+const EDGES_PER_CALL = 2_000;
 
 /**
  * Flows: tasks that wait for other tasks, of any types, delay-queue or ordered, on any cluster masters.
@@ -50,7 +50,7 @@ export class TaskFlowService {
     const flows = this.flows;
     const result: FlowSubmitResult = { id: flowId, created: true, nodes: {} };
     for (const node of planned) result.nodes[node.ref] = { type: node.def.t, id: node.id };
-    for (const batch of batches(planned, (n) => Buffer.byteLength(n.payload) / 1000 + 1, 4_000)) {
+    for (const batch of batches(planned, (n) => Buffer.byteLength(n.payload) / 1000 + 1, 2_000)) {
       if (!(await flows.define(flowId, planned.length, batch))) return { ...result, created: false };
     }
     await this.park(planned.filter((n) => n.def.d.length > 0));
@@ -78,7 +78,7 @@ export class TaskFlowService {
     const out: FlowCancelResult = { cancelled: 0, cancelRequested: 0 };
     let cursor = '0';
     do {
-      const page = await flows.cancelPage(checkFlowId(flowId), cursor, 500);
+      const page = await flows.cancelPage(checkFlowId(flowId), cursor, 200);
       if (!page) return out;
       cursor = page.cursor;
       const byType = new Map<string, { id: string; deps: string[]; type: string }[]>();

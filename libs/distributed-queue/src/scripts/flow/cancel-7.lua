@@ -3,7 +3,8 @@
   that the caller removes their tasks (parked ones) or cancels them (waiting or running ones).
   KEYS: see flow-record.lua
   ARGV[1] HSCAN cursor of defs  ARGV[2] page size  ARGV[3] now  ARGV[4] retention (ms)
-  Returns: { next cursor ('0': the last page), the flow's end state now or '', flat pairs: ref, def JSON }
+  Returns: { next cursor ('0': the last page), the flow's end state now or '', flat triples: ref, def JSON,
+  its dependencies (lines, see flow-record.lua) }
   (nothing when the flow does not exist)
 ]]
 --- @include "includes/flow-record"
@@ -16,10 +17,10 @@ local fields = page[2]
 local cancelled, unblocked = 0, 0
 for i = 1, #fields, 2 do
   local ref = fields[i]
-  if redis.call('HSETNX', KEYS[4], ref, 'k') == 1 then
+  if isNodeField(ref) and redis.call('HSETNX', KEYS[4], ref, 'k') == 1 then
     cancelled = cancelled + 1
     if blockingOf(ref) > 0 then unblocked = unblocked + 1 end
-    out[#out + 1], out[#out + 2] = ref, fields[i + 1]
+    out[#out + 1], out[#out + 2], out[#out + 3] = ref, fields[i + 1], redis.call('HGET', KEYS[2], '\r' .. ref) or ''
   end
 end
 if cancelled > 0 then redis.call('HINCRBY', KEYS[1], 'cancelled', cancelled) end

@@ -3,7 +3,8 @@
   KEYS: see flow-record.lua
   ARGV[1] HSCAN cursor of defs  ARGV[2] page size
   Returns: { next cursor, meta as flat name, value pairs (first page only, else {}), flat per node: ref, def
-             JSON, state ('c', 'x', 'k' or ''), blocking count, result or error JSON ('' none) }
+             JSON, its dependencies (lines, see flow-record.lua), state ('c', 'x', 'k' or ''), blocking count,
+             result or error JSON ('' none) }
   (nothing when the flow does not exist)
 ]]
 --- @include "includes/flow-record"
@@ -16,9 +17,13 @@ local out = { page[1], meta }
 local fields = page[2]
 for i = 1, #fields, 2 do
   local ref = fields[i]
-  local s = redis.call('HGET', KEYS[4], ref) or ''
-  local json = ''
-  if s == 'c' then json = redis.call('HGET', KEYS[6], ref) or '' elseif s == 'x' then json = redis.call('HGET', KEYS[7], ref) or '' end
-  out[#out + 1], out[#out + 2], out[#out + 3], out[#out + 4], out[#out + 5] = ref, fields[i + 1], s, blockingOf(ref), json
+  if isNodeField(ref) then
+    local s = redis.call('HGET', KEYS[4], ref) or ''
+    local json = ''
+    if s == 'c' then json = redis.call('HGET', KEYS[6], ref) or '' elseif s == 'x' then json = redis.call('HGET', KEYS[7], ref) or '' end
+    local n = #out
+    out[n + 1], out[n + 2], out[n + 3] = ref, fields[i + 1], redis.call('HGET', KEYS[2], '\r' .. ref) or ''
+    out[n + 4], out[n + 5], out[n + 6] = s, blockingOf(ref), json
+  end
 end
 return out

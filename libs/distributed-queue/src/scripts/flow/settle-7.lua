@@ -7,13 +7,13 @@
   ARGV[1] ref  ARGV[2] 'c' or 'x'  ARGV[3] result or error JSON ('' none)  ARGV[4] now  ARGV[5] retention (ms)
   Returns: { changed (1/0; -1: no such node), the flow's end state now or '', the node's policy,
              cascade delta (0, 1, -1; 2: 1 walking every blocked node, a repeat), { refs to cascade next },
-             dependents to tell as ref, type pairs }
+             its dependents to tell (lines ref\ttype, see flow-record.lua), { resume pairs: ref, byte (see block-7.lua) } }
 ]]
 --- @include "includes/flow-record"
 
 local ref, outcome = ARGV[1], ARGV[2]
 local raw = redis.call('HGET', KEYS[2], ref)
-if not raw then return { -1, '', '', 0, {}, {} } end
+if not raw then return { -1, '', '', 0, {}, '', {} } end
 local def = cjson.decode(raw)
 local prev = redis.call('HGET', KEYS[4], ref)
 local changed, delta = 0, 0
@@ -35,7 +35,7 @@ if outcome == 'c' then
     end
   end
 elseif outcome == 'x' then
-  if prev == 'c' or prev == 'k' then return { 0, '', def.f, 0, {}, {} } end
+  if prev == 'c' or prev == 'k' then return { 0, '', def.f, 0, {}, '', {} } end
   if not prev then
     changed = 1
     redis.call('HSET', KEYS[4], ref, 'x')
@@ -50,11 +50,12 @@ end
 -- in the middle of the cascade (each edge counts once, see flowCascade).
 local walk = false
 if outcome == 'x' and changed == 0 and def.f ~= 'ignore' then delta, walk = 1, true end
-local next = {}
-if delta ~= 0 then next = flowCascade(ref, dependentRefs(def), delta, walk) end
+-- NOTE: a node may have 10,000 dependents: at most 200 here, the rest by the caller (block-7.lua).
+local next, rest = {}, {}
+if delta ~= 0 then flowCascadeFrom(ref, 1, delta, walk, 200, next, rest) end
 local ended = ''
 if changed == 1 then ended = flowEnd(tonumber(ARGV[4]), tonumber(ARGV[5])) end
-local tell = {}
-if outcome == 'c' or def.f == 'ignore' then tell = def.n end
+local tell = ''
+if outcome == 'c' or def.f == 'ignore' then tell = redis.call('HGET', KEYS[2], '\n' .. ref) or '' end
 if walk then delta = 2 end
-return { changed, ended, def.f, delta, next, tell }
+return { changed, ended, def.f, delta, next, tell, rest }

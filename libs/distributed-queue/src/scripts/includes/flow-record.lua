@@ -3,9 +3,9 @@
 --                      created, ended (ms), counters done, dead, deadFail (dead under the policy 'fail'),
 --                      cancelled, blocked (nodes that cannot run: a dependency died, not 'ignore'), cancel
 --                      ('1' once cancelFlow ran)
---   KEYS[2] HASH defs  ref -> JSON { t type, pt the type it is parked in or submitted to, d dependencies'
---                      refs, n its dependents as [ref, pt, ref, pt, ...], f policy, and k key, dl delay,
---                      p priority, g group when given }
+--   KEYS[2] HASH defs  ref -> JSON { t type, pt the type it is parked in or submitted to, f policy, and k key,
+--                      dl delay, p priority, g group when given }; '\n<ref>' its dependents, '\r<ref>' its
+--                      dependencies (see linesFrom)
 --   KEYS[3] HASH pl    ref -> payload text (what the node's task is created with)
 --   KEYS[4] HASH st    ref -> 'c' completed, 'x' dead, 'k' cancelled (no field: not settled)
 --   KEYS[5] HASH bk    '#<ref>' -> how many of its dependencies are dead (not 'ignore') or blocked, and
@@ -81,9 +81,38 @@ local function blockingOf(ref)
   return tonumber(redis.call('HGET', KEYS[5], '#' .. ref) or '0')
 end
 
--- The refs of a def's dependents (n holds ref, type pairs).
-local function dependentRefs(def)
-  local refs = {}
-  for i = 1, #def.n, 2 do refs[#refs + 1] = def.n[i] end
-  return refs
+-- A node's dependents are kept apart from its def, in defs field '\n<ref>' as lines '<ref>\t<type>\n', and its
+-- dependencies in '\r<ref>' as lines '<ref>\n' (refs and types hold no control characters), so that a node
+-- of 10,000 edges is read a slice at a time, never decoded whole.
+
+-- The lines of text `s` from byte `pos`, at most `count`: the part before the first tab of each (or the whole
+-- line), and the byte to resume at (nil: none left).
+local function linesFrom(s, pos, count)
+  local out = {}
+  if not s then return out, nil end
+  while #out < count and pos <= #s do
+    local e = string.find(s, '\n', pos, true)
+    local tab = string.find(s, '\t', pos, true)
+    if tab == nil or tab > e then tab = e end
+    out[#out + 1] = string.sub(s, pos, tab - 1)
+    pos = e + 1
+  end
+  if pos <= #s then return out, pos end
+  return out, nil
+end
+
+-- Whether a defs field holds a node (not the edges of one).
+local function isNodeField(field)
+  local b = string.byte(field, 1)
+  return b ~= 10 and b ~= 13
+end
+
+-- Carries a cascade from `ref` over its dependents from byte `from` of their list, at most `budget` of them;
+-- appends the refs to carry it on to `next`, and a resume pair (ref, byte) to `rest` when the budget ran
+-- out. Returns the budget left.
+local function flowCascadeFrom(ref, from, delta, walk, budget, next, rest)
+  local refs, resume = linesFrom(redis.call('HGET', KEYS[2], '\n' .. ref), from, budget)
+  for _, r in ipairs(flowCascade(ref, refs, delta, walk)) do next[#next + 1] = r end
+  if resume then rest[#rest + 1], rest[#rest + 2] = ref, resume end
+  return budget - #refs
 end
