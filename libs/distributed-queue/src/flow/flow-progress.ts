@@ -2,8 +2,31 @@ import { FlowResultError } from '../errors';
 import type { TaskErrorInfo, TaskFlow } from '../interfaces';
 import { FlowEvents } from './flow-events';
 import { flowNodeId, parseFlowNodeId } from './flow-keys';
-import type { CascadeStep, FlowStore } from './flow.store';
+import type { CascadeStep, FlowStore, SettleReply } from './flow.store';
 
+/** A node's outcome waiting for the next flush. */
+interface Settling {
+  flowId: string;
+  ref: string;
+  outcome: 'c' | 'x';
+  json: string;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+  error?: unknown;
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const list = out.get(key(item));
+    if (list) list.push(item);
+    else out.set(key(item), [item]);
+  }
+  return out;
+}
+
+/** Nodes of one flow per settle call. */
+const SETTLE_BATCH = 100;
 /** Dependents per release call, and dependents visited per cascade call: bound the time one script holds Redis. */
 const BATCH = 200;
 const CASCADE_BUDGET = 200;
@@ -18,6 +41,9 @@ const SWEEP_PAGE = 200;
  * as any task), and its repeat tells its dependents again, which changes nothing. No node starts twice.
  */
 export class FlowProgress {
+  /** Nodes finished since the last flush (see `flush`). */
+  private pending: Settling[] = [];
+
   constructor(
     readonly store: FlowStore,
     private readonly maxResultBytes: number,
@@ -56,24 +82,69 @@ export class FlowProgress {
     return json;
   }
 
-  /** A node completed (before its ack): recorded, its dependents told, blocked ones freed. `json` from `encodeResult`. */
-  async completed(id: string, json: string): Promise<void> {
-    const { flowId, ref } = parseFlowNodeId(id)!;
-    const reply = await this.store.settle(flowId, ref, 'c', json);
-    if (reply.changed === null) return;
-    await this.tell(flowId, ref, reply.tell);
-    await this.cascade(flowId, reply.delta, reply.next);
-    this.events.ended(flowId, reply.ended);
+  /**
+   * A node completed (before its ack): recorded, its dependents told, blocked ones freed. `json` from
+   * `encodeResult`. The nodes finished in one tick go together: one call per flow, one per dependents' type.
+   */
+  completed(id: string, json: string): Promise<void> {
+    return this.enqueue(id, 'c', json);
   }
 
   /** A node died (after its burial): recorded; under 'ignore' its dependents are told, else they are blocked. */
-  async dead(id: string, error: TaskErrorInfo): Promise<void> {
+  dead(id: string, error: TaskErrorInfo): Promise<void> {
+    return this.enqueue(id, 'x', JSON.stringify(error));
+  }
+
+  private enqueue(id: string, outcome: 'c' | 'x', json: string): Promise<void> {
     const { flowId, ref } = parseFlowNodeId(id)!;
-    const reply = await this.store.settle(flowId, ref, 'x', JSON.stringify(error));
-    if (reply.changed === null) return;
-    await this.tell(flowId, ref, reply.tell);
-    await this.cascade(flowId, reply.delta, reply.next);
-    this.events.ended(flowId, reply.ended);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ flowId, ref, outcome, json, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  /** Settles what finished since the last flush: per flow, then tells the dependents per type, then cascades. */
+  private async flush(): Promise<void> {
+    const items = this.pending;
+    this.pending = [];
+    const settled: { item: Settling; reply: SettleReply }[] = [];
+    await Promise.all(
+      [...groupBy(items, (i) => i.flowId)].map(async ([flowId, list]) => {
+        for (let i = 0; i < list.length; i += SETTLE_BATCH) {
+          const chunk = list.slice(i, i + SETTLE_BATCH);
+          try {
+            const { ended, replies } = await this.store.settle(flowId, chunk);
+            replies.forEach((reply, j) => reply.changed !== null && settled.push({ item: chunk[j], reply }));
+            this.events.ended(flowId, ended);
+          } catch (error) {
+            for (const item of chunk) item.error = error;
+          }
+        }
+      }),
+    );
+    const tells = new Map<string, { pair: [string, string]; item: Settling }[]>();
+    for (const { item, reply } of settled) {
+      for (let i = 0; i < reply.tell.length; i += 2) {
+        const list = tells.get(reply.tell[i + 1]) ?? [];
+        list.push({ pair: [flowNodeId(item.flowId, reply.tell[i]), item.ref], item });
+        tells.set(reply.tell[i + 1], list);
+      }
+    }
+    await Promise.all(
+      [...tells].map(async ([type, list]) => {
+        for (let i = 0; i < list.length; i += BATCH) {
+          const chunk = list.slice(i, i + BATCH);
+          await this.store.release(type, chunk.map((t) => t.pair)).catch((error: unknown) => chunk.forEach((t) => (t.item.error = error)));
+        }
+      }),
+    );
+    await Promise.all(
+      settled.map(({ item, reply }) => this.cascade(item.flowId, reply.delta, reply.next).catch((error: unknown) => (item.error = error))),
+    );
+    for (const item of items) {
+      if (item.error === undefined) item.resolve();
+      else item.reject(item.error);
+    }
   }
 
   /**
@@ -90,21 +161,6 @@ export class FlowProgress {
       if (moved) await this.store.sweptTo(type, next);
       if (!full) return;
     }
-  }
-
-  /** Tells each dependent (ref, park type pairs) on its own type's slot that `ref` is done with. */
-  private async tell(flowId: string, ref: string, pairs: string[]): Promise<void> {
-    const byType = new Map<string, [string, string][]>();
-    for (let i = 0; i < pairs.length; i += 2) {
-      const list = byType.get(pairs[i + 1]) ?? [];
-      list.push([flowNodeId(flowId, pairs[i]), ref]);
-      byType.set(pairs[i + 1], list);
-    }
-    await Promise.all(
-      [...byType].map(async ([type, list]) => {
-        for (let i = 0; i < list.length; i += BATCH) await this.store.release(type, list.slice(i, i + BATCH));
-      }),
-    );
   }
 
   /** Carries a cascade of blocking (or freeing) through the flow's record, at most CASCADE_BUDGET dependents per call. */

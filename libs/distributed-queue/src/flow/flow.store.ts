@@ -9,7 +9,7 @@ const CONTEXT_PAGE = 250;
 interface FlowScripts {
   dqFlowDefine(...args: Arg[]): Promise<number>;
   dqFlowStart(...args: Arg[]): Promise<[number, string]>;
-  dqFlowSettle(...args: Arg[]): Promise<[number, string, string, number, string[], string, string[]]>;
+  dqFlowSettle(...args: Arg[]): Promise<[string, ...[number, number, string[], string, string[]][]]>;
   dqFlowBlock(...args: Arg[]): Promise<[string, string[], string[]]>;
   dqFlowContext(...args: Arg[]): Promise<[number, ...string[]]>;
   dqFlowCancel(...args: Arg[]): Promise<string[]>;
@@ -36,13 +36,10 @@ export interface FlowDef {
   g?: string;
 }
 
-/** What `settle` answers. */
+/** What `settle` answers for one node. */
 export interface SettleReply {
   /** false: a repeat (nothing changed); null: the flow or node is gone. */
   changed: boolean | null;
-  /** The flow's end state when this call ended it, else ''. */
-  ended: string;
-  policy: FlowFailurePolicy;
   /** The cascade to carry on (see `block`): its direction, and where to go on. */
   delta: number;
   next: CascadeStep[];
@@ -115,14 +112,19 @@ export class FlowStore {
     return ended;
   }
 
-  async settle(flowId: string, ref: string, outcome: 'c' | 'x', json: string): Promise<SettleReply> {
-    const [changed, ended, policy, delta, next, tell, rest] = await this.scripts.dqFlowSettle(
-      ...this.keys(flowId), ref, outcome, json, Date.now(), this.retentionMs,
+  /** Settles nodes of one flow in one call (see settle-7.lua): the flow's end state now or '', and each node's reply. */
+  async settle(flowId: string, nodes: { ref: string; outcome: 'c' | 'x'; json: string }[]): Promise<{ ended: string; replies: SettleReply[] }> {
+    const [ended, ...replies] = await this.scripts.dqFlowSettle(
+      ...this.keys(flowId), Date.now(), this.retentionMs, ...nodes.flatMap((n) => [n.ref, n.outcome, n.json]),
     );
     return {
-      changed: changed === -1 ? null : changed === 1, ended, policy: policy as FlowFailurePolicy, delta: Number(delta),
-      tell: tell.split('\n').filter(Boolean).flatMap((line) => line.split('\t')),
-      next: [...resumePairs(rest), ...next.map((r): CascadeStep => [r, 1])],
+      ended,
+      replies: replies.map(([changed, delta, next, tell, rest]) => ({
+        changed: changed === -1 ? null : changed === 1,
+        delta: Number(delta),
+        tell: tell.split('\n').filter(Boolean).flatMap((line) => line.split('\t')),
+        next: [...resumePairs(rest), ...next.map((r): CascadeStep => [r, 1])],
+      })),
     };
   }
 
