@@ -1,6 +1,7 @@
 --[[
   One page of cancelFlow: marks every node of the page not settled yet as cancelled and returns them, so
-  that the caller removes their tasks (parked ones) or cancels them (waiting or running ones).
+  that the caller removes their tasks (parked ones) or cancels them (waiting or running ones). The flow
+  ends 'cancelled' once every node is settled, unless no node was left to cancel (it stays 'completed').
   KEYS: see flow-record.lua
   ARGV[1] HSCAN cursor of defs  ARGV[2] page size  ARGV[3] now  ARGV[4] retention (ms)
   Returns: { next cursor ('0': the last page), the flow's end state now or '', flat triples: ref, def JSON,
@@ -10,7 +11,6 @@
 --- @include "includes/flow-record"
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
-redis.call('HSET', KEYS[1], 'cancel', '1')
 local page = redis.call('HSCAN', KEYS[2], ARGV[1], 'COUNT', tonumber(ARGV[2]))
 local out = { page[1], '' }
 local fields = page[2]
@@ -23,7 +23,11 @@ for i = 1, #fields, 2 do
     out[#out + 1], out[#out + 2], out[#out + 3] = ref, fields[i + 1], redis.call('HGET', KEYS[2], '\r' .. ref) or ''
   end
 end
-if cancelled > 0 then redis.call('HINCRBY', KEYS[1], 'cancelled', cancelled) end
+-- NOTE: a flow with nothing left to cancel (it completed) keeps its state.
+if cancelled > 0 then
+  redis.call('HINCRBY', KEYS[1], 'cancelled', cancelled)
+  redis.call('HSET', KEYS[1], 'cancel', '1')
+end
 if unblocked > 0 then redis.call('HINCRBY', KEYS[1], 'blocked', -unblocked) end
 out[2] = flowEnd(tonumber(ARGV[3]), tonumber(ARGV[4]))
 return out
