@@ -6,6 +6,7 @@ import { ErrorBanner } from './components.js';
 import { OverviewView } from './overview.js';
 import { TypeView } from './type-view.js';
 import { RouteView } from './route-view.js';
+import { FlowsView, FlowView } from './flows.js';
 
 /** The app: the dashboard until the user signs out (the session then ends on the server). */
 export function App() {
@@ -30,6 +31,8 @@ function Dashboard({ onSignOut, signOutError }) {
   if (section === 'types' && name) {
     view = html`<${TypeView} key=${name} type=${name} query=${route.query} summary=${data?.types.find((t) => t.type === name)}
       history=${!!data?.history} now=${now} refreshOverview=${overview.reload} />`;
+  } else if (section === 'flows') {
+    view = name ? html`<${FlowView} key=${name} id=${name} now=${now} />` : html`<${FlowsView} query=${route.query} now=${now} />`;
   } else if (section === 'route') {
     view = html`<${RouteView} now=${now} />`;
   } else {
@@ -40,6 +43,7 @@ function Dashboard({ onSignOut, signOutError }) {
       <a href="#/" class="brand" data-testid="brand">${title}</a>
       <nav>
         <a href="#/" class=${!section ? 'active' : ''} data-testid="nav-overview">Overview</a>
+        <a href="#/flows" class=${section === 'flows' ? 'active' : ''} data-testid="nav-flows">Flows</a>
         ${data?.route && html`<a href="#/route" class=${section === 'route' ? 'active' : ''} data-testid="nav-route">Route</a>`}
       </nav>
       <span class="muted clock" data-testid="updated">${data ? `updated ${new Date(overview.data.at).toLocaleTimeString()}` : ''}</span>

@@ -34,6 +34,7 @@ export function TaskDetail({ type, id, ordered, row, history, now, tick, onChang
         ${task.leaseHolder !== undefined && html`<dt>Lease holder</dt><dd data-testid="detail-lease-holder">${task.leaseHolder}</dd>`}
         ${task.key !== undefined && html`<dt>Key</dt><dd data-testid="detail-key">${task.key}</dd>`}
         ${task.partition !== undefined && html`<dt>Partition</dt><dd data-testid="detail-partition">${task.partition}</dd>`}
+        ${flowOf(id) && html`<dt>Flow</dt><dd><${FlowLink} id=${flowOf(id)} /></dd>`}
         ${task.lastError && html`<dt>Last error</dt><dd data-testid="detail-error" class="error-text">
           <strong>${task.lastError.name}</strong>: ${task.lastError.message}
           <div class="muted">attempt ${task.lastError.attempts}, ${formatTime(task.lastError.failedAt)}</div>
@@ -97,6 +98,12 @@ function TaskHistory({ type, id, tick }) {
   </section>`;
 }
 
+/** The flow of a flow node's task id (`&<flow id>:<ref>`), else undefined. */
+const flowOf = (id) => /^&([\w.-]{1,64}):/.exec(id)?.[1];
+
+/** A link to a flow's view. */
+const FlowLink = ({ id }) => html`<a href=${`#/flows/${encodeURIComponent(id)}`} data-testid="flow-of-task">${id}</a>`;
+
 /** What the history row shows, in order. */
 const HISTORY_FIELDS = [
   ['status', (r) => r.status],
@@ -106,5 +113,6 @@ const HISTORY_FIELDS = [
   ['last started', (r) => formatTime(r.startedAt)],
   ['finished', (r) => formatTime(r.finishedAt)],
   ['worker', (r) => r.machine ?? ''],
+  ['flow', (r) => (r.flowId ? html`<${FlowLink} id=${r.flowId} />` : '')],
   ['last error', (r) => (r.lastError ? `${r.lastError.name}: ${r.lastError.message}` : '')],
 ];

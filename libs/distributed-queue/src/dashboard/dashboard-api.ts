@@ -1,4 +1,4 @@
-import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskGroup, TaskInfo, TypeLimits } from '../interfaces';
+import type { FlowInfo, FlowNodeInfo, RouteStatus, TaskCounts, TaskErrorInfo, TaskGroup, TaskInfo, TypeLimits } from '../interfaces';
 
 /**
  * The dashboard's admin HTTP API, under the path the application mounts it at (`<base>`, e.g. `/queues`).
@@ -43,6 +43,13 @@ import type { RouteStatus, TaskCounts, TaskErrorInfo, TaskGroup, TaskInfo, TypeL
  *                                                  group, query or body: a 400 InvalidArgumentError naming the
  *                                                  field, and nothing is written)
  *   GET  <base>/api/route                          DashboardRoute (404 without a route queue)
+ *   GET  <base>/api/flows?offset=&limit=           DashboardFlowPage (the newest flows first; offset 0 and
+ *                                                  limit 50 by default, limit at most 200; TaskFlowService.listFlows)
+ *   GET  <base>/api/flows/:id                      DashboardFlow (every node; 404 for an unknown or expired flow)
+ *   POST <base>/api/flows/:id/cancel               FlowCancelResult { cancelled, cancelRequested } (404 for
+ *                                                  an unknown flow; an ended one: both 0)
+ *                                                  (:id 1 to 64 characters of A-Z a-z 0-9 _ . -: else a 400
+ *                                                  InvalidFlowError; a bad query: 400 InvalidArgumentError)
  */
 export interface DashboardOverview {
   /** When the reading was made (ms, the server's clock). */
@@ -133,4 +140,24 @@ export interface DashboardTaskDetail extends TaskInfo {
 export interface DashboardRoute extends RouteStatus {
   /** The machine holding the scheduler lock, if any. */
   lockHolder: string | null;
+}
+
+/** One page of the newest flows (`TaskFlowService.listFlows`): their state and counts, no nodes. */
+export interface DashboardFlowPage {
+  offset: number;
+  limit: number;
+  /** Whether flows follow this page. */
+  more: boolean;
+  flows: Omit<FlowInfo, 'nodes'>[];
+}
+
+/**
+ * A node as the dashboard sends it: `result` only when its JSON is at most 1 KiB, else `resultBytes`
+ * (its size): a flow of thousands of nodes stays a bounded read.
+ */
+export type DashboardFlowNode = FlowNodeInfo & { resultBytes?: number };
+
+/** A flow with every node (`TaskFlowService.getFlow`). */
+export interface DashboardFlow extends Omit<FlowInfo, 'nodes'> {
+  nodes: DashboardFlowNode[];
 }

@@ -32,10 +32,11 @@ describe('dashboard assets', () => {
     }
   });
 
-  // NOTE: 40 kB until the groups view (issue 29) took the script from 38.1 to 41.4 kB; a raise is a decision.
-  it('stay small: the script under 44 kB', () => {
+  // NOTE: 40 kB until the groups view (issue 29) took the script from 38.1 to 41.4 kB, 44 kB until the flows
+  // view (issue 30: list, graph, legend) took it to 49.3 kB; a raise is a decision.
+  it('stay small: the script under 52 kB', () => {
     const js = built.find((f) => f.path.endsWith('app.js'))!;
-    expect(Buffer.byteLength(js.text)).toBeLessThan(44 * 1024);
+    expect(Buffer.byteLength(js.text)).toBeLessThan(52 * 1024);
   });
 
   it('render data as text: the sources never write HTML', () => {

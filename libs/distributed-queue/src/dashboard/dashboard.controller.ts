@@ -3,6 +3,7 @@ import { randomBytes } from 'crypto';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import { DashboardApiService, type DeadSelection } from './dashboard-api.service';
+import { DashboardFlowsService } from './dashboard-flows.service';
 import { DashboardGroupsService } from './dashboard-groups.service';
 import { DashboardLimitsService } from './dashboard-limits.service';
 import { CSRF_COOKIE, DASHBOARD_OPTIONS, DashboardAuthGuard, SESSION_COOKIE, SignInRoute, sameSecret } from './dashboard-auth.guard';
@@ -52,6 +53,7 @@ export function dashboardController(path: string): Type<unknown> {
       private readonly api: DashboardApiService,
       private readonly limits: DashboardLimitsService,
       private readonly groups: DashboardGroupsService,
+      private readonly flows: DashboardFlowsService,
       @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
       private readonly sessions: DashboardSessions,
     ) {}
@@ -216,6 +218,22 @@ export function dashboardController(path: string): Type<unknown> {
     @Get('api/route')
     route() {
       return this.api.route();
+    }
+
+    @Get('api/flows')
+    listFlows(@Query() query: Record<string, unknown>) {
+      return this.flows.list(query);
+    }
+
+    @Get('api/flows/:id')
+    flow(@Param('id') id: string) {
+      return this.flows.get(id);
+    }
+
+    @HttpCode(200)
+    @Post('api/flows/:id/cancel')
+    cancelFlow(@Param('id') id: string) {
+      return this.flows.cancel(id);
     }
 
     /** A fresh CSRF cookie (readable by the page, which echoes it in the x-csrf-token header). */

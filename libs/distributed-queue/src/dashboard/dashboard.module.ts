@@ -3,6 +3,7 @@ import { DashboardClosing } from './dashboard-closing';
 import { ModuleRef } from '@nestjs/core';
 import { DashboardSessions } from './dashboard-sessions';
 import { DashboardApiService } from './dashboard-api.service';
+import { DashboardFlowsService } from './dashboard-flows.service';
 import { DashboardGroupsService } from './dashboard-groups.service';
 import { DashboardLimitsService } from './dashboard-limits.service';
 import { DASHBOARD_OPTIONS, DashboardAuthGuard } from './dashboard-auth.guard';
@@ -35,7 +36,7 @@ export class DistributedQueueDashboardModule {
       module: DistributedQueueDashboardModule,
       controllers: [dashboardController(resolved.path)],
       providers: [
-        { provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardApiService, DashboardLimitsService, DashboardGroupsService, DashboardAuthGuard, DashboardClosing,
+        { provide: DASHBOARD_OPTIONS, useValue: resolved }, DashboardApiService, DashboardLimitsService, DashboardGroupsService, DashboardFlowsService, DashboardAuthGuard, DashboardClosing,
         { provide: DashboardSessions, useFactory: (moduleRef: ModuleRef) => new DashboardSessions(moduleRef, resolved.sessionTtlMs, resolved.token), inject: [ModuleRef] },
       ],
     };

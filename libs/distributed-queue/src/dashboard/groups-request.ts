@@ -8,7 +8,7 @@ import { countOfRequest } from './request-body';
 export const GROUP_PAGE = 50;
 
 /** A query parameter as a whole number (digits only: no sign, fraction, exponent or repeat); absent or '': `fallback`. */
-function wholeParam(value: unknown, name: string, fallback: number): number {
+export function wholeParam(value: unknown, name: string, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = typeof value === 'string' && /^\d{1,15}$/.test(value) ? Number(value) : NaN;
   if (Number.isNaN(n)) throw new InvalidArgumentError(name, `must be a whole number, got ${quote(value)}`);
