@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomBytes } from 'crypto';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, FLOW_PROGRESS } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import { NoRedisConnectionError } from '../errors';
+import { InvalidFlowError, NoRedisConnectionError } from '../errors';
 import { DelayQueueStore, type NewTask } from '../delay/delay-queue.store';
 import type { FlowCancelResult, FlowInfo, FlowNode, FlowSubmitResult, SubmitFlowOptions } from '../interfaces';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
@@ -45,7 +45,10 @@ export class TaskFlowService {
    * @throws InvalidFlowError, PayloadTooLargeError
    */
   async submitFlow(nodes: FlowNode[], options: SubmitFlowOptions = {}): Promise<FlowSubmitResult> {
-    const flowId = options?.id === undefined ? randomBytes(16).toString('hex') : checkFlowId(options.id);
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidFlowError('options must be an object { id? }');
+    const unknown = Object.keys(options).find((name) => name !== 'id');
+    if (unknown !== undefined) throw new InvalidFlowError(`unknown option "${unknown}" (known: id)`);
+    const flowId = options.id === undefined ? randomBytes(16).toString('hex') : checkFlowId(options.id);
     const planned = planFlow(nodes, flowId, this.explorer, this.options);
     const flows = this.flows;
     const result: FlowSubmitResult = { id: flowId, created: true, nodes: {} };
