@@ -29,16 +29,7 @@ for i = 1, #ARGV, 6 do
   end
   if redis.call('HSETNX', jobs, id, rec) == 1 then
     local deps = cjson.decode(ARGV[i + 4])
-    local fields = {}
-    for d = 1, #deps do
-      fields[#fields + 1] = id .. '\n' .. deps[d]
-      fields[#fields + 1] = 1
-      -- NOTE: unpack takes a few thousand values at most: a node of many dependencies goes in batches
-      if #fields >= 1000 or d == #deps then
-        redis.call('HSET', parkedDepsKey(ws), unpack(fields))
-        fields = {}
-      end
-    end
+    parkedDepsApply(ws, id, deps, 'HSET')
     redis.call('HSET', parkedKey(ws), id, #deps .. ':' .. ARGV[i + 1] .. ':' .. ARGV[i + 3])
     out[#out + 1] = 1
   else

@@ -13,15 +13,7 @@ for i = 1, #ARGV, 2 do
   local id = ARGV[i]
   if redis.call('HDEL', parkedKey(ws), id) == 1 then
     redis.call('HDEL', KEYS[2], id)
-    local deps = cjson.decode(ARGV[i + 1])
-    local fields = {}
-    for d = 1, #deps do
-      fields[#fields + 1] = id .. '\n' .. deps[d]
-      if #fields >= 1000 or d == #deps then
-        redis.call('HDEL', parkedDepsKey(ws), unpack(fields))
-        fields = {}
-      end
-    end
+    parkedDepsApply(ws, id, cjson.decode(ARGV[i + 1]), 'HDEL')
     out[#out + 1] = 1
   else
     out[#out + 1] = 0

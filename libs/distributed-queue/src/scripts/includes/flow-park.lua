@@ -22,3 +22,17 @@ local function parkedOf(ws, id)
   local left, delay, group = string.match(v, '^(%d+):(%d+):(.*)$')
   return tonumber(left), tonumber(delay), group
 end
+
+-- Writes (HSET) or removes (HDEL) the fields of id's dependencies: a thousand values per command at most
+-- (unpack takes a few thousand), so a node of 10,000 dependencies goes in batches.
+local function parkedDepsApply(ws, id, deps, command)
+  local args = {}
+  for d = 1, #deps do
+    args[#args + 1] = id .. '\n' .. deps[d]
+    if command == 'HSET' then args[#args + 1] = 1 end
+    if #args >= 1000 or d == #deps then
+      redis.call(command, parkedDepsKey(ws), unpack(args))
+      args = {}
+    end
+  end
+end
