@@ -50,13 +50,13 @@ export function depths(nodes) {
 }
 
 /**
- * The drawing: the first `max` nodes by layer (then by their order in the flow), each layer a column (wrapped
+ * The drawing: the first `max` nodes by layer (then by ref: the same however they are read), each layer a column (wrapped
  * every ROWS boxes), its boxes ordered by the mean row of their dependencies (fewer crossings); the edges
  * between drawn nodes; the nodes left out (`rest`).
  */
 export function layout(nodes, max = MAX_DRAWN) {
   const depth = depths(nodes);
-  const order = nodes.map((n, i) => ({ n, i, d: depth.get(n.ref) })).sort((a, b) => a.d - b.d || a.i - b.i);
+  const order = nodes.map((n) => ({ n, d: depth.get(n.ref) })).sort((a, b) => a.d - b.d || (a.n.ref < b.n.ref ? -1 : a.n.ref > b.n.ref ? 1 : 0));
   const drawn = order.slice(0, max).map((o) => o.n);
   const columns = [];
   for (const n of drawn) (columns[depth.get(n.ref)] ??= []).push(n);
