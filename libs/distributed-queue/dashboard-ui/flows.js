@@ -61,7 +61,8 @@ export function FlowsView({ query, now }) {
 /**
  * `#/flows/<id>`: one flow drawn (nodes in layers by dependency depth, edges, colours by state, a legend),
  * each node a link to its task; a flow of more than MAX_DRAWN nodes draws its first ones and lists the rest.
- * Polled every 2 s while it runs (10 s past 1,000 nodes), once when it ended. Cancel asks first.
+ * Polled every 2 s while it runs (15 s past 1,000 nodes: getFlow reads every node's task), once when it
+ * ended. Cancel asks first.
  */
 export function FlowView({ id, now }) {
   const [ended, setEnded] = useState(false);
@@ -71,7 +72,7 @@ export function FlowView({ id, now }) {
     setEnded(ENDED.includes(f.state));
     setBig(f.nodes.length > 1000);
     return f;
-  }, [id], ended ? 0 : big ? 10_000 : 2000);
+  }, [id], ended ? 0 : big ? 15_000 : 2000);
   const actions = useActions(flow.reload);
   const data = flow.data;
   const graph = useMemo(() => data && layout(data.nodes), [data]);
