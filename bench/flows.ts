@@ -16,10 +16,10 @@ interface Item {
 }
 
 /** Epoch ms with sub-ms precision, the same clock in every handler of this process. */
-const now = (): number => performance.timeOrigin + performance.now();
+export const now = (): number => performance.timeOrigin + performance.now();
 
 /** What the handlers tell the benchmark: a child handler's end, a parent handler's start, a parent's completion. */
-interface Probe {
+export interface Probe {
   childDone(f: number): void;
   parentStart(f: number): void;
   parentCompleted(): void;
@@ -29,31 +29,38 @@ interface Probe {
  * One system: `work` starts the workers of both types (concurrency 50 each) reporting to `probe`; `submit`
  * adds flow `f` (a parent waiting for 10 children).
  */
-interface FlowSystem {
+export interface FlowSystem {
   name: string;
+  /** Starts the producer (submits can go before `work`). */
+  open(): Promise<void>;
   work(probe: Probe): Promise<void>;
   submit(f: number): Promise<void>;
   close(): Promise<void>;
 }
 
 /** This library: `submitFlow` of 11 nodes (types 'parent' and 'child'); a parent completes when its flow ends. */
-function ours(url: string, prefix: string): FlowSystem {
+export function ours(url: string, prefix: string, concurrency = CONCURRENCY): FlowSystem {
   const apps: QueueApp[] = [];
   let flows: TaskFlowService | undefined;
   return {
     name: 'this library',
-    async work(probe) {
-      const Child = workerClass('child', { concurrency: CONCURRENCY }, (task: Task<Item>) => void probe.childDone(task.payload.f));
-      const Parent = workerClass('parent', { concurrency: CONCURRENCY }, (task: Task<Item>) => void probe.parentStart(task.payload.f));
-      const workers = await startQueueApp({ connection: url, keyPrefix: prefix }, [Child, Parent]);
-      apps.push(workers);
-      // NOTE: the flow's end is emitted by the instance whose call ended it: the parent's worker.
-      workers.app.get(TaskFlowService).onFlowEnded((e) => {
-        if (e.state === 'completed') probe.parentCompleted();
-      });
+    async open() {
       const producer = await startQueueApp({ connection: url, keyPrefix: prefix, workers: false, types: { parent: {}, child: {} } });
       apps.push(producer);
       flows = producer.app.get(TaskFlowService);
+    },
+    async work(probe) {
+      const Child = workerClass('child', { concurrency }, (task: Task<Item>) => void probe.childDone(task.payload.f));
+      const Parent = workerClass('parent', { concurrency }, (task: Task<Item>) => void probe.parentStart(task.payload.f));
+      const workers = await startQueueApp({ connection: url, keyPrefix: prefix }, [Child, Parent]);
+      apps.push(workers);
+      // NOTE: a flow's end is emitted by the instance whose call ended it: the parent's worker, or the
+      // producer when every node had settled before its submitFlow marked the flow running.
+      for (const app of apps) {
+        app.app.get(TaskFlowService).onFlowEnded((e) => {
+          if (e.state === 'completed') probe.parentCompleted();
+        });
+      }
     },
     async submit(f) {
       const children = Array.from({ length: CHILDREN }, (_, c) => ({ ref: `c${c}`, type: 'child', payload: { f, c } }));
@@ -70,7 +77,7 @@ function ours(url: string, prefix: string): FlowSystem {
  * flow; a Worker per queue at concurrency 50; a parent completes at its worker's 'completed' event. Completed
  * jobs trimmed to the last 1000, as in the other workloads.
  */
-function bull(url: string, name: string): FlowSystem {
+export function bull(url: string, name: string): FlowSystem {
   const { hostname, port } = new URL(url);
   const connection = { host: hostname, port: Number(port) };
   const producer = new FlowProducer({ connection });
@@ -78,6 +85,9 @@ function bull(url: string, name: string): FlowSystem {
   const opts = { removeOnComplete: { count: 1000 } };
   return {
     name: 'bullmq (FlowProducer)',
+    async open() {
+      await producer.waitUntilReady();
+    },
     async work(probe) {
       const child = new Worker(`${name}-child`, async (job: Job<Item>) => void probe.childDone(job.data.f), { connection, concurrency: CONCURRENCY });
       const parent = new Worker(`${name}-parent`, async (job: Job<Item>) => void probe.parentStart(job.data.f), { connection, concurrency: CONCURRENCY });
@@ -101,7 +111,7 @@ function bull(url: string, name: string): FlowSystem {
  * until every parent completed. Per flow, the parent's start lateness: its handler's start minus the end of
  * its last child's handler.
  */
-async function runOnce(redis: Redis, system: FlowSystem, n: number) {
+export async function runOnce(redis: Redis, system: FlowSystem, n: number, beforeSubmit?: () => Promise<void>) {
   const lastChild = new Float64Array(n);
   const childCount = new Int32Array(n);
   const late: number[] = [];
@@ -109,6 +119,7 @@ async function runOnce(redis: Redis, system: FlowSystem, n: number) {
   let parentsStarted = 0;
   let completed = 0;
   let lastCompleted = 0;
+  await system.open();
   await system.work({
     childDone(f) {
       const t = now();
@@ -127,6 +138,7 @@ async function runOnce(redis: Redis, system: FlowSystem, n: number) {
       lastCompleted = now();
     },
   });
+  await beforeSubmit?.();
   const before = await sampleServer(redis);
   const cpu0 = nodeCpu();
   const t0 = now();
