@@ -11,7 +11,7 @@
  * | layers                      | a node's box is right of every dependency's box, same-depth boxes share a column  |
  * | edges                       | one path per dependency, from the dependency to its dependent, no other          |
  * | colours and legend          | each box's fill is its state's swatch in the legend; different states, different colours; the legend counts the nodes |
- * | a node's link               | a delay node opens its task's detail (id, state) in its type's view, which links back to the flow; an ordered node opens its type's listing |
+ * | a node's link               | a delay node opens its task's detail (id, state) in its type's view, which links back to the flow, as its history row does (its flowId); an ordered node opens its type's listing |
  * | a hostile ref               | markup in a ref is shown as text (no element made of it, no script run)           |
  * | a big flow                  | 350 nodes: 300 boxes drawn, the page says so, the other 50 listed (links to their tasks) |
 | a huge flow                 | 10,000 nodes in 4 layers: the page opens (within 30 s), the API sends every node, 300 drawn, 9,700 listed 100 a page (Next) |
@@ -22,8 +22,9 @@ import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'net';
 import type { Page } from 'playwright-core';
-import { DistributedQueueDashboardModule, DistributedQueueModule, TaskFlowService, type FlowInfo, type Task } from 'nestjs-distributed-queue';
+import { DistributedQueueDashboardModule, DistributedQueueModule, TaskFlowService, TaskHistoryService, type FlowInfo, type Task } from 'nestjs-distributed-queue';
 import { signedInPage, textUntil, useBrowser } from './support/browser';
+import { PG_URL, pgQuery, testSchemaName } from './support/pg';
 import { workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
@@ -48,6 +49,7 @@ const box = (ref: string) => `[data-testid="flow-node"]${attr('data-ref', ref)}`
   let base: string;
   let flows: TaskFlowService;
   let shown: FlowInfo;
+  const schema = testSchemaName();
 
   beforeAll(async () => {
     const prefix = uniquePrefix('dash-flows');
@@ -55,7 +57,7 @@ const box = (ref: string) => `[data-testid="flow-node"]${attr('data-ref', ref)}`
       imports: [
         DistributedQueueModule.forRoot({
           connection: target!.connection, keyPrefix: prefix, route: routeTestOptions(`${prefix}-q`, 'machine-1', 2),
-          types: { 'fb.work': { maxAttempts: 1 }, 'fb.idle': {} },
+          types: { 'fb.work': { maxAttempts: 1 }, 'fb.idle': {} }, history: { connection: PG_URL, schema, flushIntervalMs: 50 },
         }),
         DistributedQueueDashboardModule.forRoot({ path: '/queues', token: TOKEN }),
       ],
@@ -95,6 +97,7 @@ const box = (ref: string) => `[data-testid="flow-node"]${attr('data-ref', ref)}`
 
   afterAll(async () => {
     await app?.close();
+    await pgQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   });
 
   const pages = useBrowser();
@@ -147,8 +150,10 @@ const box = (ref: string) => `[data-testid="flow-node"]${attr('data-ref', ref)}`
     expect(await page.locator(`${box(HOSTILE)} title`).textContent()).toBe(`${HOSTILE} (fb.idle): delayed`);
     expect(await page.evaluate('({ pwned: window.__pwned, images: document.querySelectorAll("img").length })')).toEqual({ images: 0 });
 
+    await app.get(TaskHistoryService).flush();
     await page.click(box('wait'));
     await page.locator('[data-testid="task-detail"]').waitFor();
+    expect(await textUntil(page, '[data-testid="history-flow"]', (t) => t !== '', 'the history row\'s flow')).toBe(FLOW);
     expect(new URL(page.url()).hash).toBe(`#/types/fb.idle?state=ready&task=${encodeURIComponent(`&${FLOW}:wait`)}`);
     expect(await page.locator('[data-testid="detail-id"]').textContent()).toBe(`&${FLOW}:wait`);
     expect(await textUntil(page, '[data-testid="detail-state"]', (t) => t !== '', 'the task state')).toBe('ready');

@@ -102,7 +102,7 @@ function TaskHistory({ type, id, tick }) {
 const flowOf = (id) => /^&([\w.-]{1,64}):/.exec(id)?.[1];
 
 /** A link to a flow's view. */
-const FlowLink = ({ id }) => html`<a href=${`#/flows/${encodeURIComponent(id)}`} data-testid="flow-of-task">${id}</a>`;
+const FlowLink = ({ id, testid = 'flow-of-task' }) => html`<a href=${`#/flows/${encodeURIComponent(id)}`} data-testid=${testid}>${id}</a>`;
 
 /** What the history row shows, in order. */
 const HISTORY_FIELDS = [
@@ -113,6 +113,6 @@ const HISTORY_FIELDS = [
   ['last started', (r) => formatTime(r.startedAt)],
   ['finished', (r) => formatTime(r.finishedAt)],
   ['worker', (r) => r.machine ?? ''],
-  ['flow', (r) => (r.flowId ? html`<${FlowLink} id=${r.flowId} />` : '')],
+  ['flow', (r) => (r.flowId ? html`<${FlowLink} id=${r.flowId} testid="history-flow" />` : '')],
   ['last error', (r) => (r.lastError ? `${r.lastError.name}: ${r.lastError.message}` : '')],
 ];
