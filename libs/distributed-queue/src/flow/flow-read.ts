@@ -3,8 +3,9 @@ import type { FlowInfo, FlowNodeInfo, FlowNodeState, FlowState, TaskErrorInfo } 
 import { flowNodeId } from './flow-keys';
 import type { FlowStore } from './flow.store';
 
-/** Nodes per page read, and live task states read at once. */
+/** Nodes per page read (one call each), and tasks read at once (their states). */
 const PAGE = 100;
+const LIVE_BATCH = 500;
 const SETTLED: Record<string, FlowNodeState> = { c: 'completed', x: 'dead', k: 'cancelled' };
 
 /** A flow's meta as `FlowInfo` without its nodes. */
@@ -31,23 +32,34 @@ export async function readFlow(flows: FlowStore, store: DelayQueueStore, flowId:
   }
   let cursor = '0';
   let info: FlowInfo | null = null;
+  const read: { node: FlowNodeInfo; parkType: string; unsettled: boolean; state: string; policy: string }[] = [];
   do {
     const page = await flows.page(flowId, cursor, PAGE);
     if (!page) return null;
     info ??= { ...flowSummary(flowId, page.meta), nodes: [] };
     cursor = page.cursor;
-    const nodes = page.nodes.map(({ ref, def, state, blocking, json }) => {
+    for (const { ref, def, state, blocking, json } of page.nodes) {
       const node: FlowNodeInfo = { ref, type: def.t, id: flowNodeId(flowId, ref), state: SETTLED[state] ?? (blocking > 0 ? 'blocked' : 'pending'), dependsOn: def.d, onFailure: def.f };
       if (def.k !== undefined) node.key = def.k;
       if (state === 'c' && json !== '') node.result = JSON.parse(json);
       if (state === 'x' && json !== '') node.error = JSON.parse(json) as TaskErrorInfo;
-      return { node, parkType: def.pt, live: state === '' && blocking === 0 };
-    });
-    const live = nodes.filter((n) => n.live);
-    const states = await Promise.all(live.map(({ node, parkType }) => store.get(parkType, node.id)));
-    live.forEach(({ node, parkType }, i) => (node.state = liveState(states[i].state, parkType !== node.type)));
-    info.nodes.push(...nodes.map((n) => n.node));
+      read.push({ node, parkType: def.pt, unsettled: state === '' && blocking === 0, state, policy: def.f });
+    }
   } while (cursor !== '0');
+  // NOTE: a node some of whose dependencies have not completed is parked (pending): only the others' tasks
+  // are read (released nodes: waiting, running, or being recorded).
+  const byRef = new Map(read.map((r) => [r.node.ref, r]));
+  const satisfied = (ref: string): boolean => {
+    const dep = byRef.get(ref);
+    return dep !== undefined && (dep.state === 'c' || (dep.state === 'x' && dep.policy === 'ignore'));
+  };
+  const live = read.filter((r) => r.unsettled && r.node.dependsOn.every(satisfied));
+  for (let i = 0; i < live.length; i += LIVE_BATCH) {
+    const batch = live.slice(i, i + LIVE_BATCH);
+    const states = await Promise.all(batch.map(({ node, parkType }) => store.get(parkType, node.id)));
+    batch.forEach(({ node, parkType }, j) => (node.state = liveState(states[j].state, parkType !== node.type)));
+  }
+  info!.nodes = read.map((r) => r.node);
   return info;
 }
 
