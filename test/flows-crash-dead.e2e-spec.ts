@@ -12,30 +12,24 @@
  * |                                 | blocked and never started, w and v completed, the flow 'failed' within 20 s |
  */
 import { TaskFlowService, type FlowNode } from 'nestjs-distributed-queue';
-import { flowsEnded, records, rolesOn, violations, WorkerFleet } from './fixtures/flows-crash-support';
+import { afterDeathOf, flowsEnded, records, rolesOn, useCrashRig, violations, WorkerFleet } from './fixtures/flows-crash-support';
 import { nodeOf } from './support/flow-nodes';
-import { connect, startQueueApp, type QueueApp } from './support/queue-app';
+import { connect, startQueueApp } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('a flow whose dependency dies with its worker on %s', (_name, target: RedisTarget) => {
-  let fleet: WorkerFleet | undefined;
-  let producer: QueueApp | undefined;
+  const rig = useCrashRig();
   const redis = connect(target);
-  afterEach(async () => {
-    await fleet?.stop();
-    await producer?.close();
-    fleet = producer = undefined;
-  });
   afterAll(() => redis.disconnect());
 
   it('SIGKILL of the process running a node on its last attempt: the sweep buries it in its flow, the flow fails, its dependents never run', async () => {
     const prefix = uniquePrefix('flow-crash-dead');
     const { leaf: once, mid, top } = await rolesOn(redis, prefix, 'fd');
     const types = JSON.stringify([{ type: once, maxAttempts: 1 }, { type: mid }, { type: top }]);
-    fleet = new WorkerFleet(target, prefix, () => ({ DQ_TYPES: types, DQ_VISIBILITY_MS: '3000' }));
+    const fleet = (rig.fleet = new WorkerFleet(target, prefix, () => ({ DQ_TYPES: types, DQ_VISIBILITY_MS: '3000' })));
     fleet.start(2);
-    producer = await startQueueApp({ connection: target.connection, keyPrefix: prefix, workers: false, types: { [once]: {}, [mid]: {}, [top]: {} } });
+    const producer = (rig.producer = await startQueueApp({ connection: target.connection, keyPrefix: prefix, workers: false, types: { [once]: {}, [mid]: {}, [top]: {} } }));
     const flows = producer.app.get(TaskFlowService);
     const nodes: FlowNode[] = [
       { ref: 'x', type: once, payload: { hold: true } },
@@ -67,7 +61,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('a flow whose depen
     expect(starts.filter((s) => ['x', 'y', 'z'].includes(s.r)).map((s) => s.r)).toEqual(['x']);
     // w may run again when the killed process had run it too (not acked yet): only then.
     const alive = nodes.filter((n) => ['w', 'v'].includes(n.ref));
-    expect(violations([{ id, nodes: alive }], starts, ends, fleet.deaths)).toEqual([]);
+    expect(violations([{ id, nodes: alive }], starts, ends, afterDeathOf(fleet.deaths))).toEqual([]);
     expect(fleet.unexpected).toEqual([]);
   }, 90_000);
 });
