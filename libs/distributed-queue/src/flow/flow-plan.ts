@@ -26,9 +26,9 @@ export interface PlannedNode {
 export function planFlow(nodes: unknown, flowId: string, explorer: DistributedQueueExplorer, options: ResolvedModuleOptions): PlannedNode[] {
   const checked = checkFlowGraph(nodes);
   const parkType = new Map<string, string>();
-  const planned = checked.map((node) => {
+  const planned = checked.map((node, index) => {
     try {
-      return planNode(node, flowId, explorer, options, parkType);
+      return planNode(node, index, flowId, explorer, options, parkType);
     } catch (error) {
       if (error instanceof InvalidFlowError) throw error;
       throw new InvalidFlowError((error as Error).message, node.ref);
@@ -38,13 +38,13 @@ export function planFlow(nodes: unknown, flowId: string, explorer: DistributedQu
   return planned;
 }
 
-function planNode(node: CheckedNode, flowId: string, explorer: DistributedQueueExplorer, options: ResolvedModuleOptions, parkType: Map<string, string>): PlannedNode {
+function planNode(node: CheckedNode, index: number, flowId: string, explorer: DistributedQueueExplorer, options: ResolvedModuleOptions, parkType: Map<string, string>): PlannedNode {
   const { ref, type, node: given } = node;
   if (!explorer.isKnown(type)) throw new InvalidFlowError(`unknown task type "${type}" (no worker here, not in the types option)`, ref);
   const id = flowNodeId(flowId, ref);
   if (id.length > 256) throw new InvalidFlowError('the flow id and ref make a task id longer than 256 characters', ref);
   const due = toDue({ delay: given.delay });
-  const def: FlowDef = { t: type, pt: type, d: node.deps, n: [], f: node.policy };
+  const def: FlowDef = { t: type, pt: type, d: node.deps, n: [], f: node.policy, i: index };
   if ('delay' in due && due.delay > 0) def.dl = due.delay;
   let payload = encodePayload(given.payload, options.maxPayloadBytes);
   if (explorer.isOrdered(type)) {

@@ -32,7 +32,7 @@ export async function readFlow(flows: FlowStore, store: DelayQueueStore, flowId:
   }
   let cursor = '0';
   let info: FlowInfo | null = null;
-  const read: { node: FlowNodeInfo; parkType: string; unsettled: boolean; state: string; policy: string }[] = [];
+  const read: { node: FlowNodeInfo; parkType: string; unsettled: boolean; state: string; policy: string; index: number }[] = [];
   do {
     const page = await flows.page(flowId, cursor, PAGE);
     if (!page) return null;
@@ -43,7 +43,7 @@ export async function readFlow(flows: FlowStore, store: DelayQueueStore, flowId:
       if (def.k !== undefined) node.key = def.k;
       if (state === 'c' && json !== '') node.result = JSON.parse(json);
       if (state === 'x' && json !== '') node.error = JSON.parse(json) as TaskErrorInfo;
-      read.push({ node, parkType: def.pt, unsettled: state === '' && blocking === 0, state, policy: def.f });
+      read.push({ node, parkType: def.pt, unsettled: state === '' && blocking === 0, state, policy: def.f, index: def.i ?? 0 });
     }
   } while (cursor !== '0');
   // NOTE: a node some of whose dependencies have not completed is parked (pending): only the others' tasks
@@ -59,7 +59,7 @@ export async function readFlow(flows: FlowStore, store: DelayQueueStore, flowId:
     const states = await Promise.all(batch.map(({ node, parkType }) => store.get(parkType, node.id)));
     batch.forEach(({ node, parkType }, j) => (node.state = liveState(states[j].state, parkType !== node.type)));
   }
-  info!.nodes = read.map((r) => r.node);
+  info!.nodes = read.sort((a, b) => a.index - b.index).map((r) => r.node);
   return info;
 }
 

@@ -30,6 +30,8 @@ export interface FlowDef {
   /** Its dependents: ref, park type, ref, park type, ... (kept apart too; not read back by `page`). */
   n: string[];
   f: FlowFailurePolicy;
+  /** Its place in the nodes given to submitFlow (getFlow lists them in that order). */
+  i?: number;
   k?: string;
   dl?: number;
   p?: number;

@@ -85,6 +85,7 @@ export interface FlowInfo {
   /** When it ended (completed, failed or cancelled). */
   endedAt?: number;
   counts: { total: number; completed: number; dead: number; cancelled: number; blocked: number };
+  /** Every node, in the order submitFlow was given them. */
   nodes: FlowNodeInfo[];
 }
 
