@@ -47,12 +47,15 @@ export const runsOf = (runs: NodeRun[], ref: string): NodeRun[] => runs.filter((
 /** The flows service of an app. */
 export const flowsOf = (app: QueueApp): TaskFlowService => app.app.get(TaskFlowService);
 
-/** Waits until the flow ended (completed, failed or cancelled) and returns it as getFlow reads it. */
-export function flowEnded(flows: TaskFlowService, id: string, timeoutMs = 15_000): Promise<FlowInfo> {
+/**
+ * Waits until the flow ended (completed, failed or cancelled) and returns it as getFlow reads it; a large flow
+ * is read every `intervalMs`.
+ */
+export function flowEnded(flows: TaskFlowService, id: string, timeoutMs = 15_000, intervalMs = 50): Promise<FlowInfo> {
   return waitFor(async () => {
     const flow = await flows.getFlow(id);
     return flow && ['completed', 'failed', 'cancelled'].includes(flow.state) ? flow : null;
-  }, { timeoutMs, intervalMs: 50, message: `flow ${id} ended` });
+  }, { timeoutMs, intervalMs, message: `flow ${id} ended` });
 }
 
 /** A node of getFlow by ref. */
