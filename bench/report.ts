@@ -2,6 +2,7 @@ import { writeFileSync } from 'fs';
 import { cpus } from 'os';
 import { join } from 'path';
 import { NOTES } from './notes';
+import { FLOW_NOTES } from './notes-flows';
 
 /** One row of the table: a workload measured on one system. */
 export interface Row {
@@ -45,6 +46,7 @@ export function writeReport(rows: Row[], meta: { redis: string; quick: boolean; 
     renderTable(rows),
     '',
     NOTES,
+    FLOW_NOTES,
   ].join('\n');
   if (!meta.quick) writeFileSync(join(__dirname, '..', 'docs', 'benchmarks.md'), text);
   return text;
