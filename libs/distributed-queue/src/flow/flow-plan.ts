@@ -1,6 +1,6 @@
 import { routeDelayType } from '../distributed-queue.constants';
 import type { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import { InvalidFlowError } from '../errors';
+import { InvalidFlowError, InvalidPayloadError, PayloadTooLargeError } from '../errors';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { encodeRouteItem } from '../route/route-producer';
 import { encodePayload } from '../delay/task-codec';
@@ -30,7 +30,8 @@ export function planFlow(nodes: unknown, flowId: string, explorer: DistributedQu
     try {
       return planNode(node, index, flowId, explorer, options, parkType);
     } catch (error) {
-      if (error instanceof InvalidFlowError) throw error;
+      // NOTE: a payload's own errors keep their type (as submit throws them); the rest name the node.
+      if (error instanceof InvalidFlowError || error instanceof PayloadTooLargeError || error instanceof InvalidPayloadError) throw error;
       throw new InvalidFlowError((error as Error).message, node.ref);
     }
   });

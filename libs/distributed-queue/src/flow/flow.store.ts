@@ -7,8 +7,7 @@ type Arg = string | number;
 /** Dependencies read per context call (a node may have 10,000). */
 const CONTEXT_PAGE = 250;
 interface FlowScripts {
-  dqFlowDefine(...args: Arg[]): Promise<number>;
-  dqFlowStart(...args: Arg[]): Promise<[number, string]>;
+  dqFlowDefine(...args: Arg[]): Promise<[number, string, ...number[]]>;
   dqFlowSettle(...args: Arg[]): Promise<[string, ...[number, number, string[], string, string[]][]]>;
   dqFlowBlock(...args: Arg[]): Promise<[string, string[], string[]]>;
   dqFlowContext(...args: Arg[]): Promise<[number, ...string[]]>;
@@ -102,16 +101,14 @@ export class FlowStore {
     return flowKeys(this.prefix, flowId);
   }
 
-  /** Writes nodes of a new flow (one batch); false when the flow exists past 'creating'. */
-  async define(flowId: string, total: number, nodes: { ref: string; def: FlowDef; payload: string }[]): Promise<boolean> {
+  /**
+   * Writes a batch of a flow's nodes (the last one makes it 'running'): whether the flow was created now,
+   * its end state now ('' but for a repeat that finds every node settled), and which nodes are settled.
+   */
+  async define(flowId: string, total: number, last: boolean, nodes: { ref: string; def: FlowDef; payload: string }[]): Promise<{ created: boolean; ended: string; settled: boolean[] }> {
     const args = nodes.flatMap(({ ref, def: { d, n, ...def }, payload }) => [ref, JSON.stringify(def), payload, lines(d), dependentLines(n)]);
-    return (await this.scripts.dqFlowDefine(...this.keys(flowId), flowId, total, Date.now(), ...args)) === 1;
-  }
-
-  /** Marks the flow running; its end state when it ended at once (every node settled already), else ''. */
-  async start(flowId: string): Promise<string> {
-    const [, ended] = await this.scripts.dqFlowStart(...this.keys(flowId), Date.now(), this.retentionMs);
-    return ended;
+    const [created, ended, ...settled] = await this.scripts.dqFlowDefine(...this.keys(flowId), flowId, total, Date.now(), last ? '1' : '0', this.retentionMs, ...args);
+    return { created: created === 1, ended: String(ended), settled: settled.map((s) => Number(s) === 1) };
   }
 
   /** Settles nodes of one flow in one call (see settle-7.lua): the flow's end state now or '', and each node's reply. */
@@ -189,17 +186,6 @@ export class FlowStore {
   async unpark(type: string, nodes: { id: string; deps: string[] }[]): Promise<boolean[]> {
     const k = delayQueueKeys(this.prefix, type);
     return (await this.scripts.dqDelayFlowUnpark(k.waiting, k.jobs, ...nodes.flatMap((n) => [n.id, JSON.stringify(n.deps)]))).map((x) => Number(x) === 1);
-  }
-
-  /** Whether each of `refs` is settled (completed, dead or cancelled). */
-  async settled(flowId: string, refs: string[]): Promise<boolean[]> {
-    const out: boolean[] = [];
-    const st = this.keys(flowId)[3];
-    for (let i = 0; i < refs.length; i += 1000) {
-      const states = await this.client.hmget(st, ...refs.slice(i, i + 1000));
-      out.push(...states.map((s) => s !== null));
-    }
-    return out;
   }
 
   /** The flow's meta (see flow-record.lua); null when it does not exist. */

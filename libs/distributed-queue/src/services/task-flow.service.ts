@@ -11,7 +11,7 @@ import { FlowEvents, type FlowEndedListener } from '../flow/flow-events';
 import { checkFlowId } from '../flow/flow-graph';
 import { planFlow, type PlannedNode } from '../flow/flow-plan';
 import type { FlowProgress } from '../flow/flow-progress';
-import type { FlowStore, ParkedNode } from '../flow/flow.store';
+import type { FlowStore } from '../flow/flow.store';
 import { readFlow } from '../flow/flow-read';
 
 /** Nodes per write call, and the dependencies they may name in all: bound the time one script holds Redis. */
@@ -53,13 +53,18 @@ export class TaskFlowService {
     const flows = this.flows;
     const result: FlowSubmitResult = { id: flowId, created: true, nodes: {} };
     for (const node of planned) result.nodes[node.ref] = { type: node.def.t, id: node.id };
-    for (const batch of batches(planned, (n) => Buffer.byteLength(n.payload) / 1000 + 1, 2_000)) {
-      if (!(await flows.define(flowId, planned.length, batch))) return { ...result, created: false };
+    // NOTE: 3 steps in turn: the record, then the parked nodes, then the roots (a root may complete at once:
+    // its dependents must be parked by then). A repeat (the same id) finds what exists and writes the rest.
+    const open: PlannedNode[] = [];
+    const list = batches(planned, (n) => Buffer.byteLength(n.payload) / 1000 + 1, 2_000);
+    for (const [i, batch] of list.entries()) {
+      const { created, ended, settled } = await flows.define(flowId, planned.length, i === list.length - 1, batch);
+      if (i === 0 && !created) result.created = false;
+      open.push(...batch.filter((_, j) => !settled[j]));
+      this.events.ended(flowId, ended);
     }
-    await this.park(planned.filter((n) => n.def.d.length > 0));
-    await this.submitRoots(flowId, planned.filter((n) => n.def.d.length === 0));
-    this.events.ended(flowId, await flows.start(flowId));
-    await flows.indexed(flowId, Date.now());
+    await this.park(open.filter((n) => n.def.d.length > 0));
+    await Promise.all([this.submitRoots(open.filter((n) => n.def.d.length === 0)), result.created && flows.indexed(flowId, Date.now())]);
     return result;
   }
 
@@ -132,25 +137,28 @@ export class TaskFlowService {
     return this.events.follow(listener);
   }
 
+  /** Parks the nodes that wait (per type in parallel, each type's batches in turn). */
   private async park(nodes: PlannedNode[]): Promise<void> {
     const flows = this.flows;
-    for (const [type, list] of byParkType(nodes)) {
-      for (const batch of batches(list, (n) => n.def.d.length, EDGES_PER_CALL)) {
-        const parked: ParkedNode[] = batch.map((n) => ({ id: n.id, delay: n.def.dl ?? 0, priority: n.def.p, group: n.def.g, deps: n.def.d, payload: n.payload }));
-        await flows.park(type, parked);
-      }
-    }
+    await Promise.all(
+      [...byParkType(nodes)].map(async ([type, list]) => {
+        for (const batch of batches(list, (n) => n.def.d.length, EDGES_PER_CALL)) {
+          await flows.park(type, batch.map((n) => ({ id: n.id, delay: n.def.dl ?? 0, priority: n.def.p, group: n.def.g, deps: n.def.d, payload: n.payload })));
+        }
+      }),
+    );
   }
 
-  /** Submits the roots (deterministic ids: a repeat creates nothing), except those a repeat finds settled. */
-  private async submitRoots(flowId: string, roots: PlannedNode[]): Promise<void> {
-    const settled = await this.flows.settled(flowId, roots.map((r) => r.ref));
-    for (const [type, list] of byParkType(roots.filter((_, i) => !settled[i]))) {
-      for (const batch of batches(list, () => 1, NODES_PER_CALL)) {
-        const tasks: NewTask[] = batch.map((n) => ({ id: n.id, due: { delay: n.def.dl ?? 0 }, payload: n.payload, priority: n.def.p, group: n.def.g }));
-        await this.store.submit(type, tasks, newRequestId());
-      }
-    }
+  /** Submits the roots (deterministic ids: a repeat creates nothing), per type in parallel. */
+  private async submitRoots(roots: PlannedNode[]): Promise<void> {
+    await Promise.all(
+      [...byParkType(roots)].map(async ([type, list]) => {
+        for (const batch of batches(list, () => 1, NODES_PER_CALL)) {
+          const tasks: NewTask[] = batch.map((n) => ({ id: n.id, due: { delay: n.def.dl ?? 0 }, payload: n.payload, priority: n.def.p, group: n.def.g }));
+          await this.store.submit(type, tasks, newRequestId());
+        }
+      }),
+    );
   }
 }
 

@@ -37,6 +37,8 @@ export class TaskSubmitService {
   private readonly producer?: RouteProducer;
   /** The route producer of durable calls (on the durable connection). */
   private readonly durableProducer?: RouteProducer;
+  /** Per key, the last move of a due delayed ordered task in flight (see `enqueueDueOrdered`). */
+  private readonly moving = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: DelayQueueStore,
@@ -247,10 +249,19 @@ export class TaskSubmitService {
     return this.confirmed(durability, marks, results);
   }
 
-  /** @internal Moves a due delayed ordered task into its partition. */
+  /**
+   * @internal Moves a due delayed ordered task into its partition. The mover's handlers start in the order
+   * of its reservations (due time, then submission): the moves of one key are chained in that order, so
+   * that tasks of one key due together enter their partition in submission order (on one instance).
+   */
   async enqueueDueOrdered(id: string, { key, item }: { key: string; item: string }): Promise<void> {
     if (!this.producer) throw new RouteNotConfiguredError('A delayed ordered task');
-    const result = await this.producer.push(key, id, item, true);
+    const producer = this.producer;
+    const move = (this.moving.get(key) ?? Promise.resolve()).then(() => producer.push(key, id, item, true));
+    const settled = move.then(() => undefined, () => undefined);
+    this.moving.set(key, settled);
+    void settled.then(() => this.moving.get(key) === settled && this.moving.delete(key));
+    const result = await move;
     if (result.outcome === 'discarded') throw new Error(`partition ${result.partition} is full: delayed ordered task ${id} discarded`);
   }
 

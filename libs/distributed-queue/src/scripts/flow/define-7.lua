@@ -1,23 +1,41 @@
 --[[
-  Writes a flow's nodes (submitFlow, in batches), before any of its tasks exists. The first call creates the
-  record in state 'creating'; a flow past 'creating' (an id used before) is left as it is.
+  Writes a flow's nodes (submitFlow, in batches), before any of its tasks exists: the record is 'creating'
+  until its last batch, which makes it 'running'. A flow past 'creating' gets nothing new (a repeated
+  submitFlow), and the reply says which of the batch's nodes to leave alone: settled already (a node that
+  ran is settled before its task is acknowledged), or not the flow's; a repeat parks and submits the others
+  again, which creates what a failed call left out and nothing else (their ids exist).
   KEYS: see flow-record.lua
-  ARGV[1] flow id  ARGV[2] nodes in all  ARGV[3] now (ms)  ARGV[4..] per node 5 values: ref, def JSON,
-  payload text, its dependencies and its dependents as flow-record.lua keeps them ('' none)
-  Returns: 1 (written), 0 (the flow exists and runs or ended)
+  ARGV[1] flow id  ARGV[2] nodes in all  ARGV[3] now (ms)  ARGV[4] '1' on the last batch  ARGV[5] retention
+  ARGV[6..] per node 5 values: ref, def JSON, payload text, its dependencies and its dependents as
+  flow-record.lua keeps them ('' none)
+  Returns: { 1 created now (0: it existed), the flow's end state now or '', per node 1 to leave alone else 0 }
 ]]
 --- @include "includes/flow-record"
 
 local state = redis.call('HGET', KEYS[1], 'state')
-if state and state ~= 'creating' then return 0 end
+local created = 0
 if not state then
-  redis.call('HSET', KEYS[1], 'state', 'creating', 'id', ARGV[1], 'total', ARGV[2], 'created', ARGV[3],
+  created = 1
+  state = 'creating'
+  redis.call('HSET', KEYS[1], 'state', state, 'id', ARGV[1], 'total', ARGV[2], 'created', ARGV[3],
     'done', 0, 'dead', 0, 'deadFail', 0, 'cancelled', 0, 'blocked', 0)
 end
-for i = 4, #ARGV, 5 do
-  redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
-  redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[i + 2])
-  if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[2], '\r' .. ARGV[i], ARGV[i + 3]) end
-  if ARGV[i + 4] ~= '' then redis.call('HSETNX', KEYS[2], '\n' .. ARGV[i], ARGV[i + 4]) end
+local out = { created, '' }
+for i = 6, #ARGV, 5 do
+  if state == 'creating' then
+    redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
+    redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[i + 2])
+    if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[2], '\r' .. ARGV[i], ARGV[i + 3]) end
+    if ARGV[i + 4] ~= '' then redis.call('HSETNX', KEYS[2], '\n' .. ARGV[i], ARGV[i + 4]) end
+    out[#out + 1] = redis.call('HEXISTS', KEYS[4], ARGV[i])
+  elseif redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then
+    out[#out + 1] = 1 -- a node the flow does not have: a repeat writes nothing new
+  else
+    out[#out + 1] = redis.call('HEXISTS', KEYS[4], ARGV[i])
+  end
 end
-return 1
+if ARGV[4] == '1' and state == 'creating' then
+  redis.call('HSET', KEYS[1], 'state', 'running')
+  out[2] = flowEnd(tonumber(ARGV[3]), tonumber(ARGV[5]))
+end
+return out
