@@ -14,6 +14,10 @@
  * |                            | flow ends 'completed'                                                         |
  * | re-drive resumes           | after 'fail', redriveDead(type, [id]) with a handler that now succeeds: the   |
  * |                            | blocked dependents run (once) and the flow ends 'completed'                   |
+ * | re-drive under 'continue'  | the flow had completed with a blocked node: it runs once the re-driven node   |
+ * |                            | completes, every node completed                                               |
+ * | retried, not dead          | a node failing its first attempt and completing its second: its dependent     |
+ * |                            | runs once with the result; nothing counted dead                               |
  */
 import 'reflect-metadata';
 import type { Task } from 'nestjs-distributed-queue';
@@ -142,5 +146,49 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flow failure polic
     await sleep(300);
     expect(runs.map((r) => r.ref)).toEqual(['flaky', 'flaky', 'child', 'grand']);
     expect(runsOf(runs, 'child')[0].flow!.results).toEqual({ flaky: 'flaky-done' });
+  });
+
+  it("re-drive under 'continue': the blocked dependents run once the dead node completes", async () => {
+    let broken = true;
+    const { app, flows, runs } = await policyApp('flow-pol-redrive-cont', (ref) => ref === 'flaky' && broken);
+    const { id, nodes } = await flows.submitFlow([
+      { ref: 'flaky', type: 'step', payload: {}, onFailure: 'continue' },
+      { ref: 'child', type: 'step', payload: {}, dependsOn: ['flaky'] },
+      { ref: 'other', type: 'step', payload: {} },
+    ]);
+    const ended = await flowEnded(flows, id);
+    expect(ended.state).toBe('completed');
+    expect(ended.counts).toEqual({ total: 3, completed: 1, dead: 1, cancelled: 0, blocked: 1 });
+    broken = false;
+    expect(await app.inspect.redriveDead('step', [nodes.flaky.id])).toBe(1);
+    const flow = await waitFor(async () => {
+      const f = await flows.getFlow(id);
+      return f?.counts.completed === 3 && f.state === 'completed' ? f : null;
+    }, { timeoutMs: 15_000, message: 'every node completed after the re-drive' });
+    expect(flow.counts).toEqual({ total: 3, completed: 3, dead: 0, cancelled: 0, blocked: 0 });
+    await sleep(300);
+    expect(runsOf(runs, 'child')).toHaveLength(1);
+    expect(runsOf(runs, 'child')[0].flow!.results).toEqual({ flaky: 'flaky-done' });
+  });
+
+  it('a node that fails its first attempt and completes its second is not dead: its dependent runs once', async () => {
+    const runs: NodeRun[] = [];
+    let failures = 0;
+    const W = nodeWorker(runs, 'retry', { maxAttempts: 3, backoff: { type: 'fixed', delayMs: 100 } }, (t: Task) => {
+      if (t.flow!.ref === 'flaky' && failures++ === 0) throw new Error('first attempt');
+      return t.attempt;
+    });
+    const app = await start({ connection: target.connection, keyPrefix: uniquePrefix('flow-pol-retry') }, [W]);
+    const flows = flowsOf(app);
+    const { id } = await flows.submitFlow([
+      { ref: 'flaky', type: 'retry', payload: {} },
+      { ref: 'child', type: 'retry', payload: {}, dependsOn: ['flaky'] },
+    ]);
+    const flow = await flowEnded(flows, id);
+    await sleep(300);
+    expect(flow.state).toBe('completed');
+    expect(flow.counts).toEqual({ total: 2, completed: 2, dead: 0, cancelled: 0, blocked: 0 });
+    expect(runs.map((r) => r.ref)).toEqual(['flaky', 'flaky', 'child']);
+    expect(runsOf(runs, 'child')[0].flow!.results).toEqual({ flaky: 2 });
   });
 });
