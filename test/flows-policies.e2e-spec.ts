@@ -21,7 +21,7 @@
  */
 import 'reflect-metadata';
 import type { Task } from 'nestjs-distributed-queue';
-import { flowEnded, flowsOf, nodeOf, nodeWorker, runsOf, type NodeRun } from './support/flow-nodes';
+import { flowEnded, flowWhere, flowsOf, nodeOf, nodeWorker, runsOf, type NodeRun } from './support/flow-nodes';
 import { useQueueApps } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
@@ -136,10 +136,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flow failure polic
     expect(failed.counts).toEqual({ total: 3, completed: 0, dead: 1, cancelled: 0, blocked: 2 });
     broken = false;
     expect(await app.inspect.redriveDead('step', [nodes.flaky.id])).toBe(1);
-    const flow = await waitFor(async () => {
-      const f = await flows.getFlow(id);
-      return f?.state === 'completed' ? f : null;
-    }, { timeoutMs: 15_000, message: 'flow completed after the re-drive' });
+    const flow = await flowWhere(flows, id, (f) => f.state === 'completed');
     expect(flow.counts).toEqual({ total: 3, completed: 3, dead: 0, cancelled: 0, blocked: 0 });
     expect(nodeOf(flow, 'flaky')).toMatchObject({ state: 'completed', result: 'flaky-done' });
     expect('error' in nodeOf(flow, 'flaky')).toBe(false);
@@ -161,10 +158,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flow failure polic
     expect(ended.counts).toEqual({ total: 3, completed: 1, dead: 1, cancelled: 0, blocked: 1 });
     broken = false;
     expect(await app.inspect.redriveDead('step', [nodes.flaky.id])).toBe(1);
-    const flow = await waitFor(async () => {
-      const f = await flows.getFlow(id);
-      return f?.counts.completed === 3 && f.state === 'completed' ? f : null;
-    }, { timeoutMs: 15_000, message: 'every node completed after the re-drive' });
+    const flow = await flowWhere(flows, id, (f) => f.counts.completed === 3 && f.state === 'completed');
     expect(flow.counts).toEqual({ total: 3, completed: 3, dead: 0, cancelled: 0, blocked: 0 });
     await sleep(300);
     expect(runsOf(runs, 'child')).toHaveLength(1);

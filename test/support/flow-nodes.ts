@@ -47,15 +47,17 @@ export const runsOf = (runs: NodeRun[], ref: string): NodeRun[] => runs.filter((
 /** The flows service of an app. */
 export const flowsOf = (app: QueueApp): TaskFlowService => app.app.get(TaskFlowService);
 
-/**
- * Waits until the flow ended (completed, failed or cancelled) and returns it as getFlow reads it; a large flow
- * is read every `intervalMs`.
- */
-export function flowEnded(flows: TaskFlowService, id: string, timeoutMs = 15_000, intervalMs = 50): Promise<FlowInfo> {
+/** Waits until getFlow reads the flow in a state `ok` accepts and returns it; it is read every `intervalMs`. */
+export function flowWhere(flows: TaskFlowService, id: string, ok: (flow: FlowInfo) => boolean, timeoutMs = 15_000, intervalMs = 50): Promise<FlowInfo> {
   return waitFor(async () => {
     const flow = await flows.getFlow(id);
-    return flow && ['completed', 'failed', 'cancelled'].includes(flow.state) ? flow : null;
-  }, { timeoutMs, intervalMs, message: `flow ${id} ended` });
+    return flow && ok(flow) ? flow : null;
+  }, { timeoutMs, intervalMs, message: `flow ${id}: ${ok.toString()}` });
+}
+
+/** Waits until the flow ended (completed, failed or cancelled) and returns it (a large flow: a longer `intervalMs`). */
+export function flowEnded(flows: TaskFlowService, id: string, timeoutMs = 15_000, intervalMs = 50): Promise<FlowInfo> {
+  return flowWhere(flows, id, (f) => ['completed', 'failed', 'cancelled'].includes(f.state), timeoutMs, intervalMs);
 }
 
 /** A node of getFlow by ref. */
