@@ -10,6 +10,7 @@
  * | unknown / bad id     | getFlow of an unknown id: null; of a bad id: InvalidFlowError                       |
  * | listFlows            | newest first, offset and limit, without nodes                                       |
  * | onFlowEnded          | fires once per flow with its end state (completed, failed); the removal stops it    |
+ * | onFlowEnded, 2 apps  | 20 flows over two applications sharing the prefix: each end heard exactly once      |
  * | retention            | flows.retentionMs 1000: the ended flow's record expires (getFlow null), listFlows   |
  * |                      | prunes it from the index; a running flow does not expire                            |
  */
@@ -111,6 +112,20 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('reading flows on %
     await flowEnded(flows, after.id);
     await sleep(300);
     expect(events).toHaveLength(2);
+  });
+
+  it('onFlowEnded across two applications: each end heard once, in one of them', async () => {
+    const prefix = uniquePrefix('flow-events-2');
+    const W = () => nodeWorker([], 'ev2', { concurrency: 4, pollIntervalMs: 20 }, () => sleep(Math.random() * 5));
+    const apps = [await start({ connection: target.connection, keyPrefix: prefix }, [W()]), await start({ connection: target.connection, keyPrefix: prefix }, [W()])];
+    const events: FlowEndedEvent[] = [];
+    for (const app of apps) flowsOf(app).onFlowEnded((e) => void events.push(e));
+    const chain = Array.from({ length: 5 }, (_, i) => ({ ref: `n${i}`, type: 'ev2', payload: {}, dependsOn: i === 0 ? [] : [`n${i - 1}`] }));
+    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => flowsOf(apps[i % 2]).submitFlow(chain).then((r) => r.id)));
+    await Promise.all(ids.map((id) => flowEnded(flowsOf(apps[0]), id)));
+    await sleep(500);
+    expect(events.map((e) => e.flowId).sort()).toEqual([...ids].sort());
+    expect(events.every((e) => e.state === 'completed')).toBe(true);
   });
 
   it('retention: an ended flow expires after flows.retentionMs and listFlows prunes it; a running one stays', async () => {
