@@ -9,7 +9,7 @@
  * |                        | waits for it and reads its; getFlow shows its key; the flow completes            |
  * | ordered nodes, one key | ordered roots of two keys and nodes released by one completion: each key's nodes  |
  * |                        | run one at a time                                                                |
- * | one key's order        | ordered roots of one key run in the flow's order (DEFECT, intermittent)          |
+ * | one key's order        | ordered roots of one key run in the flow's order (a defect, fixed)               |
  * | priority on release    | parked nodes of priorities 9, 3, 0 released by one completion (concurrency 1)    |
  * |                        | run most urgent first                                                            |
  * | group on release       | parked nodes of group 'g' (groupConcurrency 1) released at once run one at a time |
@@ -79,9 +79,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flow nodes on %s',
     expect(overlapping(ofKey('j'))).toEqual([]);
   });
 
-  // DEFECT (reported, intermittent: 3 of ~14 runs): one key's ordered roots ran out of the flow's order (j4
-  // before j0; a10 before a9). They enter their partition through the route's delay type, whose internal mover
-  // runs at concurrency 10 (distributed-queue.orchestrator.ts startWorkers): nothing orders one key's due items.
+  // A defect fixed (613af37; intermittent, 3 of ~14 runs): one key's ordered roots ran out of the flow's order
+  // (j4 before j0; a10 before a9): the route's delay-type mover (concurrency 10) did not chain one key's moves
+  // in reservation order.
   it('ordered roots of one key run in the flow\'s order', async () => {
     const runs: NodeRun[] = [];
     const { flows } = await orderedApp('flow-ord-order', runs);
