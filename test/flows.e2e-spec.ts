@@ -8,7 +8,8 @@
  * | fan-in                     | a parent starts after its 3 children completed and reads their results        |
  * | diamond (a->b, a->c, b,c->d)| d starts once, after b and c completed, and sees both results                |
  * | chain of 3                 | each node starts after the one before it completed and reads its result       |
- * | delay on a node            | it starts at least `delay` ms after its last dependency completed             |
+ * | delay on a node            | it starts at least `delay` ms after its last dependency completed; a root     |
+ * |                            | with a delay at least `delay` ms after the submit                             |
  * | result too large           | > flows.maxResultBytes: the node fails with FlowResultError (dead under        |
  * |                            | maxAttempts 1), its dependents blocked, the flow failed                       |
  * | result undefined           | no key in the dependent's results, no `result` in getFlow                     |
@@ -96,10 +97,12 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flows on %s', (_na
     const W = nodeWorker(runs, 'slow', { concurrency: 4 }, (t: Task<{ ms: number }>) => sleep(t.payload.ms));
     const app = await start({ connection: target.connection, keyPrefix: uniquePrefix('flow-delay') }, [W]);
     const flows = flowsOf(app);
+    const submittedBefore = Date.now();
     const { id } = await flows.submitFlow([
       { ref: 'quick', type: 'slow', payload: { ms: 0 } },
       { ref: 'last', type: 'slow', payload: { ms: 400 } },
       { ref: 'later', type: 'slow', payload: { ms: 0 }, dependsOn: ['quick', 'last'], delay: 800 },
+      { ref: 'root', type: 'slow', payload: { ms: 0 }, delay: 600 },
     ]);
     const flow = await flowEnded(flows, id);
     expect(flow.state).toBe('completed');
@@ -108,6 +111,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flows on %s', (_na
     expect(later).toHaveLength(1);
     // 2 ms: Redis's clock in whole milliseconds
     expect(later[0].start - last.end!).toBeGreaterThanOrEqual(800 - 2);
+    // a root's delay counts from the submit
+    expect(runsOf(runs, 'root')[0].start - submittedBefore).toBeGreaterThanOrEqual(600 - 2);
   });
 
   it('a result larger than flows.maxResultBytes fails the node with FlowResultError; its dependents are blocked', async () => {
