@@ -16,11 +16,13 @@
  * |                            | blocked dependents run (once) and the flow ends 'completed'                   |
  * | re-drive under 'continue'  | the flow had completed with a blocked node: it runs once the re-driven node   |
  * |                            | completes, every node completed                                               |
+ * | re-drive under 'ignore'    | after its dependent ran without it: the node completes, the dependent does    |
+ * |                            | not run again, the counts end 2 completed, 0 dead                             |
  * | retried, not dead          | a node failing its first attempt and completing its second: its dependent     |
  * |                            | runs once with the result; nothing counted dead                               |
  */
 import 'reflect-metadata';
-import type { Task } from 'nestjs-distributed-queue';
+import type { FlowInfo, FlowNode, Task } from 'nestjs-distributed-queue';
 import { flowEnded, flowWhere, flowsOf, nodeOf, nodeWorker, runsOf, type NodeRun } from './support/flow-nodes';
 import { useQueueApps } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
@@ -41,6 +43,20 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flow failure polic
     });
     const app = await start({ connection: target.connection, keyPrefix: uniquePrefix(label) }, [W]);
     return { app, flows: flowsOf(app), runs };
+  }
+
+  /** A flow whose node 'flaky' dies until `redrive` mends its handler, re-drives it and waits until `until`. */
+  async function flakyFlow(label: string, nodes: FlowNode[]) {
+    let broken = true;
+    const { app, flows, runs } = await policyApp(label, (ref) => ref === 'flaky' && broken);
+    const { id, nodes: tasks } = await flows.submitFlow(nodes);
+    const ended = await flowEnded(flows, id);
+    const redrive = async (until: (flow: FlowInfo) => boolean) => {
+      broken = false;
+      expect(await app.inspect.redriveDead('step', [tasks.flaky.id])).toBe(1);
+      return flowWhere(flows, id, until);
+    };
+    return { runs, ended, redrive };
   }
 
   it("'fail': the dependent never runs, an independent branch still runs, the flow ends failed", async () => {
@@ -124,19 +140,14 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flow failure polic
   });
 
   it("re-drive resumes: after 'fail', the dead node re-driven and now succeeding runs its dependents and completes the flow", async () => {
-    let broken = true;
-    const { app, flows, runs } = await policyApp('flow-pol-redrive', (ref) => ref === 'flaky' && broken);
-    const { id, nodes } = await flows.submitFlow([
+    const { runs, ended, redrive } = await flakyFlow('flow-pol-redrive', [
       { ref: 'flaky', type: 'step', payload: {} },
       { ref: 'child', type: 'step', payload: {}, dependsOn: ['flaky'] },
       { ref: 'grand', type: 'step', payload: {}, dependsOn: ['child'] },
     ]);
-    const failed = await flowEnded(flows, id);
-    expect(failed.state).toBe('failed');
-    expect(failed.counts).toEqual({ total: 3, completed: 0, dead: 1, cancelled: 0, blocked: 2 });
-    broken = false;
-    expect(await app.inspect.redriveDead('step', [nodes.flaky.id])).toBe(1);
-    const flow = await flowWhere(flows, id, (f) => f.state === 'completed');
+    expect(ended.state).toBe('failed');
+    expect(ended.counts).toEqual({ total: 3, completed: 0, dead: 1, cancelled: 0, blocked: 2 });
+    const flow = await redrive((f) => f.state === 'completed');
     expect(flow.counts).toEqual({ total: 3, completed: 3, dead: 0, cancelled: 0, blocked: 0 });
     expect(nodeOf(flow, 'flaky')).toMatchObject({ state: 'completed', result: 'flaky-done' });
     expect('error' in nodeOf(flow, 'flaky')).toBe(false);
@@ -146,19 +157,14 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flow failure polic
   });
 
   it("re-drive under 'continue': the blocked dependents run once the dead node completes", async () => {
-    let broken = true;
-    const { app, flows, runs } = await policyApp('flow-pol-redrive-cont', (ref) => ref === 'flaky' && broken);
-    const { id, nodes } = await flows.submitFlow([
+    const { runs, ended, redrive } = await flakyFlow('flow-pol-redrive-cont', [
       { ref: 'flaky', type: 'step', payload: {}, onFailure: 'continue' },
       { ref: 'child', type: 'step', payload: {}, dependsOn: ['flaky'] },
       { ref: 'other', type: 'step', payload: {} },
     ]);
-    const ended = await flowEnded(flows, id);
     expect(ended.state).toBe('completed');
     expect(ended.counts).toEqual({ total: 3, completed: 1, dead: 1, cancelled: 0, blocked: 1 });
-    broken = false;
-    expect(await app.inspect.redriveDead('step', [nodes.flaky.id])).toBe(1);
-    const flow = await flowWhere(flows, id, (f) => f.counts.completed === 3 && f.state === 'completed');
+    const flow = await redrive((f) => f.counts.completed === 3 && f.state === 'completed');
     expect(flow.counts).toEqual({ total: 3, completed: 3, dead: 0, cancelled: 0, blocked: 0 });
     await sleep(300);
     expect(runsOf(runs, 'child')).toHaveLength(1);
@@ -184,5 +190,17 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flow failure polic
     expect(flow.counts).toEqual({ total: 2, completed: 2, dead: 0, cancelled: 0, blocked: 0 });
     expect(runs.map((r) => r.ref)).toEqual(['flaky', 'flaky', 'child']);
     expect(runsOf(runs, 'child')[0].flow!.results).toEqual({ flaky: 2 });
+  });
+
+  it("re-drive under 'ignore' after its dependent ran: the node completes, the dependent does not run again", async () => {
+    const { runs, ended, redrive } = await flakyFlow('flow-pol-redrive-ign', [
+      { ref: 'flaky', type: 'step', payload: {}, onFailure: 'ignore' },
+      { ref: 'child', type: 'step', payload: {}, dependsOn: ['flaky'] },
+    ]);
+    expect(ended.counts).toEqual({ total: 2, completed: 1, dead: 1, cancelled: 0, blocked: 0 });
+    const flow = await redrive((f) => f.counts.completed === 2 && f.state === 'completed');
+    await sleep(500);
+    expect(flow.counts).toEqual({ total: 2, completed: 2, dead: 0, cancelled: 0, blocked: 0 });
+    expect(runs.map((r) => r.ref)).toEqual(['flaky', 'child', 'flaky']);
   });
 });
