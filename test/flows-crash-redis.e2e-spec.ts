@@ -19,7 +19,7 @@
 import { randomBytes } from 'crypto';
 import { Redis } from 'ioredis';
 import { RedisUnavailableError, TaskFlowService, type FlowNode } from 'nestjs-distributed-queue';
-import { flowShape, flowsEnded, records, useCrashRig, violations, WorkerFleet, type Repeat } from './fixtures/flows-crash-support';
+import { flowShape, flowsEnded, LATE_MS, records, useCrashRig, violations, WorkerFleet, type Repeat } from './fixtures/flows-crash-support';
 import { startQueueApp } from './support/queue-app';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
 import { uniquePrefix } from './support/targets';
@@ -77,6 +77,7 @@ describe('flows through a Redis restart and a Redis pause', () => {
     await midway(flows, submitted);
     await submitting;
     const ended = await flowsEnded(flows, submitted.map((s) => s.id), 60_000);
+    await sleep(LATE_MS);
     redis ??= new Redis(server.url);
     return { submitted, ended, ...(await records(redis, prefix)) };
   }

@@ -25,13 +25,10 @@
  * | Redis paused (SIGSTOP)         | submitFlow / getFlow meanwhile settle with RedisUnavailableError within | flows-crash-redis      |
  * |                                | a bound; after SIGCONT (a failed submit repeated with its id) all complete|                      |
  */
-import { TaskFlowService, type FlowNode } from 'nestjs-distributed-queue';
-import { afterDeathOf, flowShape, flowsEnded, records, repeated, rolesOn, useCrashRig, violations, WorkerFleet } from './fixtures/flows-crash-support';
+import { TaskFlowService } from 'nestjs-distributed-queue';
+import { aimedDeaths, expectClaim, flowShape, POINTS, randomKills, repeated, rolesOn, runFlows, useCrashRig, WorkerFleet } from './fixtures/flows-crash-support';
 import { connect, startQueueApp } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
-import { sleep } from './support/wait';
-
-const POINTS = ['handler', 'settle', 'release'];
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('flows through worker crashes on %s', (name, target: RedisTarget) => {
   const flowCount = name === 'cluster' ? 24 : 40;
@@ -48,49 +45,21 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flows through work
     fleet.start(2);
     const producer = (rig.producer = await startQueueApp({ connection: target.connection, keyPrefix: prefix, workers: false, types: Object.fromEntries(Object.values(roles).map((t) => [t, {}])) }));
     const flows = producer.app.get(TaskFlowService);
-    const submitted: { id: string; nodes: FlowNode[] }[] = [];
-    const submitting = (async () => {
-      for (let i = 0; i < flowCount; i++) {
-        const nodes = flowShape(i, roles, () => Math.floor(Math.random() * 40));
-        submitted.push({ id: (await flows.submitFlow(nodes)).id, nodes });
-        await sleep(150);
-      }
-    })();
-    await Promise.all([submitting, whileSubmitting?.()]);
-    const ended = await flowsEnded(flows, submitted.map((s) => s.id), 90_000);
-    const { starts, ends } = await records(redis, prefix);
-    return { fleet, submitted, ended, starts, ends };
+    const shape = (i: number) => flowShape(i, roles, () => Math.floor(Math.random() * 40));
+    return { fleet, ...(await runFlows(flows, redis, prefix, flowCount, shape, 150, whileSubmitting)) };
   }
 
   it('SIGKILL after a handler returned, after settle, after release (12 deaths): no node repeats but the cut ones, every flow completes', async () => {
-    // Slot s, generation g < 6 dies at the k-th passage (k in 1..4) of point (s + g) mod 3; then no switch.
-    const { fleet, submitted, ended, starts, ends } = await run('flow-crash-aim', (slot, generation): Record<string, string> =>
-      generation < 6 ? { DQ_DIE_AT: POINTS[(slot + generation) % 3], DQ_DIE_ON: String(1 + Math.floor(Math.random() * 4)) } : {},
-    );
-    expect(fleet.unexpected).toEqual([]);
-    for (const point of POINTS) expect([point, fleet.diedAt(point) > 0]).toEqual([point, true]);
-    expect(ended.filter((f) => f.state !== 'completed').map((f) => `${f.id}: ${f.state}`)).toEqual([]);
-    expect(violations(submitted, starts, ends, afterDeathOf(fleet.deaths))).toEqual([]);
+    const result = await run('flow-crash-aim', aimedDeaths(6));
+    for (const point of POINTS) expect([point, result.fleet.diedAt(point) > 0]).toEqual([point, true]);
+    expectClaim(result);
     // The windows were hit: nodes cut before their ack ran again.
-    expect(repeated(starts).length).toBeGreaterThan(0);
+    expect(repeated(result.starts).length).toBeGreaterThan(0);
   }, 180_000);
 
   it('random SIGKILLs of the worker processes under load (10): no node repeats but the cut ones, every flow completes', async () => {
-    let kills = 0;
-    const killer = async () => {
-      await sleep(1500);
-      while (kills < 10) {
-        await sleep(400 + Math.random() * 800);
-        const live = rig.fleet!.live();
-        if (live.length === 0) continue;
-        live[Math.floor(Math.random() * live.length)].kill('SIGKILL');
-        kills++;
-      }
-    };
-    const { fleet: f, submitted, ended, starts, ends } = await run('flow-crash-rand', () => ({}), killer);
-    expect(f.unexpected).toEqual([]);
-    expect(f.deaths.size).toBeGreaterThanOrEqual(10);
-    expect(ended.filter((x) => x.state !== 'completed').map((x) => `${x.id}: ${x.state}`)).toEqual([]);
-    expect(violations(submitted, starts, ends, afterDeathOf(f.deaths))).toEqual([]);
+    const result = await run('flow-crash-rand', () => ({}), () => randomKills(() => rig.fleet!, 10, 400, 800));
+    expect(result.fleet.deaths.size).toBeGreaterThanOrEqual(10);
+    expectClaim(result);
   }, 180_000);
 });
