@@ -17,6 +17,9 @@
  * | random SIGKILLs under load     | 2 worker processes SIGKILLed by the test every 0.4-1.2 s, 10 times      | here (single, cluster) |
  * | nodes on different masters     | the cells above on the cluster: leaf, middle and top types on three     | here (cluster)         |
  * |                                | masters (the flows' records spread over them)                           |                        |
+ * | ordered nodes (route queue)    | the aimed and random cells with ordered roots and dependents, and a     | flows-crash-ordered    |
+ * |                                | SIGKILL after a due ordered node was pushed into its partition (before  | (DEFECT: a node starts |
+ * |                                | the ack of the route delay type's mover task)                           | twice, kept failing)   |
  * | a dependency dies (last attempt| 2 replicas of every type; the worker running a maxAttempts-1 node       | flows-crash-dead       |
  * | lost with its lease)           | SIGKILLed: the dead-letter sweep records it, the flow ends 'failed'    |                        |
  * |                                | within ~15 s, its dependents never run                                  |                        |
