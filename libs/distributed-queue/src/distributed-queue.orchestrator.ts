@@ -61,8 +61,10 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     const route = this.options.route;
     if (route && all.some((w) => w.options.ordered)) {
       // Delayed ordered tasks wait in the delay queue and enter their partition when due.
-      const handler = { handle: (task: Task<{ key: string; item: string }>) => this.submitService.enqueueDueOrdered(task.id, task.payload) };
       const options = mergeWorkerOptions(this.options.defaults, { concurrency: 10 });
+      const handler = {
+        handle: (task: Task<{ key: string; item: string }>) => this.submitService.enqueueDueOrdered(task.id, task.payload, task.dueAt, options.visibilityTimeoutMs),
+      };
       // NOTE: the internal mover of delayed ordered tasks reports no events: the ordered task's run does.
       if (!this.consumers.has(routeDelayType(route.qId))) await this.addConsumer(routeDelayType(route.qId), handler, options, false);
     }

@@ -18,6 +18,16 @@ export function encodeRouteItem(id: string, type: string, key: string, payloadJs
   return `{"id":${JSON.stringify(id)},"type":${JSON.stringify(type)},"key":${JSON.stringify(key)},"payload":${payloadJson}${tc}}`;
 }
 
+/**
+ * The move of a due delayed ordered task into its partition, named after the task (its id and due time):
+ * the mover run again after a crash (its lease expired before its ack) repeats the same call, which the
+ * partition answers from its request key (kept `ttlMs`, past the mover's lease) without appending twice.
+ */
+export interface MoveCall {
+  requestId: string;
+  ttlMs: number;
+}
+
 /** An ordered task ready to push. */
 export interface RouteEntry {
   key: string;
@@ -79,8 +89,8 @@ export class RouteProducer {
    * Pushes one task; `PartitionFullError` when the partition is full under the Exception strategy.
    * `entering`: a delayed ordered task entering its partition (see RouteStore.push).
    */
-  async push(key: string, id: string, item: string, entering = false): Promise<OrderedSubmitResult> {
-    const [result] = await this.pushMany([{ key, id, item }], entering);
+  async push(key: string, id: string, item: string, entering = false, move?: MoveCall): Promise<OrderedSubmitResult> {
+    const [result] = await this.pushMany([{ key, id, item }], entering, undefined, move);
     if (result.outcome === 'rejected') throw new PartitionFullError(result.partition, this.store.options.maxPartitionSize);
     return result;
   }
@@ -90,7 +100,7 @@ export class RouteProducer {
    * Exception strategy the tasks after a full point come back 'rejected'. `written` is told each
    * partition written, as its call's reply arrives (durable writes note where it was applied).
    */
-  async pushMany(entries: RouteEntry[], entering = false, written?: (partition: number) => void): Promise<OrderedSubmitResult[]> {
+  async pushMany(entries: RouteEntry[], entering = false, written?: (partition: number) => void, move?: MoveCall): Promise<OrderedSubmitResult[]> {
     const results: OrderedSubmitResult[] = new Array(entries.length);
     let todo = entries.map((_, i) => i);
     for (let attempt = 0; attempt < STALE_RETRIES && todo.length > 0; attempt++) {
@@ -106,7 +116,7 @@ export class RouteProducer {
       await settleAll(
         [...groups].map(async ([partition, indexes]) => {
           // NOTE: one request id per call: ioredis re-sending the call after a reconnect appends nothing twice.
-          const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item), newRequestId(), entering);
+          const replies = await this.store.push(partition, n, indexes.map((i) => entries[i].item), move?.requestId ?? newRequestId(), entering, move?.ttlMs);
           written?.(partition);
           if (replies === 'stale-count') {
             stale.push(...indexes);

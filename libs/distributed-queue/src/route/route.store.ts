@@ -102,14 +102,16 @@ export class RouteStore {
    * Appends encoded items to a partition (`n`: the partition count the producer used). `requestId` names
    * the call: a repeat (a re-send) returns the first reply and appends nothing. `entering`: delayed ordered
    * tasks entering their partition (their submit was logged for the history when they were delayed).
+   * `requestTtlMs`: how long the reply is kept for a repeat (a move names its call after its task: see
+   * `RouteProducer.push`).
    */
-  async push(partition: number, n: number, items: string[], requestId = newRequestId(), entering = false): Promise<PushResult[] | 'stale-count'> {
+  async push(partition: number, n: number, items: string[], requestId = newRequestId(), entering = false, requestTtlMs = REQUEST_TTL_MS): Promise<PushResult[] | 'stale-count'> {
     const k = this.keys.partition(partition);
     const { maxPartitionSize, rejectStrategy } = this.options;
     const request = k.request(requestId);
     const flat = await this.s.dqRoutePush(
       k.list, k.own, request, k.log, k.recorded,
-      n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, REQUEST_TTL_MS, this.streamMaxLen, entering ? '1' : '0', ...items,
+      n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, requestTtlMs, this.streamMaxLen, entering ? '1' : '0', ...items,
     );
     if (Number(flat[0]) === ScriptOutcome.StaleCount) return 'stale-count';
     // NOTE: under Exception the reply ends at the first full point: the tasks after it were not written.

@@ -15,7 +15,7 @@ import { encodePayload } from '../delay/task-codec';
 import { encodeRouteItem, RouteProducer } from '../route/route-producer';
 import type { RouteStore } from '../route/route.store';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
-import { newRequestId, randomTaskId } from '../runtime/request-id';
+import { newRequestId, randomTaskId, REQUEST_TTL_MS } from '../runtime/request-id';
 import type { TaskTracer } from '../tracing/task-tracer';
 import { withTraceContext } from '../tracing/trace-carrier';
 import { checkGroup, checkId, checkKey, checkOptionNames, checkPriority, toDue } from './task-input';
@@ -254,10 +254,13 @@ export class TaskSubmitService {
    * of its reservations (due time, then submission): the moves of one key are chained in that order, so
    * that tasks of one key due together enter their partition in submission order (on one instance).
    */
-  async enqueueDueOrdered(id: string, { key, item }: { key: string; item: string }): Promise<void> {
+  async enqueueDueOrdered(id: string, { key, item }: { key: string; item: string }, dueAt = 0, leaseMs = 0): Promise<void> {
     if (!this.producer) throw new RouteNotConfiguredError('A delayed ordered task');
     const producer = this.producer;
-    const move = (this.moving.get(key) ?? Promise.resolve()).then(() => producer.push(key, id, item, true));
+    // NOTE: named after the task (see MoveCall): a mover that died after the push and before its ack is run
+    // again and repeats this very call, which appends nothing twice.
+    const call = { requestId: `mv.${dueAt}.${id}`, ttlMs: Math.max(REQUEST_TTL_MS, 3 * leaseMs) };
+    const move = (this.moving.get(key) ?? Promise.resolve()).then(() => producer.push(key, id, item, true, call));
     const settled = move.then(() => undefined, () => undefined);
     this.moving.set(key, settled);
     void settled.then(() => this.moving.get(key) === settled && this.moving.delete(key));
