@@ -71,16 +71,20 @@ function ephemeralPort(): Promise<number> {
   });
 }
 
-/** A currently free loopback port whose cluster bus port (port + 10000) is free as well. */
+/**
+ * A currently free loopback port whose cluster bus port (port + 10000) is free as well, both below the
+ * ephemeral range (32768 and up): a port the kernel hands out to outgoing connections could be taken by one
+ * between this check and the server's listen (seen: a scheduler child's EADDRINUSE under a full suite).
+ */
 export async function getFreePort(): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = await ephemeralPort();
-    if (port + 10000 > 65535 || handedOut.has(port) || handedOut.has(port + 10000)) continue;
-    if (!(await canListen(port + 10000))) continue;
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const port = 10000 + Math.floor(Math.random() * 12700);
+    if (handedOut.has(port) || handedOut.has(port + 10000)) continue;
+    if (!(await canListen(port)) || !(await canListen(port + 10000))) continue;
     handedOut.add(port);
     return port;
   }
-  throw new Error('getFreePort: no free port pair (p, p+10000) found in 200 attempts');
+  throw new Error('getFreePort: no free port pair (p, p+10000) below the ephemeral range found in 500 attempts');
 }
 
 // ---------------------------------------------------------------- minimal RESP client

@@ -4,6 +4,7 @@ import type { Task, TaskFlow } from '../interfaces';
 import { FlowProgress } from '../flow/flow-progress';
 import { parseFlowNodeId } from '../flow/flow-keys';
 import { keptError } from '../runtime/error-stack';
+import { reportFailure } from '../redis/outage-log';
 
 /** How often a consumer looks for flow nodes buried without their flow knowing (a crash, an expired lease). */
 export const SWEEP_MS = 5_000;
@@ -51,7 +52,7 @@ export class ConsumerFlows {
       await this.progress.completed(id, json);
       return null;
     } catch (error) {
-      this.logger.warn?.(`[${this.type}] flow node ${id}: its completion could not be recorded (it runs again when its lease expires): ${(error as Error).message}`);
+      reportFailure(this.logger, `[${this.type}] flow node ${id}`, error, `[${this.type}] flow node ${id}: its completion could not be recorded (it runs again when its lease expires): ${(error as Error).message}`);
       return false;
     }
   }
@@ -63,7 +64,7 @@ export class ConsumerFlows {
     this.sweeping = true;
     this.progress
       .sweepDead(this.type)
-      .catch((error: Error) => this.logger.debug?.(`[${this.type}] flow dead-letter sweep failed (retried): ${error.message}`))
+      .catch((error: Error) => reportFailure(this.logger, `[${this.type}] flow dead-letter sweep`, error, `[${this.type}] flow dead-letter sweep failed (retried): ${error.message}`))
       .finally(() => {
         this.sweeping = false;
         this.sweptAt = Date.now();
@@ -75,7 +76,7 @@ export class ConsumerFlows {
     try {
       await this.progress.dead(id, { ...keptError(error), attempts, failedAt: Date.now() });
     } catch (failure) {
-      this.logger.warn?.(`[${this.type}] flow node ${id}: its death could not be recorded yet (the sweep retries): ${(failure as Error).message}`);
+      reportFailure(this.logger, `[${this.type}] flow node ${id}`, failure, `[${this.type}] flow node ${id}: its death could not be recorded yet (the sweep retries): ${(failure as Error).message}`);
     }
   }
 }

@@ -94,7 +94,8 @@ export class TaskConsumer {
     durability?: AckDurability | null,
     flows?: FlowProgress | null,
   ) {
-    if (flows) this.flows = new ConsumerFlows(type, flows, logger);
+    // NOTE: schedules' types never hold flow nodes (the route's delay type does: ordered ones).
+    if (flows && !type.startsWith('__cron__')) this.flows = new ConsumerFlows(type, flows, logger);
     this.events = new ConsumerEvents(type, bus);
     this.acks = new DelayAcks(this.events);
     if (durability) this.durableAcks = new DurableAcks(type, durability, this.events, this.takeOptions(0), `${this.consumerId}.0`, logger, ERROR_BACKOFF_MS);

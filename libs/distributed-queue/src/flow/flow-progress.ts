@@ -148,18 +148,18 @@ export class FlowProgress {
   }
 
   /**
-   * Repairs what a crash or an expired lease left out: every flow node of `type` buried since the last sweep
+   * Repairs what a crash or an expired lease left out: every flow node of `type` buried and not swept yet (bury.lua notes them)
    * is recorded dead in its flow (a repeat for those whose worker did it; it carries an unfinished cascade on).
    */
   async sweepDead(type: string): Promise<void> {
     for (;;) {
-      const { moved, next, full, nodes } = await this.store.deadSince(type, SWEEP_PAGE);
+      const nodes = await this.store.deadNodes(type, SWEEP_PAGE);
       for (const [id, diedAt, json] of nodes) {
         const error = json ? (JSON.parse(json) as TaskErrorInfo) : { name: 'Error', message: 'dead', attempts: 0, failedAt: diedAt };
         await this.dead(id, error);
       }
-      if (moved) await this.store.sweptTo(type, next);
-      if (!full) return;
+      await this.store.swept(type, nodes.map(([id]) => id));
+      if (nodes.length < SWEEP_PAGE) return;
     }
   }
 

@@ -194,30 +194,22 @@ export class FlowStore {
     return Object.keys(meta).length === 0 ? null : meta;
   }
 
-  /**
-   * Flow nodes of `type` buried after the type's sweep cursor (ms), a page at a time: id, time of death,
-   * last error JSON. `next` is the cursor after the page (unchanged when nothing is newer).
-   */
-  async deadSince(type: string, count: number): Promise<{ moved: boolean; next: number; full: boolean; nodes: [string, number, string | null][] }> {
+  /** Flow nodes of `type` buried and not swept yet (ZSET `<dead>:f`, see bury.lua), a page: id, time of death, last error JSON. */
+  async deadNodes(type: string, count: number): Promise<[string, number, string | null][]> {
     const k = delayQueueKeys(this.prefix, type);
-    const cursor = Number((await this.client.get(`${k.dead}:flow-sweep`)) ?? 0);
-    const flat = await this.client.zrangebyscore(k.dead, `(${cursor}`, '+inf', 'WITHSCORES', 'LIMIT', 0, count);
+    const flat = await this.client.zrange(`${k.dead}:f`, 0, count - 1, 'WITHSCORES');
     const nodes: [string, number, string | null][] = [];
-    let next = cursor;
-    for (let i = 0; i < flat.length; i += 2) {
-      next = Number(flat[i + 1]);
-      if (flat[i].charCodeAt(0) === 38) nodes.push([flat[i], next, null]);
-    }
+    for (let i = 0; i < flat.length; i += 2) nodes.push([flat[i], Number(flat[i + 1]), null]);
     if (nodes.length > 0) {
       const errors = await this.client.hmget(k.errors, ...nodes.map(([id]) => id));
       nodes.forEach((node, i) => (node[2] = errors[i]));
     }
-    return { moved: next !== cursor, next, full: flat.length === 2 * count, nodes };
+    return nodes;
   }
 
-  /** Moves the type's sweep cursor on (see `deadSince`) once its page was handled. */
-  async sweptTo(type: string, cursor: number): Promise<void> {
-    await this.client.set(`${delayQueueKeys(this.prefix, type).dead}:flow-sweep`, String(cursor));
+  /** Removes swept nodes from `<dead>:f` (a node buried again since keeps its newer entry: same member, so gone too; its sweep is a repeat). */
+  async swept(type: string, ids: string[]): Promise<void> {
+    if (ids.length > 0) await this.client.zrem(`${delayQueueKeys(this.prefix, type).dead}:f`, ...ids);
   }
 
   /** Records a new flow in the index (the dashboard's list). */
