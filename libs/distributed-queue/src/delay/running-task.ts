@@ -19,6 +19,9 @@ export interface RunningTask {
   startedAt: number;
 }
 
+/** The id and token of a running task's reservation. */
+export const heldOf = (t: RunningTask): [string, string] => [t.reservation.id, t.reservation.token];
+
 /** Tasks started together: one timeout timer serves them all. */
 export interface Batch {
   tasks: Set<RunningTask>;

@@ -8,7 +8,7 @@ import { runController } from '../runtime/handler-call';
 import { SHUTDOWN_CALL_MS, shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
 import { newRequestId } from '../runtime/request-id';
 import { ReservedQueue, type Held } from './reserved-queue';
-import { newBatch, startRun, type Batch, type RunningTask } from './running-task';
+import { heldOf, newBatch, startRun, type Batch, type RunningTask } from './running-task';
 import { IdleWaiters } from '../runtime/idle-waiters';
 import { WakeSignal } from '../runtime/wake-signal';
 import type { DelayQueueStore, Reservation, TakeResult } from './delay-queue.store';
@@ -23,9 +23,6 @@ import type { FlowProgress } from '../flow/flow-progress';
 import { recordFailedAttempt } from './failed-attempt';
 import { pauseForRateLimit } from '../events/rate-limited';
 import { ERROR_BACKOFF_MS, HAND_BACK_MS, MAX_FETCHES, RECOVER_LIMIT } from './consumer-bounds';
-
-/** The id and token of a running task's reservation. */
-const heldOf = (t: RunningTask): Held => [t.reservation.id, t.reservation.token];
 
 /**
  * Runs the tasks of one type in this process: at most `concurrency` at a time, acks batched into the next
@@ -367,14 +364,9 @@ export class TaskConsumer {
    */
   private finish(task: RunningTask, error: Error | null, result?: unknown): void {
     if (!this.settle(task)) return;
-    if (!error && this.flows?.is(task.reservation.id)) {
-      void this.completeNode(task, result);
-      return;
-    }
     if (!error) {
-      if (this.durableAcks) this.durableAcks.push(task, result);
-      else this.acks.push(task, result);
-      this.afterSlotFreed();
+      if (this.flows?.is(task.reservation.id)) void this.completeNode(task, result);
+      else this.ack(task, result);
       return;
     }
     // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
@@ -389,10 +381,14 @@ export class TaskConsumer {
     const refused = await this.flows!.completed(task.reservation.id, result);
     this.settling--;
     if (refused) return this.recordFailure(task, refused);
-    if (refused === null) {
-      if (this.durableAcks) this.durableAcks.push(task, result);
-      else this.acks.push(task, result);
-    }
+    if (refused === null) return this.ack(task, result);
+    this.afterSlotFreed();
+  }
+
+  /** A success: acked with the next fetch (or by the durable acks), its slot free. */
+  private ack(task: RunningTask, result: unknown): void {
+    if (this.durableAcks) this.durableAcks.push(task, result);
+    else this.acks.push(task, result);
     this.afterSlotFreed();
   }
 
