@@ -60,6 +60,9 @@ describe('a service.url application while its scheduler is paused or restarted',
       await waitFor(async () => (await liveInstances(scheduler, 'shop')).join() === 'shop-a', { timeoutMs: 15_000, message: 'instance live' });
       await command(client, 'submit', { taskType: 'job', id: 'ran-before', payload: {} });
       await waitFor(() => runs(client, 'done').some((r) => r.id === 'ran-before'), { timeoutMs: 15_000, message: 'a task runs before' });
+      // NOTE: acknowledged before the scheduler goes (a success is acked with the next fetch: killed before it,
+      // the task runs again, at least once, as any task whose ack was lost)
+      await waitFor(async () => (await api(scheduler, 'GET', '/api/tasks/job/ran-before')).body.state === 'done', { timeoutMs: 15_000, message: 'ran-before acknowledged' });
       // Due while the scheduler is away.
       await command(client, 'submit', { taskType: 'job', id: 'due-meanwhile', payload: {}, delay: 1500 });
       const dueAt = Date.now() + 1500;
