@@ -3,6 +3,7 @@ import { Cluster } from 'ioredis';
 import { RedisOutOfMemoryError, RedisUnavailableError } from '../errors';
 import { tagOutage, type OutageLog } from './outage-log';
 import type { RedisClient } from './script-loader';
+import { corkForTick } from './write-batching';
 
 /** How long the library waits for one Redis call by default: queued while reconnecting, or for its reply. */
 export const DEFAULT_REDIS_TIMEOUT_MS = 5000;
@@ -224,7 +225,10 @@ function wrapSend(client: RedisClient, admit: (command: Command, stream: unknown
       return command.promise;
     }
     if (!(client instanceof Cluster)) {
-      if (ready(client)) command.dqSent = true;
+      if (ready(client)) {
+        command.dqSent = true;
+        corkForTick((client as unknown as { stream?: object }).stream);
+      }
       command.dqStream = (client as unknown as { stream?: object }).stream;
     }
     return send.call(this, command, stream, node);

@@ -10,19 +10,18 @@
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/head-score"
---- @include "includes/wake-if-earlier"
 --- @include "includes/event-log"
 --- @include "includes/record"
---- @include "includes/groups"
+--- @include "includes/enqueue"
 --- @include "includes/flow-park"
 
 local ws, jobs = KEYS[1], KEYS[2]
 local now = nowMs()
 local before = headScore(ws)
-local released, minDue, grouped = {}, nil, false
+local released = {}
+local q = enqueueBatch(ws, KEYS[3], false)
 local ids, dues, delays, bodies = {}, {}, {}, {}
 local logged = tonumber(ARGV[2]) > 0 and redis.call('EXISTS', KEYS[5]) == 1
-local step = nil
 for i = 3, #ARGV, 2 do
   local id = ARGV[i]
   if redis.call('HDEL', parkedDepsKey(ws), id .. '\n' .. ARGV[i + 1]) == 1 then
@@ -44,21 +43,7 @@ for i = 3, #ARGV, 2 do
           redis.call('HSET', ws .. ':gof', id, g)
           groupBacklog(ws, g, 1)
         end
-        if due <= now and g ~= '' then
-          local turn = due
-          if r.priority > 0 then
-            step = step or agingStep(KEYS[3])
-            turn = due + r.priority * step
-          end
-          groupsPromote(ws, { [g] = { turn, member } })
-          grouped = true
-        elseif due <= now and r.priority > 0 then
-          step = step or agingStep(KEYS[3])
-          promote(ws, member, r.seq, due, r.priority, step)
-        else
-          wsAdd(ws, due, member, r.seq)
-        end
-        if minDue == nil or due < minDue then minDue = due end
+        enqueue(q, due, now, g, r.priority, member, r.seq)
         released[#released + 1] = id
         if logged then
           local body = r.payload
@@ -69,8 +54,7 @@ for i = 3, #ARGV, 2 do
     end
   end
 end
-if grouped then redis.call('PUBLISH', ARGV[1], 'w:0') end
-if minDue ~= nil then wakeIfEarlier(ARGV[1], before, minDue, now) end
+enqueueFlush(q, ARGV[1], before, now)
 if #ids > 0 then
   logEvent(KEYS[4], tonumber(ARGV[2]), 'submitted',
     { 'ids', cjson.encode(ids), 'due', cjson.encode(dues), 'd', cjson.encode(delays), 'b', cjson.encode(bodies) })

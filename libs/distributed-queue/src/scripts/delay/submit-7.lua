@@ -15,12 +15,9 @@
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/head-score"
---- @include "includes/wake-if-earlier"
---- @include "includes/waiting-set"
 --- @include "includes/event-log"
 --- @include "includes/record"
---- @include "includes/priority"
---- @include "includes/groups"
+--- @include "includes/enqueue"
 
 local waiting, jobs = KEYS[1], KEYS[2]
 local now = nowMs()
@@ -44,14 +41,11 @@ end
 local before = headScore(waiting)
 seq = redis.call('INCRBY', KEYS[3], n) - n
 local first = seq
-local wDues, wMembers, wSeqs, flags = {}, {}, {}, {}
-local minDue = nil
+local flags = {}
+local q = enqueueBatch(waiting, KEYS[7], true)
 local logged = tonumber(ARGV[3]) > 0 and redis.call('EXISTS', KEYS[6]) == 1
 local defaultPriority = nil -- read once, when a task has no priority of its own
 local prioritized = {}
--- due now with a priority and no group: straight into its turn (see priority.lua), in one batch
-local turnScores, turnMembers, turnSeqs, step = {}, {}, {}, nil
-local toGroups = {} -- group -> { turn, member, ... }: due now, of a group
 local ids, dues, delays, bodies = {}, {}, {}, {}
 for i = 4, #ARGV, 5 do
   local id, value = ARGV[i], tonumber(ARGV[i + 2])
@@ -81,29 +75,9 @@ for i = 4, #ARGV, 5 do
       redis.call('HSET', waiting .. ':gof', id, g)
       groupBacklog(waiting, g, 1)
     end
-    if due <= now and g ~= '' then
-      -- due now, of a group: straight into its group's queue (its turn: due + p * step), so that a small
-      -- group's task never waits for a big group's backlog to be moved (see groups.lua)
-      local turn = due
-      if p > 0 then
-        step = step or agingStep(KEYS[7])
-        turn = due + p * step
-      end
-      local args = toGroups[g]
-      if args == nil then
-        args = {}
-        toGroups[g] = args
-      end
-      args[#args + 1], args[#args + 2] = turn, tag .. id
-    elseif p > 0 and due <= now and g == '' then
-      step = step or agingStep(KEYS[7])
-      local t = #turnMembers + 1
-      turnScores[t], turnMembers[t], turnSeqs[t] = due + p * step, tag .. id, seq
-    else
-      local w = #wMembers + 1
-      wDues[w], wMembers[w], wSeqs[w] = due, tag .. id, seq
-    end
-    if minDue == nil or due < minDue then minDue = due end
+    -- NOTE: due now, of a group: straight into its group's queue, so that a small group's task never waits
+    -- for a big group's backlog to be moved (see groups.lua)
+    enqueue(q, due, now, g, p, tag .. id, seq)
     flags[#flags + 1] = '1'
     if logged then
       ids[#ids + 1], dues[#dues + 1], delays[#delays + 1], bodies[#bodies + 1] = id, due, due - now, ARGV[i + 4]
@@ -114,17 +88,8 @@ for i = 4, #ARGV, 5 do
   out[#out + 1] = tonumber(flags[#flags])
 end
 redis.call('SET', KEYS[4], string.format('%.0f', first) .. ':' .. table.concat(flags), 'PX', tonumber(ARGV[2]))
-if minDue ~= nil then
-  if #wMembers > 0 then wsAddMany(waiting, wDues, wMembers, wSeqs) end
-  if #turnMembers > 0 then wsAddBatch(turnsOf(waiting), turnScores, turnMembers, turnSeqs) end
-  if next(toGroups) ~= nil then
-    groupsPromote(waiting, toGroups)
-    -- tasks in groups' queues: the workers take them in turn (wake them: the waiting set may be empty)
-    redis.call('PUBLISH', ARGV[1], 'w:0')
-  end
-  for p, added in pairs(prioritized) do priorityCount(waiting, p, added) end
-  wakeIfEarlier(ARGV[1], before, minDue, now)
-end
+for p, added in pairs(prioritized) do priorityCount(waiting, p, added) end
+enqueueFlush(q, ARGV[1], before, now)
 if #ids > 0 then
   logEvent(KEYS[5], tonumber(ARGV[3]), 'submitted',
     { 'ids', cjson.encode(ids), 'due', cjson.encode(dues), 'd', cjson.encode(delays), 'b', cjson.encode(bodies) })
