@@ -21,17 +21,41 @@ if not state then
     'done', 0, 'dead', 0, 'deadFail', 0, 'cancelled', 0, 'blocked', 0)
 end
 local out = { created, '' }
-for i = 6, #ARGV, 5 do
-  if state == 'creating' then
-    redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
-    redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[i + 2])
-    if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[2], '\r' .. ARGV[i], ARGV[i + 3]) end
-    if ARGV[i + 4] ~= '' then redis.call('HSETNX', KEYS[2], '\n' .. ARGV[i], ARGV[i + 4]) end
-    out[#out + 1] = redis.call('HEXISTS', KEYS[4], ARGV[i])
-  elseif redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then
-    out[#out + 1] = 1 -- a node the flow does not have: a repeat writes nothing new
-  else
-    out[#out + 1] = redis.call('HEXISTS', KEYS[4], ARGV[i])
+
+-- HSET of field, value pairs, at most 500 pairs a command (unpack's bound).
+local function hsetAll(key, flat)
+  for from = 1, #flat, 1000 do
+    redis.call('HSET', key, unpack(flat, from, math.min(from + 999, #flat)))
+  end
+end
+
+if created == 1 then
+  -- NOTE: a new flow: none of its nodes exists or is settled (what a flow of the same id left, expiring, goes
+  -- first), so the batch is written whole, one command per hash, none checked.
+  redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+  local defs, payloads = {}, {}
+  for i = 6, #ARGV, 5 do
+    defs[#defs + 1], defs[#defs + 2] = ARGV[i], ARGV[i + 1]
+    if ARGV[i + 3] ~= '' then defs[#defs + 1], defs[#defs + 2] = '\r' .. ARGV[i], ARGV[i + 3] end
+    if ARGV[i + 4] ~= '' then defs[#defs + 1], defs[#defs + 2] = '\n' .. ARGV[i], ARGV[i + 4] end
+    payloads[#payloads + 1], payloads[#payloads + 2] = ARGV[i], ARGV[i + 2]
+    out[#out + 1] = 0
+  end
+  hsetAll(KEYS[2], defs)
+  hsetAll(KEYS[3], payloads)
+else
+  for i = 6, #ARGV, 5 do
+    if state == 'creating' then
+      redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
+      redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[i + 2])
+      if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[2], '\r' .. ARGV[i], ARGV[i + 3]) end
+      if ARGV[i + 4] ~= '' then redis.call('HSETNX', KEYS[2], '\n' .. ARGV[i], ARGV[i + 4]) end
+      out[#out + 1] = redis.call('HEXISTS', KEYS[4], ARGV[i])
+    elseif redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then
+      out[#out + 1] = 1 -- a node the flow does not have: a repeat writes nothing new
+    else
+      out[#out + 1] = redis.call('HEXISTS', KEYS[4], ARGV[i])
+    end
   end
 end
 if ARGV[4] == '1' and state == 'creating' then
