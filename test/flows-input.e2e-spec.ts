@@ -16,9 +16,12 @@
  * | payload             | larger than maxPayloadBytes: PayloadTooLargeError (a defect, fixed); not               |
  * |                     | JSON-serialisable: refused; nothing written                                           |
  * | same id twice       | the second submit returns created: false and changes nothing (other nodes, payloads)  |
+ * | id reused, expiring | the record's head gone before its other hashes (they expire apart): the new flow has  |
+ * |                     | only its own nodes, nothing of the old one                                            |
  */
 import 'reflect-metadata';
 import { InvalidFlowError, PayloadTooLargeError, type FlowNode } from 'nestjs-distributed-queue';
+import { flowKeys } from 'nestjs-distributed-queue/flow/flow-keys';
 import { flowsOf, keysUnder, nodeOf } from './support/flow-nodes';
 import { useQueueApps } from './support/queue-app';
 import { routeTestOptions } from './support/route';
@@ -71,7 +74,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('bad flows on %s', 
       types: { d: {}, o: { ordered: true } }, route: routeTestOptions(`q-${label}`, 'm1'),
     });
     await sleep(200); // the route's first heartbeat written
-    return { flows: flowsOf(app), app, keys: () => keysUnder(redis(), prefix) };
+    return { flows: flowsOf(app), app, prefix, keys: () => keysUnder(redis(), prefix) };
   }
 
   // rows as objects: a row shorter than the test's parameters would hand it Jest's `done` callback
@@ -122,5 +125,17 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('bad flows on %s', 
     expect(nodeOf(flow!, 'b').dependsOn).toEqual(['a']);
     expect((await app.inspect.getTask('d', '&order-42:a')).payload).toEqual({ ref: 'a' });
     expect((await app.inspect.getTask('d', '&order-42:c')).state).toBe('unknown');
+  });
+
+  it("an id reused while the old record's hashes expire apart: the new flow has only its own nodes", async () => {
+    const { flows, prefix } = await inputApp('flow-reuse');
+    await flows.submitFlow([d('old1'), d('old2', { dependsOn: ['old1'] })], { id: 'reused' });
+    // the record's head expired first; its other hashes are still there
+    await redis().del(flowKeys(prefix, 'reused')[0]);
+    const again = await flows.submitFlow([d('new1')], { id: 'reused' });
+    expect(again.created).toBe(true);
+    const flow = (await flows.getFlow('reused'))!;
+    expect(flow.nodes.map((n) => n.ref)).toEqual(['new1']);
+    expect(flow.counts.total).toBe(1);
   });
 });
