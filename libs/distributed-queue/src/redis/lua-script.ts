@@ -35,7 +35,10 @@ export class LuaScript {
       private socket?: object;
 
       constructor(args: Arg[], options: { keyPrefix?: string; replyEncoding: 'utf8' }) {
-        super('evalsha', slotGuard ? withSlotGuard(sha, numberOfKeys, args) : [sha, numberOfKeys, ...args], options);
+        // NOTE: the arguments are set here, not given to ioredis's constructor: it copies them with
+        // Array.prototype.flat and walks them again to prefix the keys (a tenth of a call's cost in Node).
+        super('evalsha', [], { replyEncoding: options.replyEncoding });
+        this.args = scriptArgs(sha, numberOfKeys, args, slotGuard, options.keyPrefix);
         // NOTE: wrapped once here, not on each write: a call re-sent after a lost connection or a MOVED
         // reply is written again, and wrappers stacked up (one per write) in its rejection.
         const reject = this.reject;
@@ -97,6 +100,22 @@ export function slotGuardKey(firstKey: Arg): string {
   return `${String(firstKey)}:slot-guard`;
 }
 
-function withSlotGuard(sha: string, numberOfKeys: number, args: Arg[]): Arg[] {
-  return [sha, numberOfKeys + 1, ...args.slice(0, numberOfKeys), slotGuardKey(args[0]), ...args.slice(numberOfKeys)];
+/**
+ * EVALSHA's arguments: the keys (and the slot guard's) with the client's `keyPrefix`, numbers as strings
+ * (what ioredis's Command would make of them).
+ */
+export function scriptArgs(sha: string, numberOfKeys: number, args: Arg[], slotGuard: boolean, keyPrefix = ''): (string | Buffer)[] {
+  const out: (string | Buffer)[] = [sha, String(numberOfKeys + (slotGuard ? 1 : 0))];
+  for (let i = 0; i < numberOfKeys; i++) out.push(prefixed(keyPrefix, args[i]));
+  if (slotGuard) out.push(keyPrefix + slotGuardKey(args[0]));
+  for (let i = numberOfKeys; i < args.length; i++) {
+    const arg = args[i];
+    out.push(typeof arg === 'string' || Buffer.isBuffer(arg) ? arg : String(arg));
+  }
+  return out;
+}
+
+function prefixed(keyPrefix: string, key: Arg): string | Buffer {
+  if (Buffer.isBuffer(key)) return keyPrefix === '' ? key : Buffer.concat([Buffer.from(keyPrefix), key]);
+  return keyPrefix + String(key);
 }
