@@ -10,13 +10,15 @@
  * |                             | node is 'unknown'                                                            |
  * | cancel a completed flow     | nothing to cancel, the state stays 'completed' (a defect, fixed)           |
  * | cancel an unknown flow      | zeros, nothing written                                                       |
+ * | a node cancelled alone      | TaskSubmitService.cancel of a flow's node (parked or waiting): a typed error |
+ * |                             | naming cancelFlow, nothing changed; the flow completes                       |
  * | cancel racing completions   | 20 chains cancelled while their nodes complete: a node that starts after its |
  * |                             | flow's cancelFlow returned gets its abort signal (3 s bound), every flow     |
  * |                             | ends 'cancelled' (or 'completed' when all its nodes completed first) and no  |
  * |                             | node is left 'pending' or 'running'                                          |
  */
 import 'reflect-metadata';
-import type { FlowEndedEvent, Task } from 'nestjs-distributed-queue';
+import { InvalidSubmitOptionsError, type FlowEndedEvent, type Task } from 'nestjs-distributed-queue';
 import { flowEnded, flowsOf, keysUnder, nodeOf, nodeWorker, runsOf, type NodeRun } from './support/flow-nodes';
 import { untilAborted, useQueueApps } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
@@ -80,6 +82,22 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('cancelFlow on %s',
     expect(ended.state).toBe('completed');
     expect(await flows.cancelFlow(id)).toEqual({ cancelled: 0, cancelRequested: 0 });
     expect(await flows.getFlow(id)).toMatchObject({ state: 'completed', endedAt: ended.endedAt, counts: { total: 2, completed: 2, dead: 0, cancelled: 0, blocked: 0 } });
+  });
+
+  it("a flow's node cancelled alone: refused with a typed error, nothing changed, the flow completes", async () => {
+    const prefix = uniquePrefix('flow-cancel-node');
+    const producer = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { quick: {} } });
+    const flows = flowsOf(producer);
+    const { id, nodes } = await flows.submitFlow([{ ref: 'a', type: 'quick', payload: {} }, { ref: 'b', type: 'quick', payload: {}, dependsOn: ['a'] }]);
+    const before = await keysUnder(redis(), prefix);
+    for (const node of [nodes.a, nodes.b]) {
+      const error = await producer.submit.cancel('quick', node.id).then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidSubmitOptionsError);
+      expect((error as Error).message).toContain('cancelFlow');
+    }
+    expect(await keysUnder(redis(), prefix)).toEqual(before);
+    await start({ connection: target.connection, keyPrefix: prefix }, [nodeWorker([], 'quick', {})]);
+    expect((await flowEnded(flows, id)).state).toBe('completed');
   });
 
   it('an unknown flow: cancelFlow cancels nothing and writes nothing', async () => {

@@ -117,14 +117,16 @@ export class TaskSubmitService {
 
   /**
    * Cancels a waiting task, or asks a running one to stop (it is not retried). `options.durability`: this
-   * call's (see the module option).
-   * @throws DurabilityError (its `result`: what the cancel did on the master)
+   * call's (see the module option). A flow's node (id `&<flow>:<ref>`) is refused: its flow would wait for
+   * it forever; cancel the flow (`TaskFlowService.cancelFlow`).
+   * @throws InvalidSubmitOptionsError (a flow's node), DurabilityError (its `result`: what the cancel did on the master)
    */
   async cancel(typeOrContract: string | TaskContract<unknown>, id: string, options?: CallOptions): Promise<CancelResult> {
     const type = checkedTypeOf(typeOrContract);
     const durability = this.durabilityOf(options);
     const marks: WriteMark[] = [];
     const checked = checkId(id);
+    if (checked.startsWith('&')) throw new InvalidSubmitOptionsError('id', `"${checked}" is a flow's node: cancel its flow (TaskFlowService.cancelFlow)`);
     return this.confirmed(durability, marks, await this.write(durability, marks, type, (store) => store.cancel(type, checked)));
   }
 
