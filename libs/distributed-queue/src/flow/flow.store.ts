@@ -105,8 +105,8 @@ export class FlowStore {
    * Writes a batch of a flow's nodes (the last one makes it 'running'): whether the flow was created now,
    * its end state now ('' but for a repeat that finds every node settled), and which nodes are settled.
    */
-  async define(flowId: string, total: number, last: boolean, nodes: { ref: string; def: FlowDef; payload: string }[]): Promise<{ created: boolean; ended: string; settled: boolean[] }> {
-    const args = nodes.flatMap(({ ref, def: { d, n, ...def }, payload }) => [ref, JSON.stringify(def), payload, lines(d), dependentLines(n)]);
+  async define(flowId: string, total: number, last: boolean, nodes: { ref: string; def: FlowDef }[]): Promise<{ created: boolean; ended: string; settled: boolean[] }> {
+    const args = nodes.flatMap(({ ref, def: { d, n, ...def } }) => [ref, JSON.stringify(def), lines(d), dependentLines(n)]);
     const [created, ended, ...settled] = await this.scripts.dqFlowDefine(...this.keys(flowId), flowId, total, Date.now(), last ? '1' : '0', this.retentionMs, ...args);
     return { created: created === 1, ended: String(ended), settled: settled.map((s) => Number(s) === 1) };
   }

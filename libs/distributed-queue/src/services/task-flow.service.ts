@@ -56,7 +56,8 @@ export class TaskFlowService {
     // NOTE: 3 steps in turn: the record, then the parked nodes, then the roots (a root may complete at once:
     // its dependents must be parked by then). A repeat (the same id) finds what exists and writes the rest.
     const open: PlannedNode[] = [];
-    const list = batches(planned, (n) => Buffer.byteLength(n.payload) / 1000 + 1, 2_000);
+    // NOTE: the record keeps no payload (the nodes' tasks do): a define call's size is its nodes and edges.
+    const list = batches(planned, (n) => 1 + (n.def.d.length + n.def.n.length) / 100, 2_000);
     for (const [i, batch] of list.entries()) {
       const { created, ended, settled } = await flows.define(flowId, planned.length, i === list.length - 1, batch);
       if (i === 0 && !created) result.created = false;

@@ -6,8 +6,8 @@
   again, which creates what a failed call left out and nothing else (their ids exist).
   KEYS: see flow-record.lua
   ARGV[1] flow id  ARGV[2] nodes in all  ARGV[3] now (ms)  ARGV[4] '1' on the last batch  ARGV[5] retention
-  ARGV[6..] per node 5 values: ref, def JSON, payload text, its dependencies and its dependents as
-  flow-record.lua keeps them ('' none)
+  ARGV[6..] per node 4 values: ref, def JSON, its dependencies and its dependents as flow-record.lua keeps
+  them ('' none). (A node's payload is its task's: the record keeps none.)
   Returns: { 1 created now (0: it existed), the flow's end state now or '', per node 1 to leave alone else 0 }
 ]]
 --- @include "includes/flow-record"
@@ -33,23 +33,20 @@ if created == 1 then
   -- NOTE: a new flow: none of its nodes exists or is settled (what a flow of the same id left, expiring, goes
   -- first), so the batch is written whole, one command per hash, none checked.
   redis.call('DEL', KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
-  local defs, payloads = {}, {}
-  for i = 6, #ARGV, 5 do
+  local defs = {}
+  for i = 6, #ARGV, 4 do
     defs[#defs + 1], defs[#defs + 2] = ARGV[i], ARGV[i + 1]
-    if ARGV[i + 3] ~= '' then defs[#defs + 1], defs[#defs + 2] = '\r' .. ARGV[i], ARGV[i + 3] end
-    if ARGV[i + 4] ~= '' then defs[#defs + 1], defs[#defs + 2] = '\n' .. ARGV[i], ARGV[i + 4] end
-    payloads[#payloads + 1], payloads[#payloads + 2] = ARGV[i], ARGV[i + 2]
+    if ARGV[i + 2] ~= '' then defs[#defs + 1], defs[#defs + 2] = '\r' .. ARGV[i], ARGV[i + 2] end
+    if ARGV[i + 3] ~= '' then defs[#defs + 1], defs[#defs + 2] = '\n' .. ARGV[i], ARGV[i + 3] end
     out[#out + 1] = 0
   end
   hsetAll(KEYS[2], defs)
-  hsetAll(KEYS[3], payloads)
 else
-  for i = 6, #ARGV, 5 do
+  for i = 6, #ARGV, 4 do
     if state == 'creating' then
       redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
-      redis.call('HSETNX', KEYS[3], ARGV[i], ARGV[i + 2])
-      if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[2], '\r' .. ARGV[i], ARGV[i + 3]) end
-      if ARGV[i + 4] ~= '' then redis.call('HSETNX', KEYS[2], '\n' .. ARGV[i], ARGV[i + 4]) end
+      if ARGV[i + 2] ~= '' then redis.call('HSETNX', KEYS[2], '\r' .. ARGV[i], ARGV[i + 2]) end
+      if ARGV[i + 3] ~= '' then redis.call('HSETNX', KEYS[2], '\n' .. ARGV[i], ARGV[i + 3]) end
       out[#out + 1] = redis.call('HEXISTS', KEYS[4], ARGV[i])
     elseif redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then
       out[#out + 1] = 1 -- a node the flow does not have: a repeat writes nothing new

@@ -6,7 +6,7 @@
 --   KEYS[2] HASH defs  ref -> JSON { t type, pt the type it is parked in or submitted to, f policy, and k key,
 --                      dl delay, p priority, g group when given }; '\n<ref>' its dependents, '\r<ref>' its
 --                      dependencies (see linesFrom)
---   KEYS[3] HASH pl    ref -> payload text (what the node's task is created with)
+--   KEYS[3] HASH pl    unused since 2026-11-28 (held the nodes' payloads, which their tasks hold; expires with the rest)
 --   KEYS[4] HASH st    ref -> 'c' completed, 'x' dead, 'k' cancelled (no field: not settled)
 --   KEYS[5] HASH bk    '#<ref>' -> how many of its dependencies are dead (not 'ignore') or blocked, and
 --                      '<ref>\n<dependency>' -> 1 for each of them (see flowCascade)
