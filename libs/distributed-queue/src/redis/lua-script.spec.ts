@@ -22,6 +22,11 @@ describe('scriptArgs', () => {
     expect(scriptArgs(sha, keys.length, [...keys, ...rest], false, prefix)).toEqual(ioredisArgs(sha, keys, rest, prefix));
   });
 
+  it('fewer arguments than keys: sent as given, for Redis to refuse (no key invented)', () => {
+    expect(scriptArgs(sha, 3, ['k1'], false, 'p:')).toEqual([sha, '3', 'p:k1']);
+    expect(scriptArgs(sha, 3, [], false, 'p:')).toEqual([sha, '3']);
+  });
+
   it('with the slot guard: declared last among the keys, in the first key\'s slot, prefixed', () => {
     const keys = ['{t}:a', '{t}:b'];
     expect(scriptArgs(sha, 2, [...keys, 'v', 1], true, 'p:')).toEqual(ioredisArgs(sha, [...keys, slotGuardKey(keys[0])], ['v', 1], 'p:'));

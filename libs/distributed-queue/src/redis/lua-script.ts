@@ -106,9 +106,11 @@ export function slotGuardKey(firstKey: Arg): string {
  */
 export function scriptArgs(sha: string, numberOfKeys: number, args: Arg[], slotGuard: boolean, keyPrefix = ''): (string | Buffer)[] {
   const out: (string | Buffer)[] = [sha, String(numberOfKeys + (slotGuard ? 1 : 0))];
-  for (let i = 0; i < numberOfKeys; i++) out.push(prefixed(keyPrefix, args[i]));
+  // NOTE: a call with fewer arguments than keys is sent as given: Redis refuses it (nothing invented).
+  const keys = Math.min(numberOfKeys, args.length);
+  for (let i = 0; i < keys; i++) out.push(prefixed(keyPrefix, args[i]));
   if (slotGuard) out.push(keyPrefix + slotGuardKey(args[0]));
-  for (let i = numberOfKeys; i < args.length; i++) {
+  for (let i = keys; i < args.length; i++) {
     const arg = args[i];
     out.push(typeof arg === 'string' || Buffer.isBuffer(arg) ? arg : String(arg));
   }
