@@ -13,14 +13,15 @@ export async function errorReplies(admin: Redis, prefix: string): Promise<number
 }
 
 /**
- * Counts the calls of `command` on keys that contain `keyPart`, on every server at `ports` (MONITOR, which
+ * Counts the calls of `command` whose arguments contain `keyPart` (every one of them, given several), on every server at `ports` (MONITOR, which
  * shows the commands scripts call too): unlike INFO commandstats, blind to the other test files that share
  * the servers. `stop()` ends the count and answers it.
  *
  * NOTE: MONITOR is read from a plain socket, line by line: ioredis's `monitor()` takes the lines that arrive
  * in the same read as MONITOR's +OK for replies ("Command queue state error") while busy servers flood it.
  */
-export async function monitorCalls(ports: number[], command: string, keyPart: string): Promise<{ stop(): Promise<number> }> {
+export async function monitorCalls(ports: number[], command: string, keyPart: string | string[]): Promise<{ stop(): Promise<number> }> {
+  const parts = Array.isArray(keyPart) ? keyPart : [keyPart];
   const { Redis } = await import('ioredis');
   const net = await import('net');
   let calls = 0;
@@ -30,7 +31,7 @@ export async function monitorCalls(ports: number[], command: string, keyPart: st
     const at = line.indexOf('] "');
     if (at < 0) return;
     const name = line.slice(at + 2, line.indexOf('"', at + 3) + 1).toLowerCase();
-    if (name === wanted && line.includes(keyPart, at)) calls++;
+    if (name === wanted && parts.every((part) => line.includes(part, at))) calls++;
   };
   const monitors = await Promise.all(ports.map(async (port) => {
     const admin = new Redis(port, '127.0.0.1');

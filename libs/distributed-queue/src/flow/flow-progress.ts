@@ -122,11 +122,13 @@ export class FlowProgress {
         }
       }),
     );
-    const tells = new Map<string, { pair: [string, string]; item: Settling }[]>();
+    const tells = new Map<string, { pair: [string, string, '0' | '1']; item: Settling }[]>();
     for (const { item, reply } of settled) {
+      // NOTE: what a dependent's worker would read of this node (see flow-release-5.lua)
+      const left = item.outcome === 'x' || item.json !== '' ? '1' : '0';
       for (let i = 0; i < reply.tell.length; i += 2) {
         const list = tells.get(reply.tell[i + 1]) ?? [];
-        list.push({ pair: [flowNodeId(item.flowId, reply.tell[i]), item.ref], item });
+        list.push({ pair: [flowNodeId(item.flowId, reply.tell[i]), item.ref, left], item });
         tells.set(reply.tell[i + 1], list);
       }
     }

@@ -176,8 +176,11 @@ export class FlowStore {
     return (await this.scripts.dqDelayFlowPark(k.waiting, k.jobs, k.seq, k.limits, ...args)).map((x) => Number(x) === 1);
   }
 
-  /** Tells parked nodes of one type that a dependency completed (pairs: node id, dependency ref); the released ids. */
-  release(type: string, pairs: [string, string][]): Promise<string[]> {
+  /**
+   * Tells parked nodes of one type that a dependency completed (node id, dependency ref, '1' when it left a
+   * result or an error to read, else '0'); the released ids.
+   */
+  release(type: string, pairs: [string, string, '0' | '1'][]): Promise<string[]> {
     const k = delayQueueKeys(this.prefix, type);
     return this.scripts.dqDelayFlowRelease(k.waiting, k.jobs, k.limits, k.log, k.recorded, k.events, this.streamMaxLen, ...pairs.flat());
   }

@@ -30,7 +30,7 @@ for i = 1, #ARGV, 6 do
   if redis.call('HSETNX', jobs, id, rec) == 1 then
     local deps = cjson.decode(ARGV[i + 4])
     parkedDepsApply(ws, id, deps, 'HSET')
-    redis.call('HSET', parkedKey(ws), id, #deps .. ':' .. ARGV[i + 1] .. ':' .. ARGV[i + 3])
+    redis.call('HSET', parkedKey(ws), id, 'n' .. #deps .. ':' .. ARGV[i + 1] .. ':' .. ARGV[i + 3])
     out[#out + 1] = 1
   else
     out[#out + 1] = 0

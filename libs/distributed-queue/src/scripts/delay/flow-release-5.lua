@@ -5,7 +5,8 @@
   enters its queue at most once.
   KEYS[1] waiting  KEYS[2] jobs  KEYS[3] the type's limits  KEYS[4] event stream  KEYS[5] its recorded flag
   ARGV[1] events channel  ARGV[2] event stream length (0: none)
-  ARGV[3..] pairs: node id, the dependency's ref
+  ARGV[3..] triples: node id, the dependency's ref, '1' when it left a result or an error for the node to
+  read, else '0' (a node released with nothing to read is released without its '&': no read, see flow-park.lua)
   Returns: the ids of the nodes released now
 ]]
 --- @include "includes/now-ms"
@@ -22,22 +23,29 @@ local released = {}
 local q = enqueueBatch(ws, KEYS[3], false)
 local ids, dues, delays, bodies = {}, {}, {}, {}
 local logged = tonumber(ARGV[2]) > 0 and redis.call('EXISTS', KEYS[5]) == 1
-for i = 3, #ARGV, 2 do
+for i = 3, #ARGV, 3 do
   local id = ARGV[i]
   if redis.call('HDEL', parkedDepsKey(ws), id .. '\n' .. ARGV[i + 1]) == 1 then
-    local left, delay, g = parkedOf(ws, id)
+    local left, delay, g, none = parkedOf(ws, id)
+    none = none and ARGV[i + 2] == '0'
+    local tag = ''
+    if none then tag = 'n' end
     if left ~= nil and left > 1 then
-      redis.call('HSET', parkedKey(ws), id, (left - 1) .. ':' .. delay .. ':' .. g)
+      redis.call('HSET', parkedKey(ws), id, tag .. (left - 1) .. ':' .. delay .. ':' .. g)
     elseif left ~= nil then
       redis.call('HDEL', parkedKey(ws), id)
       local r = parseRecord(redis.call('HGET', jobs, id), 0)
       if r then
         local due = now + delay
         local member = memberOf(r.seq, id)
+        local bare = none and string.byte(r.payload, 1) == 38 -- '&': its worker would read its dependencies
+        if bare then r.payload = string.sub(r.payload, 2) end
         if r.priority > 0 then
           r.due = due
           redis.call('HSET', jobs, id, encodeRecord(r))
           priorityCount(ws, r.priority, 1)
+        elseif bare then
+          redis.call('HSET', jobs, id, seqTag(r.seq) .. r.payload)
         end
         if g ~= '' then
           redis.call('HSET', ws .. ':gof', id, g)

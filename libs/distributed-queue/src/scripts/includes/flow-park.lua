@@ -1,6 +1,9 @@
 -- Flows (issue 30): a node that depends on others waits "parked" in its own type, beside its queue, until
 -- every dependency completed: its record is in jobs (so its id is taken and getTask finds it), and
---   HASH <ws>:fp   id -> '<deps left>:<delay ms>:<group>' (group may be empty; it is the rest of the text)
+--   HASH <ws>:fp   id -> '[n]<deps left>:<delay ms>:<group>' (group may be empty; it is the rest of the text;
+--                  'n' while no dependency told so far left a result or an error: released so, the node
+--                  loses the '&' its payload was parked with and its worker reads no dependencies, see
+--                  flow-plan.ts)
 --   HASH <ws>:fd   '<id>\n<dependency ref>' -> 1, one field per dependency not yet completed
 -- A completion removes its field; the node that loses its last one enters the queue (flow-release-6.lua),
 -- at most once: a repeated completion finds no field and changes nothing, and nothing here creates a node.
@@ -15,12 +18,13 @@ local function parkedDepsKey(ws)
   return ws .. ':fd'
 end
 
--- The parked state of id: deps left, delay, group; nil when it is not parked.
+-- The parked state of id: deps left, delay, group, and whether nothing its dependencies left is to be read
+-- so far; nil when it is not parked.
 local function parkedOf(ws, id)
   local v = redis.call('HGET', ws .. ':fp', id)
   if not v then return nil end
-  local left, delay, group = string.match(v, '^(%d+):(%d+):(.*)$')
-  return tonumber(left), tonumber(delay), group
+  local none, left, delay, group = string.match(v, '^(n?)(%d+):(%d+):(.*)$')
+  return tonumber(left), tonumber(delay), group, none == 'n'
 end
 
 -- Writes (HSET) or removes (HDEL) the fields of id's dependencies: a thousand values per command at most
