@@ -149,8 +149,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue on %s'
     const masterOf = (slot: number) => ranges.find(([from, to]) => slot >= from && slot <= to)?.[2][1];
     const masters = new Set<number | undefined>();
     for (let i = 0; i < 12; i++) {
-      const { events: _events, request, waitingChunk, ...keys } = keysOf('dq', `type-${i}`);
-      const slots = new Set(await Promise.all([...Object.values(keys), request('x'), waitingChunk('B1f')].map(slotOf)));
+      const { events: _events, lane, requests, waitingChunk, ...keys } = keysOf('dq', `type-${i}`);
+      const slots = new Set(await Promise.all([...Object.values(keys), lane('x.0'), requests('1790000123'), waitingChunk('B1f')].map(slotOf)));
       expect(slots.size).toBe(1);
       masters.add(masterOf([...slots][0]));
     }

@@ -118,8 +118,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('bad flows on %s', 
     expect(again.created).toBe(false);
     expect(again.id).toBe('order-42');
     // NOTE: a repeat submits the flow's roots again (it may follow a call that failed before them): their ids
-    // exist, so nothing is created; only the submit's request key (kept 60 s) is new.
-    const requestKey = (k: string): boolean => /:rq:/.test(k);
+    // exist, so nothing is created; only the submit's reply bucket (kept 60 s) may be new.
+    const requestKey = (k: string): boolean => /:rb:/.test(k);
     expect((await keys()).filter((k) => !requestKey(k))).toEqual(before.filter((k) => !requestKey(k)));
     expect(await flows.getFlow('order-42')).toEqual(flow);
     expect(nodeOf(flow!, 'b').dependsOn).toEqual(['a']);

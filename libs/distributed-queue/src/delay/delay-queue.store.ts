@@ -4,7 +4,7 @@ import { DeliveryFailedError } from '../errors/delivery-failed.error';
 import { LimitsStore } from './limits.store';
 import { GroupsStore } from './groups.store';
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
-import { REQUEST_TTL_MS } from '../runtime/request-id';
+import { REQUEST_TTL_MS, requestBucket } from '../runtime/request-id';
 import { decodeError, decodeLease, withoutSeqTag } from './task-codec';
 import { cancelOutcome, failOutcome, type FailOutcome } from '../redis/script-outcome';
 import type { RedisClient } from '../redis/script-loader';
@@ -142,7 +142,7 @@ export class DelayQueueStore {
    */
   async submit(type: string, tasks: NewTask[], requestId: string): Promise<{ id: string; created: boolean }[]> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.jobs, k.seq, k.request(requestId), k.log, k.recorded, k.limits, k.events, REQUEST_TTL_MS, this.streamMaxLen];
+    const args: Arg[] = [k.waiting, k.jobs, k.seq, k.requests(requestBucket(requestId)), k.log, k.recorded, k.limits, k.events, REQUEST_TTL_MS, this.streamMaxLen, requestId];
     for (const task of tasks) args.push(task.id, ...dueArgs(task.due, task.priority), task.group ?? '', task.payload);
     const [, ...flat] = await this.scripts.dqDelaySubmit(...args);
     const out = [];
@@ -157,7 +157,7 @@ export class DelayQueueStore {
    */
   async take(type: string, options: TakeOptions, acks: [string, string][], consumer: string, requestId: string): Promise<TakeResult> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.request(consumer), k.paused, k.log, k.followed, k.recorded, k.legacyWaiting, k.limits];
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.lane(consumer), k.paused, k.log, k.followed, k.recorded, k.legacyWaiting, k.limits];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId, this.streamMaxLen, HOLDER);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, stamp, ...flat] = await this.scripts.dqDelayTake(...args);
@@ -278,7 +278,7 @@ export class DelayQueueStore {
     const k = this.keys(type);
     const picked = ids.length > 0 ? ids : await this.client.zrange(k.dead, 0, String(limit - 1));
     if (picked.length === 0) return 0;
-    return this.scripts.dqDelayDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.request(requestId), k.events, REQUEST_TTL_MS, ...picked);
+    return this.scripts.dqDelayDeadRedrive(k.dead, k.waiting, k.jobs, k.errors, k.requests(requestBucket(requestId)), k.events, REQUEST_TTL_MS, requestId, ...picked);
   }
 
   deleteDead(type: string, ids: string[]): Promise<number> {

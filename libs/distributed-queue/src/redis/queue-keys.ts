@@ -47,8 +47,13 @@ export interface DelayQueueKeys {
    * options, overridden by an operator) and the rate limit's state; see `scripts/includes/admission.lua`.
    */
   limits: string;
-  /** STRING, one per submit call (60 s) and per consumer fetch lane (its last reserving take there, one lease): a reply for a repeated call. */
-  request(requestId: string): string;
+  /** STRING, one per consumer fetch lane (its last reserving take there, one lease): the reply for a repeated take. */
+  lane(consumerLane: string): string;
+  /**
+   * HASH request id -> reply, one per bucket of request ids (`requestBucket`: one second of ids, kept 60 s
+   * past its last write): the replies of submit and re-drive calls, for a repeated call.
+   */
+  requests(bucket: string): string;
 }
 
 /** Builds the keys of `type` under `prefix`. */
@@ -74,6 +79,7 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     consumers: `${base}:consumers`,
     limits: `${base}:limits`,
     events: `${prefix}:events:${type}`,
-    request: (requestId) => `${base}:rq:${requestId}`,
+    lane: (consumerLane) => `${base}:rq:${consumerLane}`,
+    requests: (bucket) => `${base}:rb:${bucket}`,
   };
 }

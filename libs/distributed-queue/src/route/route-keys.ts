@@ -24,8 +24,11 @@ export interface PartitionKeys {
   followed: string;
   /** STRING with a TTL, kept by the history writer: while it exists, submits are logged too. */
   recorded: string;
-  /** STRING with a short TTL: the reply of a state-changing call with this request id (re-sends repeat it). */
-  request(id: string): string;
+  /**
+   * HASH request id -> reply, one per bucket of request ids (`requestBucket`): the replies of push and
+   * re-drive calls, kept a short while for a repeated call (a re-send).
+   */
+  requests(bucket: string): string;
 }
 
 /**
@@ -74,7 +77,7 @@ export function routeKeys(prefix: string, qId: string): RouteKeys {
       if (!keys) {
         const tag = `${prefix}:${qId}:${p}`;
         const pb = `${prefix}:{${spread ? `${tag}:${spreadSuffix(tag, p)}` : tag}}`;
-        keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead`, log: `${pb}:log`, followed: `${pb}:followed`, recorded: `${pb}:recorded`, request: (id) => `${pb}:req:${id}` };
+        keys = { list: `${pb}:q`, own: `${pb}:own`, inflight: `${pb}:inflight`, dead: `${pb}:dead`, log: `${pb}:log`, followed: `${pb}:followed`, recorded: `${pb}:recorded`, requests: (bucket) => `${pb}:rb:${bucket}` };
         cache.set(p, keys);
       }
       return keys;

@@ -1,5 +1,5 @@
 import { PartitionShrinkError } from '../errors';
-import { newRequestId, REQUEST_TTL_MS } from '../runtime/request-id';
+import { newRequestId, REQUEST_TTL_MS, requestBucket } from '../runtime/request-id';
 import {
   assignOutcome, fencedOutcome, pushOutcome, releaseOutcome, ScriptOutcome, takeOutcome,
   type AssignOutcome, type PushOutcome, type ReleaseOutcome, type TakeStatus,
@@ -108,10 +108,9 @@ export class RouteStore {
   async push(partition: number, n: number, items: string[], requestId = newRequestId(), entering = false, requestTtlMs = REQUEST_TTL_MS): Promise<PushResult[] | 'stale-count'> {
     const k = this.keys.partition(partition);
     const { maxPartitionSize, rejectStrategy } = this.options;
-    const request = k.request(requestId);
     const flat = await this.s.dqRoutePush(
-      k.list, k.own, request, k.log, k.recorded,
-      n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, requestTtlMs, this.streamMaxLen, entering ? '1' : '0', ...items,
+      k.list, k.own, k.requests(requestBucket(requestId)), k.log, k.recorded,
+      n, maxPartitionSize, rejectStrategy, this.keys.events, partition, this.log, requestTtlMs, this.streamMaxLen, entering ? '1' : '0', requestId, ...items,
     );
     if (Number(flat[0]) === ScriptOutcome.StaleCount) return 'stale-count';
     // NOTE: under Exception the reply ends at the first full point: the tasks after it were not written.
@@ -291,7 +290,7 @@ export class RouteStore {
     const k = this.keys.partition(partition);
     const { maxPartitionSize } = this.options;
     return this.s
-      .dqRouteRedrive(k.dead, k.list, k.own, k.request(requestId), limit, maxPartitionSize, this.keys.events, partition, REQUEST_TTL_MS)
+      .dqRouteRedrive(k.dead, k.list, k.own, k.requests(requestBucket(requestId)), limit, maxPartitionSize, this.keys.events, partition, REQUEST_TTL_MS, requestId)
       .then(Number);
   }
 }

@@ -15,7 +15,7 @@ import { encodePayload } from '../delay/task-codec';
 import { encodeRouteItem, RouteProducer } from '../route/route-producer';
 import type { RouteStore } from '../route/route.store';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
-import { newRequestId, randomTaskId, REQUEST_TTL_MS } from '../runtime/request-id';
+import { moveRequestId, newRequestId, randomTaskId, REQUEST_TTL_MS } from '../runtime/request-id';
 import type { TaskTracer } from '../tracing/task-tracer';
 import { withTraceContext } from '../tracing/trace-carrier';
 import { checkGroup, checkId, checkKey, checkOptionNames, checkPriority, toDue } from './task-input';
@@ -261,7 +261,7 @@ export class TaskSubmitService {
     const producer = this.producer;
     // NOTE: named after the task (see MoveCall): a mover that died after the push and before its ack is run
     // again and repeats this very call, which appends nothing twice.
-    const call = { requestId: `mv.${dueAt}.${id}`, ttlMs: Math.max(REQUEST_TTL_MS, 3 * leaseMs) };
+    const call = { requestId: moveRequestId(dueAt, id), ttlMs: Math.max(REQUEST_TTL_MS, 3 * leaseMs) };
     const move = (this.moving.get(key) ?? Promise.resolve()).then(() => producer.push(key, id, item, true, call));
     const settled = move.then(() => undefined, () => undefined);
     this.moving.set(key, settled);

@@ -1,9 +1,9 @@
 --[[
   Moves the given dead letters back to waiting, ready now, with their attempts reset; they keep their
   submission order among tasks due now. Unreadable records stay dead. Ids no longer dead are skipped, and a
-  repeated call (same request key, e.g. re-sent after a lost reply) returns the first call's count.
-  KEYS[1] dead  KEYS[2] waiting  KEYS[3] jobs  KEYS[4] errors  KEYS[5] request key
-  ARGV[1] events channel  ARGV[2] how long the request key is kept (ms)  ARGV[3..] ids
+  repeated call (same request id, e.g. re-sent after a lost reply) returns the first call's count.
+  KEYS[1] dead  KEYS[2] waiting  KEYS[3] jobs  KEYS[4] errors  KEYS[5] the request id's bucket (see request-reply.lua)
+  ARGV[1] events channel  ARGV[2] how long the reply is kept (ms)  ARGV[3] request id  ARGV[4..] ids
   Returns: number of tasks re-driven
 ]]
 --- @include "includes/now-ms"
@@ -11,14 +11,15 @@
 --- @include "includes/head-score"
 --- @include "includes/wake-if-earlier"
 --- @include "includes/requeue"
+--- @include "includes/request-reply"
 
 local dead, waiting, jobs, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local previous = redis.call('GET', KEYS[5])
+local previous = earlierReply(KEYS[5], ARGV[3])
 if previous then return tonumber(previous) end
 local now = nowMs()
 local before = headScore(waiting)
 local n = 0
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local id = ARGV[i]
   local r = parseRecord(redis.call('HGET', jobs, id), now)
   if r and redis.call('ZREM', dead, id) == 1 then
@@ -30,5 +31,5 @@ for i = 3, #ARGV do
   end
 end
 if n > 0 then wakeIfEarlier(ARGV[1], before, now, now) end
-redis.call('SET', KEYS[5], n, 'PX', tonumber(ARGV[2]))
+keepReply(KEYS[5], ARGV[3], n, ARGV[2])
 return n

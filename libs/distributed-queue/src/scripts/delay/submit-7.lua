@@ -2,13 +2,15 @@
   Adds tasks unless their id exists; wakes workers when the earliest due time moved earlier. Each task
   takes the next number of the type's sequence, which orders tasks due at the same time (FIFO) and names
   the tasks submitted without an id ('#' .. hex).
-  A repeated call (the same request key, e.g. re-sent by the client after a lost reply) writes nothing and
+  A repeated call (the same request id, e.g. re-sent by the client after a lost reply) writes nothing and
   returns the first call's reply: its generated ids are the same, so nothing is created twice.
-  KEYS[1] waiting (see waiting-set.lua)  KEYS[2] jobs  KEYS[3] sequence counter  KEYS[4] request key (kept for ARGV[2] ms)
+  KEYS[1] waiting (see waiting-set.lua)  KEYS[2] jobs  KEYS[3] sequence counter  KEYS[4] the request id's
+  bucket (see request-reply.lua; the reply kept ARGV[2] ms)
   KEYS[5] event stream  KEYS[6] its recorded flag (while it exists, submits are logged for the history)
   KEYS[7] the type's limits (field 'dp': the default priority its workers configure; see priority.lua)
-  ARGV[1] events channel  ARGV[2] how long the request key is kept (ms)  ARGV[3] event stream length (0: none)
-  ARGV[4..] per task 5 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms, then the task's
+  ARGV[1] events channel  ARGV[2] how long the reply is kept (ms)  ARGV[3] event stream length (0: none)
+  ARGV[4] request id
+  ARGV[5..] per task 5 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms, then the task's
   priority when given, e.g. 'd5'; without one, the type's default), value, group ('' = none; see
   groups.lua), payload json
   Returns: { now, then per task: id, created flag (1/0) }
@@ -18,19 +20,20 @@
 --- @include "includes/event-log"
 --- @include "includes/record"
 --- @include "includes/enqueue"
+--- @include "includes/request-reply"
 
 local waiting, jobs = KEYS[1], KEYS[2]
 local now = nowMs()
-local n = (#ARGV - 3) / 5
+local n = (#ARGV - 4) / 5
 local out = { now }
-local previous = redis.call('GET', KEYS[4])
+local previous = earlierReply(KEYS[4], ARGV[4])
 local seq
 if previous then
   local first, flags = string.match(previous, '^(%d+):(%d*)$')
   seq = tonumber(first)
   for i = 1, n do
     seq = seq + 1
-    local id = ARGV[i * 5 - 1]
+    local id = ARGV[i * 5]
     if id == '' then id = '#' .. string.format('%x', seq) end
     out[#out + 1] = id
     out[#out + 1] = tonumber(string.sub(flags, i, i))
@@ -47,7 +50,7 @@ local logged = tonumber(ARGV[3]) > 0 and redis.call('EXISTS', KEYS[6]) == 1
 local defaultPriority = nil -- read once, when a task has no priority of its own
 local prioritized = {}
 local ids, dues, delays, bodies = {}, {}, {}, {}
-for i = 4, #ARGV, 5 do
+for i = 5, #ARGV, 5 do
   local id, value = ARGV[i], tonumber(ARGV[i + 2])
   seq = seq + 1
   local tag, digits = seqTag(seq)
@@ -87,7 +90,7 @@ for i = 4, #ARGV, 5 do
   end
   out[#out + 1] = tonumber(flags[#flags])
 end
-redis.call('SET', KEYS[4], string.format('%.0f', first) .. ':' .. table.concat(flags), 'PX', tonumber(ARGV[2]))
+keepReply(KEYS[4], ARGV[4], string.format('%.0f', first) .. ':' .. table.concat(flags), ARGV[2])
 for p, added in pairs(prioritized) do priorityCount(waiting, p, added) end
 enqueueFlush(q, ARGV[1], before, now)
 if #ids > 0 then

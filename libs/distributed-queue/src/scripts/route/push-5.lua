@@ -1,16 +1,16 @@
 --[[
   Appends ordered tasks to one partition, applying the reject strategy when it is full. Each is stored as
   "<seq>:<at>:<task json>", `at` being Redis's time now: a task's dueAt never comes from a machine's clock.
-  Idempotent per request id: the reply is kept for a short while under the request key, and a repeated
+  Idempotent per request id: the reply is kept for a short while in the id's bucket, and a repeated
   call (a command re-sent after a reconnect) returns it without appending anything again.
-  KEYS[1] partition list  KEYS[2] partition record (own)  KEYS[3] request key  KEYS[4] the partition's event
+  KEYS[1] partition list  KEYS[2] partition record (own)  KEYS[3] the request id's bucket (see request-reply.lua)  KEYS[4] the partition's event
   stream  KEYS[5] its recorded flag (while it exists, submits are logged for the history)
   ARGV[1] partition count the producer used  ARGV[2] max length  ARGV[3] strategy (Discard|DiscardOldest|Exception)
   ARGV[4] events channel  ARGV[5] partition number  ARGV[6] lua log (0/1)  ARGV[7] request ttl ms
   ARGV[8] event stream length (0: none)
   ARGV[9] '1' when the tasks are delayed ordered tasks entering now (their submit was logged on the delay
           queue's stream: not logged again), else '0'
-  ARGV[10..] task json
+  ARGV[10] request id  ARGV[11..] task json
   Returns: { OUTCOME.STALE_COUNT, n } when the producer's partition count is not the partition's (nothing
            written); else per task a pair: outcome (QUEUED, DISCARDED, DROPPED_OLDEST, or PARTITION_FULL
            under Exception: nothing past the first full point is written) and the dropped task's json for
@@ -22,9 +22,10 @@
 --- @include "includes/now-ms"
 --- @include "includes/route-log"
 --- @include "includes/event-log"
+--- @include "includes/request-reply"
 
 local list, own, request = KEYS[1], KEYS[2], KEYS[3]
-local replied = redis.call('GET', request)
+local replied = earlierReply(request, ARGV[10])
 if replied then
   if string.sub(replied, 1, 1) == '[' then return cjson.decode(replied) end
   local out = {}
@@ -43,7 +44,7 @@ local at = fmt(now)
 local out, queued = {}, 0
 local logged = ARGV[9] ~= '1' and tonumber(ARGV[8]) > 0 and redis.call('EXISTS', KEYS[5]) == 1
 local ids, types, keys, bodies, dues = {}, {}, {}, {}, {}
-for i = 10, #ARGV do
+for i = 11, #ARGV do
   local len = redis.call('LLEN', list)
   local accept = true
   if len >= max then
@@ -83,8 +84,8 @@ end
 if wasEmpty and redis.call('LLEN', list) > 0 then
   redis.call('PUBLISH', ARGV[4], 'p:' .. ARGV[5])
 end
--- NOTE: the common reply (every task queued) is kept as its count, to keep the request key small.
+-- NOTE: the common reply (every task queued) is kept as its count, to keep the bucket small.
 local keep = queued * 2 == #out and tostring(queued) or cjson.encode(out)
-redis.call('SET', request, keep, 'PX', ARGV[7])
-routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 9)
+keepReply(request, ARGV[10], keep, ARGV[7])
+routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 10)
 return out

@@ -1,0 +1,16 @@
+-- The replies of state-changing calls, kept for a repeat of the call (a command re-sent after a lost reply,
+-- a retried RPC): a HASH request id -> reply per bucket of request ids (`requestBucket` in request-id.ts),
+-- which a script declares. No key per call: a busy slot holds a few dozen buckets, not a key per submit.
+
+-- The reply an earlier call with this request id left, or false.
+local function earlierReply(bucket, requestId)
+  return redis.call('HGET', bucket, requestId)
+end
+
+-- Keeps this call's reply for at least `ttl` ms: the bucket lives while any reply in it may be asked for
+-- (never shortened by a call that keeps its reply for less).
+local function keepReply(bucket, requestId, reply, ttl)
+  redis.call('HSET', bucket, requestId, reply)
+  ttl = tonumber(ttl)
+  if redis.call('PTTL', bucket) < ttl then redis.call('PEXPIRE', bucket, ttl) end
+end
