@@ -13,9 +13,13 @@
  * | cancel while the task's chunk alone moved to the importing node   | the call waits (no raw error), then cancels that task and no other |
  * | submits during a migration held longer than `redisTimeoutMs`      | they wait and succeed when it ends        |
  * | a migration held longer than `slotMigrationTimeoutMs`             | RedisUnavailableError naming the migration, within the bound; nothing written |
+ * | an ordered push whose every declared key (partition list and record, its reply bucket, log, recorded flag) already moved to the importing node | it waits for the migration's end instead of running there after an ASK (where a durable call's WAIT, sent to the node the slot map names, would confirm nothing of it); then it is written once (failing first: it ran on the importing node at once) |
  */
 import { RedisUnavailableError, type Task } from 'nestjs-distributed-queue';
 import { delayQueueKeys } from 'nestjs-distributed-queue/redis/queue-keys';
+import { routeKeys } from 'nestjs-distributed-queue/route/route-keys';
+import { REQUEST_BUCKET_MS } from 'nestjs-distributed-queue/runtime/request-id';
+import { routeTestOptions } from './support/route';
 import { keySlot, masterOf, migrateSlot, nodeClient } from './support/cluster-admin';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { startRedisCluster, type RedisClusterHandle } from './support/redis-server';
@@ -171,5 +175,44 @@ describe('scripts while their slot migrates', () => {
     expect(tookMs).toBeLessThan(5000);
     expect(await app.inspect.getState('mg.b', 'during')).toBe('unknown');
     expect(await app.inspect.getState('mg.b', 'before')).toBe('delayed');
+  }, 60_000);
+
+  it("an ordered push whose keys all moved to the importing node waits for the migration's end (never runs there after an ASK)", async () => {
+    const prefix = uniquePrefix('mg-push');
+    app = await startQueueApp({ connection: { cluster: nodes() }, keyPrefix: prefix, workers: false, types: { 'mg.o': { ordered: true } }, route: routeTestOptions(prefix, 'm1', 1) });
+    await app.submit.submitOrdered('mg.o', 'k', { i: 0 });
+    const keys = routeKeys(prefix, prefix).partition(0);
+    const port = cluster.servers[0].port;
+    const slot = await keySlot(port, keys.list);
+    const from = (await masterOf(cluster, slot, port)).port;
+    const masters = (await Promise.all([0, 6000, 12000].map((s) => masterOf(cluster, s, port)))).map((m) => m.port);
+    const to = masters.find((p) => p !== from)!;
+    // Every key the push declares exists: the reply buckets of the next seconds too, whichever its id names.
+    const node = nodeClient(from);
+    const second = Math.floor(Date.now() / REQUEST_BUCKET_MS);
+    for (let s = second; s < second + 30; s++) await node.hset(keys.requests(String(s)), 'other', '1');
+    await node.set(keys.recorded, '1');
+    await node.xadd(keys.log, '*', 'e', 'x');
+    node.disconnect();
+    let settled: unknown;
+    let push: Promise<unknown> | undefined;
+    await migrateSlot(slot, from, to, masters, {
+      batch: 100, pauseMs: 0,
+      started: async ({ migrate }) => {
+        const source = nodeClient(from);
+        const all = (await source.call('CLUSTER', 'GETKEYSINSLOT', slot, 1000)) as string[];
+        source.disconnect();
+        expect(all).toEqual(expect.arrayContaining([keys.list, keys.own, keys.recorded, keys.log]));
+        await migrate(all);
+        push = app!.submit.submitOrdered('mg.o', 'k', { i: 1 }).then((r) => (settled = r), (e: unknown) => (settled = e));
+        await sleep(1500);
+        expect(settled).toBeUndefined(); // waiting for the slot, not run on the importing node
+      },
+    });
+    await push;
+    expect(settled).toMatchObject({ outcome: 'queued' });
+    const target = nodeClient(to);
+    expect((await target.lrange(keys.list, 0, -1)).map((item) => JSON.parse(item.slice(item.indexOf('{'))).payload)).toEqual([{ i: 0 }, { i: 1 }]);
+    target.disconnect();
   }, 60_000);
 });

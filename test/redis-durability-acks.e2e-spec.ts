@@ -12,7 +12,7 @@
  * | (c) delay type, durability, the replica stopped (SIGSTOP) | tasks complete, then SIGCONT | completions announced after timeoutMs; exactly one warning; the worker keeps running tasks; after SIGCONT no more warnings (a line says replicas confirm again) |
  * | (d) ordered type (route), durability, submitted due at once | as (a) | as (a) (acks whose WAIT the kill cut short are not sent again: the take replays what the failover lost) |
  *
- * Not covered: a cluster (the ack's WAIT runs on the node that applied it, as for durable submits), service mode.
+ * A cluster: test/cluster-durability.e2e-spec.ts (acks, and the move of delayed ordered tasks). Not covered: service mode.
  */
 import { Injectable, Logger } from '@nestjs/common';
 import { OnTaskEvent, type Task, type TaskEvent } from 'nestjs-distributed-queue';

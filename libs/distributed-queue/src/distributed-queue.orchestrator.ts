@@ -9,6 +9,7 @@ import { DistributedQueueExplorer } from './distributed-queue.explorer';
 import { WORKERS_STARTED } from './distributed-queue.messages';
 import { DelayQueueStore } from './delay/delay-queue.store';
 import type { FlowProgress } from './flow/flow-progress';
+import type { MoverPayload } from './route/route-producer';
 import { TaskConsumer } from './delay/task-consumer';
 import type { ResolvedModuleOptions, ResolvedWorkerOptions } from './options/resolve-options';
 import { EventSubscriber } from './runtime/event-subscriber';
@@ -63,7 +64,7 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
       // Delayed ordered tasks wait in the delay queue and enter their partition when due.
       const options = mergeWorkerOptions(this.options.defaults, { concurrency: 10 });
       const handler = {
-        handle: (task: Task<{ key: string; item: string }>) => this.submitService.enqueueDueOrdered(task.id, task.payload, task.dueAt, options.visibilityTimeoutMs),
+        handle: (task: Task<MoverPayload>) => this.submitService.enqueueDueOrdered(task.id, task.payload, task.dueAt, options.visibilityTimeoutMs),
       };
       // NOTE: the internal mover of delayed ordered tasks reports no events: the ordered task's run does.
       if (!this.consumers.has(routeDelayType(route.qId))) await this.addConsumer(routeDelayType(route.qId), handler, options, false);

@@ -53,7 +53,7 @@ function planNode(node: CheckedNode, index: number, flowId: string, explorer: Di
     if (given.priority !== undefined || given.group !== undefined) throw new InvalidFlowError('ordered types take no priority or group', ref);
     def.k = checkKey(given.key, 0);
     def.pt = routeDelayType(options.route.qId);
-    payload = JSON.stringify({ key: def.k, item: encodeRouteItem(id, type, def.k, payload) });
+    payload = JSON.stringify({ key: def.k, item: encodeRouteItem(id, type, def.k, payload), at: Date.now() });
   } else {
     if (given.key !== undefined) throw new InvalidFlowError(`type "${type}" is not ordered: a key is for ordered types`, ref);
     if (given.priority !== undefined) def.p = checkPriority(given.priority);

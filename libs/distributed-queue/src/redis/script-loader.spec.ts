@@ -21,4 +21,9 @@ describe('loadScripts', () => {
     expect(scripts.filter((s) => s.slotGuard).map((s) => s.command)).toEqual(expect.arrayContaining(['dqDelaySubmit', 'dqDelayTake', 'dqDelayFail', 'dqCronAdvance']));
     expect(scripts.find((s) => s.command === 'dqRouteTake')?.slotGuard).toBe(false);
   });
+  it('declares the slot guard in every script that keeps a reply for a repeated call (durable writes never run after an ASK)', () => {
+    const keeps = scripts.filter((s) => s.lua.includes('keepReply(')).map((s) => s.command).sort();
+    expect(keeps).toEqual(['dqDelayDeadRedrive', 'dqDelaySubmit', 'dqRoutePush', 'dqRouteRedrive']);
+    expect(scripts.filter((s) => keeps.includes(s.command) && !s.slotGuard)).toEqual([]);
+  });
 });

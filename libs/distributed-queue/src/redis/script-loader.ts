@@ -12,7 +12,11 @@ export interface ScriptDefinition {
   command: string;
   numberOfKeys: number;
   lua: string;
-  /** Declares `slotGuardKey` too: it touches keys it does not declare (an `@undeclared-keys` include). */
+  /**
+   * Declares `slotGuardKey` too: it touches keys it does not declare (an `@undeclared-keys` include), or it
+   * keeps a reply for repeated calls (an `@slot-guard` include: a durable call's `WAIT` is sent to the node
+   * the client maps the slot to, so the write must not run on the other one after an ASK).
+   */
   slotGuard: boolean;
 }
 
@@ -20,8 +24,8 @@ const SCRIPT_DIR = join(__dirname, '..', 'scripts');
 /** Folders of scripts; each gives its commands a prefix (`delay/take-7.lua` -> `dqDelayTake`). */
 const SCRIPT_FOLDERS = ['delay', 'route', 'history', 'service', 'cron', 'flow'];
 const INCLUDE = /^--- @include "([^"]+)"\s*$/gm;
-/** The mark of a helper that touches keys its scripts do not declare (see `slotGuardKey`). */
-const UNDECLARED_KEYS = /^--- @undeclared-keys\s*$/m;
+/** The mark of a helper whose scripts must declare the slot guard (see `slotGuardKey`). */
+const GUARD_MARK = /^--- @(undeclared-keys|slot-guard)\s*$/m;
 
 function toCommandName(folder: string, base: string): string {
   return 'dq' + `${folder}-${base}`.replace(/(^|-)([a-z])/g, (_m, _d, c: string) => c.toUpperCase());
@@ -45,7 +49,7 @@ export function loadScripts(root = SCRIPT_DIR): ScriptDefinition[] {
         const match = /^(.+)-(\d+)\.lua$/.exec(file);
         if (!match) throw new Error(`Lua script ${folder}/${file} must be named <name>-<numberOfKeys>.lua`);
         const lua = inline(readFileSync(join(root, folder, file), 'utf8'), root, new Set());
-        return { command: toCommandName(folder, match[1]), numberOfKeys: Number(match[2]), lua, slotGuard: UNDECLARED_KEYS.test(lua) };
+        return { command: toCommandName(folder, match[1]), numberOfKeys: Number(match[2]), lua, slotGuard: GUARD_MARK.test(lua) };
       }),
   );
 }

@@ -19,13 +19,24 @@ export function encodeRouteItem(id: string, type: string, key: string, payloadJs
 }
 
 /**
- * The move of a due delayed ordered task into its partition, named after the task (its id and due time):
+ * The move of a due delayed ordered task into its partition, named after the task (its id and submission time):
  * the mover run again after a crash (its lease expired before its ack) repeats the same call, which the
  * partition answers from its request key (kept `ttlMs`, past the mover's lease) without appending twice.
  */
 export interface MoveCall {
   requestId: string;
   ttlMs: number;
+}
+
+/**
+ * The payload of a delayed ordered task while it waits in the delay queue (type `__route__.<qId>`): its key,
+ * its encoded item, and when it was submitted (ms; names its move, see `MoveCall`; absent from tasks an
+ * earlier version submitted).
+ */
+export interface MoverPayload {
+  key: string;
+  item: string;
+  at?: number;
 }
 
 /** An ordered task ready to push. */

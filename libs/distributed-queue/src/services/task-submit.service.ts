@@ -12,7 +12,7 @@ import type {
 import { DelayQueueStore, type NewTask } from '../delay/delay-queue.store';
 import { TaskEventBus } from '../events/task-event-bus';
 import { encodePayload } from '../delay/task-codec';
-import { encodeRouteItem, RouteProducer } from '../route/route-producer';
+import { encodeRouteItem, RouteProducer, type MoverPayload } from '../route/route-producer';
 import type { RouteStore } from '../route/route.store';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { moveRequestId, newRequestId, randomTaskId, REQUEST_TTL_MS } from '../runtime/request-id';
@@ -221,7 +221,7 @@ export class TaskSubmitService {
     const now = entries.filter((e) => !e.delayed);
     // NOTE: one call per partition, then one for the delayed ones: each all or nothing; say which were written.
     const incomplete = (error: unknown): SubmitIncompleteError<OrderedSubmitResult> => new SubmitIncompleteError(type, [...results], error);
-    const written = durability ? (p: number) => marks.push(this.durable!.mark(this.durable!.routeStore!.keys.partition(p).list)) : undefined;
+    const written = this.partitionMarks(durability, marks);
     if (durability) await this.durable!.idle();
     const pushed = await producer.pushMany(now.map((e) => e.entry), false, written).catch((error: unknown) => {
       if (!(error instanceof SubmitIncompleteError)) throw error;
@@ -234,7 +234,8 @@ export class TaskSubmitService {
     if (later.length > 0) {
       const partitions = await producer.partitionsOf(later.map((e) => e.entry.key));
       const delayType = routeDelayType(this.routeStore!.options.qId);
-      const tasks = later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item }) }));
+      const at = Date.now();
+      const tasks = later.map((e) => ({ id: e.entry.id, due: e.due, payload: JSON.stringify({ key: e.entry.key, item: e.entry.item, at }) }));
       const delayed = await this.write(durability, marks, delayType, (store) => store.submit(delayType, tasks, newRequestId()))
         .catch((error: unknown) => {
           if (!(error instanceof SubmitIncompleteError)) throw now.length > 0 ? incomplete(error) : error;
@@ -256,18 +257,33 @@ export class TaskSubmitService {
    * of its reservations (due time, then submission): the moves of one key are chained in that order, so
    * that tasks of one key due together enter their partition in submission order (on one instance).
    */
-  async enqueueDueOrdered(id: string, { key, item }: { key: string; item: string }, dueAt = 0, leaseMs = 0): Promise<void> {
+  async enqueueDueOrdered(id: string, { key, item, at }: MoverPayload, dueAt = 0, leaseMs = 0): Promise<void> {
     if (!this.producer) throw new RouteNotConfiguredError('A delayed ordered task');
-    const producer = this.producer;
-    // NOTE: named after the task (see MoveCall): a mover that died after the push and before its ack is run
-    // again and repeats this very call, which appends nothing twice.
-    const call = { requestId: moveRequestId(dueAt, id), ttlMs: Math.max(REQUEST_TTL_MS, 3 * leaseMs) };
-    const move = (this.moving.get(key) ?? Promise.resolve()).then(() => producer.push(key, id, item, true, call));
+    // NOTE: under the module's durability the move is confirmed (WAIT on the partition's master) before the
+    // mover acks: on a cluster the ack's own WAIT runs on the mover type's master and confirms nothing of the
+    // partition's write, which a failover could then lose with the mover task done. Unconfirmed, the move
+    // fails with DurabilityError and is retried (the repeat appends nothing: see below) until confirmed.
+    const durability = this.durabilityOf(undefined);
+    const producer = durability ? this.durableProducer! : this.producer;
+    const marks: WriteMark[] = [];
+    const written = this.partitionMarks(durability, marks);
+    // NOTE: named after the task and its submission (see MoveCall): a mover that died after the push and
+    // before its ack, or whose push failed (its reply lost, or not confirmed), is run again and repeats this
+    // very call, which appends nothing twice. Not after its due time: a retry moves that (a mover task of an
+    // earlier version has no `at`: its due time serves, as before).
+    const call = { requestId: moveRequestId(typeof at === 'number' ? at : dueAt, id), ttlMs: Math.max(REQUEST_TTL_MS, 3 * leaseMs) };
+    const push = async (): Promise<OrderedSubmitResult> => {
+      if (durability) await this.durable!.idle();
+      const [result] = await producer.pushMany([{ key, id, item }], true, written, call);
+      return result;
+    };
+    const move = (this.moving.get(key) ?? Promise.resolve()).then(push);
     const settled = move.then(() => undefined, () => undefined);
     this.moving.set(key, settled);
     void settled.then(() => this.moving.get(key) === settled && this.moving.delete(key));
     const result = await move;
     if (result.outcome === 'discarded') throw new Error(`partition ${result.partition} is full: delayed ordered task ${id} discarded`);
+    await this.confirmed(durability, marks, undefined);
   }
 
   /**
@@ -293,6 +309,13 @@ export class TaskSubmitService {
   }
 
   /** `result` once the replicas acknowledged every marked write (at once when the call is not durable). */
+  /** Under durability, notes in `marks` where each partition write was applied (for `pushMany`'s `written`). */
+  private partitionMarks(durability: ResolvedDurability | null, marks: WriteMark[]): ((partition: number) => void) | undefined {
+    if (!durability) return undefined;
+    const durable = this.durable!;
+    return (p: number) => void marks.push(durable.mark(durable.routeStore!.keys.partition(p).list));
+  }
+
   private confirmed<R>(durability: ResolvedDurability | null, marks: WriteMark[], result: R): Promise<R> {
     return durability ? this.durable!.confirmed(marks, durability, result) : Promise.resolve(result);
   }
