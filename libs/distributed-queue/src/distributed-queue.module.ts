@@ -15,6 +15,7 @@ import { QueueControlService } from './services/queue-control.service';
 import { TaskGroupsService } from './services/task-groups.service';
 import { TaskInspectorService } from './services/task-inspector.service';
 import { TaskSubmitService } from './services/task-submit.service';
+import { TaskWaiters } from './delay/task-waiters';
 import { TaskFlowService } from './services/task-flow.service';
 import { FlowEvents } from './flow/flow-events';
 import { FlowProgress } from './flow/flow-progress';
@@ -155,6 +156,7 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
     DistributedQueueOrchestrator,
     RouteOrchestrator,
     TaskSubmitService,
+    TaskWaiters,
     TaskInspectorService,
     QueueControlService,
     TaskGroupsService,

@@ -8,3 +8,9 @@ export const MAX_FETCHES = 2;
 export const RECOVER_LIMIT = 100;
 /** How long a stopping consumer waits for its hand-back and last acks. */
 export const HAND_BACK_MS = 2000;
+
+/** What a consumer keeps of its finished tasks: their ids (the last `keepDone`) and results (up to `maxResultBytes` each). */
+export interface DoneOptions {
+  keepDone: number;
+  maxResultBytes: number;
+}

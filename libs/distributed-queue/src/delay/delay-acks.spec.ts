@@ -27,11 +27,23 @@ describe('DelayAcks: a completion is announced only once Redis has its ack', () 
     acks.push(task('c'), 3);
     expect(emitted).toEqual([]);
     const batch = acks.drain();
-    expect(batch.held).toEqual([['a', 'tok-a'], ['b', 'tok-b'], ['c', 'tok-c']]);
+    // Each ack's token carries its task's result after a newline (see results.lua).
+    expect(batch.held).toEqual([['a', 'tok-a\n1'], ['b', 'tok-b\n2'], ['c', 'tok-c\n3']]);
     expect(acks.size).toBe(0);
     acks.sent(batch, ['b']);
     expect(emitted.map((e) => [e.event, e.task.id, e.result])).toEqual([['completed', 'a', 1], ['completed', 'c', 3]]);
     expect(emitted[0].durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("carries a result as JSON, a too large or non-JSON one as '!<bytes>' / '!-1', and none for undefined", () => {
+    const { bus: b } = bus();
+    const acks = new DelayAcks(new ConsumerEvents('t', b), 20);
+    acks.push(task('a'), { ok: true });
+    acks.push(task('b'), 'x'.repeat(30));
+    acks.push(task('c'), 10n);
+    acks.push(task('d'), undefined);
+    acks.push(task('e'), null);
+    expect(acks.drain().held).toEqual([['a', 'tok-a\n{"ok":true}'], ['b', 'tok-b\n!32'], ['c', 'tok-c\n!-1'], ['d', 'tok-d'], ['e', 'tok-e\nnull']]);
   });
 
   it('a failed call puts acks and completions back ahead of newer ones: announced with the call that lands', () => {

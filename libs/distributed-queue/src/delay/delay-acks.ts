@@ -1,4 +1,5 @@
 import { AckBuffer } from '../runtime/ack-buffer';
+import { DEFAULT_MAX_RESULT_BYTES, resultText } from '../runtime/result-text';
 import type { ConsumerEvents, Completion } from './consumer-events';
 import type { Held } from './reserved-queue';
 import type { RunningTask } from './running-task';
@@ -19,11 +20,16 @@ export class DelayAcks {
   private readonly held = new AckBuffer<Held>();
   private readonly completions = new AckBuffer<Completion>();
 
-  constructor(private readonly events: ConsumerEvents) {}
+  constructor(
+    private readonly events: ConsumerEvents,
+    /** Results larger than this are not kept (see `resultText`). */
+    private readonly maxResultBytes = DEFAULT_MAX_RESULT_BYTES,
+  ) {}
 
-  /** A task that succeeded: its ack is sent with the next call. */
+  /** A task that succeeded: its ack (carrying its result, see results.lua) is sent with the next call. */
   push(task: RunningTask, result: unknown): void {
-    this.held.push([task.reservation.id, task.reservation.token]);
+    const text = resultText(result, this.maxResultBytes);
+    this.held.push([task.reservation.id, text === undefined ? task.reservation.token : `${task.reservation.token}\n${text}`]);
     if (this.events.wants('completed')) this.completions.push({ task, result, finishedAt: Date.now() });
   }
 

@@ -157,7 +157,7 @@ export class DelayQueueStore {
    */
   async take(type: string, options: TakeOptions, acks: [string, string][], consumer: string, requestId: string): Promise<TakeResult> {
     const k = this.keys(type);
-    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.lane(consumer), k.paused, k.log, k.followed, k.recorded, k.legacyWaiting, k.limits];
+    const args: Arg[] = [k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, k.lane(consumer), k.paused, k.log, k.followed, k.recorded, k.legacyWaiting, k.limits, k.results];
     args.push(options.count, options.leaseMs, options.maxAttempts, options.keepDone, options.recoverLimit, k.events, requestId, this.streamMaxLen, HOLDER);
     for (const [id, token] of acks) args.push(id, token);
     const [now, nextDueIn, refused, stamp, ...flat] = await this.scripts.dqDelayTake(...args);
@@ -167,7 +167,7 @@ export class DelayQueueStore {
       reserved.push({
         id: String(flat[i]),
         attempt: Number(flat[i + 1]),
-        // the reservation string the script stored (see take-14.lua): the token acks and renewals carry
+        // the reservation string the script stored (see take-15.lua): the token acks and renewals carry
         token: `${stamp}:${flat[i + 1]}:${due}:${HOLDER}`,
         dueAt: Number(due),
         payload: withoutSeqTag(String(flat[i + 3])),
@@ -245,13 +245,30 @@ export class DelayQueueStore {
     attempt: number | null;
     leaseExpiresAt: number | null;
     leaseHolder: string | null;
+    /** A finished task's kept result (see results.lua), else null. */
+    result: string | null;
   }> {
     const k = this.keys(type);
     const [state, record, error, score, lease] = await this.scripts.dqDelayGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
     const reservation = decodeLease(lease);
     const due = state === 'running' ? reservation.due : score ? Number(score) : null;
     const leaseExpiresAt = state === 'running' && score ? Number(score) : null;
-    return { state, record: record || null, error: error || null, due, attempt: reservation.attempt, leaseExpiresAt, leaseHolder: reservation.holder };
+    // NOTE: a second read for a finished task only: its result stays while its id is in `done`.
+    const result = state === 'done' ? await this.result(type, id) : null;
+    return { state, record: record || null, error: error || null, due, attempt: reservation.attempt, leaseExpiresAt, leaseHolder: reservation.holder, result };
+  }
+
+  /**
+   * Raises the flag that makes the type's scripts publish its tasks' ends on `channel` (see awaiting.lua),
+   * for `ttlMs`.
+   */
+  async raiseWaitersFlag(type: string, channel: string, ttlMs: number): Promise<void> {
+    await this.client.set(this.keys(type).awaited, channel, 'PX', ttlMs);
+  }
+
+  /** The kept result of a finished task (see results.lua): its text, or null (none kept, or not finished). */
+  result(type: string, id: string): Promise<string | null> {
+    return this.client.hget(this.keys(type).results, id);
   }
 
   async deadList(type: string, offset: number, limit: number): Promise<{ total: number; items: { id: string; diedAt: number; record: string | null; error: string | null }[] }> {

@@ -42,8 +42,9 @@ export class DurableAcks {
     private readonly logger: LoggerService,
     /** How long to wait before sending again after a failed call (the consumer's error backoff). */
     private readonly backoffMs: number,
+    maxResultBytes?: number,
   ) {
-    this.acks = new DelayAcks(events);
+    this.acks = new DelayAcks(events, maxResultBytes);
   }
 
   /** How long a call's `WAIT` may take (`durability.timeoutMs`). */

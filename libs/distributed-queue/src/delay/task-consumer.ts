@@ -22,7 +22,7 @@ import { ConsumerFlows } from './consumer-flows';
 import type { FlowProgress } from '../flow/flow-progress';
 import { recordFailedAttempt } from './failed-attempt';
 import { pauseForRateLimit } from '../events/rate-limited';
-import { ERROR_BACKOFF_MS, HAND_BACK_MS, MAX_FETCHES, RECOVER_LIMIT } from './consumer-bounds';
+import { ERROR_BACKOFF_MS, HAND_BACK_MS, MAX_FETCHES, RECOVER_LIMIT, type DoneOptions } from './consumer-bounds';
 
 /**
  * Runs the tasks of one type in this process: at most `concurrency` at a time, acks batched into the next
@@ -85,7 +85,7 @@ export class TaskConsumer {
     private readonly handler: TaskHandler,
     readonly options: ResolvedWorkerOptions,
     private readonly store: DelayQueueStore,
-    private readonly keepDone: number,
+    private readonly done: DoneOptions,
     private readonly logger: LoggerService,
     bus?: TaskEventBus,
     durability?: AckDurability | null,
@@ -94,8 +94,8 @@ export class TaskConsumer {
     // NOTE: schedules' types never hold flow nodes (the route's delay type does: ordered ones).
     if (flows && !type.startsWith('__cron__')) this.flows = new ConsumerFlows(type, flows, logger);
     this.events = new ConsumerEvents(type, bus);
-    this.acks = new DelayAcks(this.events);
-    if (durability) this.durableAcks = new DurableAcks(type, durability, this.events, this.takeOptions(0), `${this.consumerId}.0`, logger, ERROR_BACKOFF_MS);
+    this.acks = new DelayAcks(this.events, done.maxResultBytes);
+    if (durability) this.durableAcks = new DurableAcks(type, durability, this.events, this.takeOptions(0), `${this.consumerId}.0`, logger, ERROR_BACKOFF_MS, done.maxResultBytes);
     this.queued = new ReservedQueue(options.concurrency, (stalled, ms) => {
       this.logger.debug?.(`[${this.type}] no slot freed for ${ms} ms: ${stalled.length} task(s) reserved ahead handed back`);
       this.handBack(stalled);
@@ -294,7 +294,7 @@ export class TaskConsumer {
 
   private takeOptions(count: number) {
     const { visibilityTimeoutMs: leaseMs, maxAttempts } = this.options;
-    return { count, leaseMs, maxAttempts, keepDone: this.keepDone, recoverLimit: RECOVER_LIMIT };
+    return { count, leaseMs, maxAttempts, keepDone: this.done.keepDone, recoverLimit: RECOVER_LIMIT };
   }
 
   private flushAcks(): Promise<unknown> {

@@ -10,3 +10,4 @@ export * from './redis-memory.error';
 export * from './durability.error';
 export * from './rate-limited.error';
 export * from './flow.error';
+export * from './awaiting.error';

@@ -1,4 +1,5 @@
 import { TASK_EVENT_NAMES, type TaskEvent, type TaskEventName } from '../interfaces/task-event.interface';
+import { readResult } from '../runtime/result-text';
 import { decodeStreamEntry, type StreamEntry } from './stream-entry';
 
 /**
@@ -16,13 +17,15 @@ export function eventsOfEntry(entry: StreamEntry, type?: string): TaskEvent[] {
   const decoded = decodeStreamEntry(entry, { type });
   // NOTE: every event of an entry has the entry's name
   if (decoded.length === 0 || !TASK_EVENT_NAMES.includes(decoded[0].event as TaskEventName)) return out;
-  for (const { event, id, at, key, error: e, attempt: a, type: taskType } of decoded) {
+  for (const { event, id, at, key, error: e, attempt: a, type: taskType, result: text } of decoded) {
     const name = event as TaskEventName;
     const attempt = a ?? 0;
     const task: TaskEvent['task'] = key === undefined ? { id, type: taskType, payload: undefined, attempt, dueAt: 0 } : { id, type: taskType, payload: undefined, attempt, dueAt: 0, key };
     const error = e ? { ...e, attempts: attempt, failedAt: at } : undefined;
     if (name === 'retrying' || name === 'dead' || (name === 'cancelled' && error)) out.push({ event: 'failed', scope: 'fleet', task, error, at });
-    out.push({ event: name, scope: 'fleet', task, error, at });
+    const kept = text === undefined ? undefined : readResult(text);
+    if (kept && 'value' in kept) out.push({ event: name, scope: 'fleet', task, error, at, result: kept.value });
+    else out.push({ event: name, scope: 'fleet', task, error, at });
   }
   return out;
 }

@@ -29,7 +29,7 @@ export function decodeStreamEntry([entryId, flat]: StreamEntry, from: { type?: s
   const event = fields.get('e') as HistoryEvent['event'];
   if (!EVENTS.has(event)) return [];
   const at = Number(entryId.split('-')[0]);
-  const [ids, attempts, types, keys, errors, dues, delays, bodies, starts] = ['ids', 'a', 't', 'k', 'err', 'due', 'd', 'b', 's'].map((f) =>
+  const [ids, attempts, types, keys, errors, dues, delays, bodies, starts, results] = ['ids', 'a', 't', 'k', 'err', 'due', 'd', 'b', 's', 'r'].map((f) =>
     list(fields.get(f)),
   );
   const machine = fields.get('m');
@@ -41,6 +41,7 @@ export function decodeStreamEntry([entryId, flat]: StreamEntry, from: { type?: s
     // NOTE: the script's clock (due − delay), not the entry id's: XADD may stamp the entry a millisecond later.
     if (out.dueAt !== undefined && out.delayMs !== undefined) out.at = out.dueAt - out.delayMs;
     if (typeof bodies[i] === 'string') out.body = bodies[i] as string;
+    if (typeof results[i] === 'string') out.result = results[i] as string;
     if (keys[i] !== undefined) out.key = String(keys[i]);
     if (from.partition !== undefined) out.partition = from.partition;
     if (machine) out.machine = machine;

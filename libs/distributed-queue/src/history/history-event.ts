@@ -24,6 +24,8 @@ export interface HistoryEvent {
   delayMs?: number;
   /** submitted: the payload as stored (JSON text; the seed's `body`). */
   body?: string;
+  /** completed: the handler's result as kept (JSON text, or `!<bytes>` not kept; see runtime/result-text.ts). */
+  result?: string;
   /** submitted: the handler timeout of its type (ms; the seed's `ttr`), when the submitter knows it. */
   timeoutMs?: number;
   /** Ordered tasks: ordering key and partition. */

@@ -10,3 +10,4 @@ export * from './service-options.interface';
 export * from './schedule.interface';
 export * from './limits.interface';
 export * from './flow.interface';
+export * from './wait.interface';

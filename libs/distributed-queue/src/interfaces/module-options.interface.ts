@@ -99,7 +99,16 @@ export interface DistributedQueueModuleOptions {
   strictTypes?: boolean;
   /** Largest serialised payload accepted. @default 1048576 (1 MiB) */
   maxPayloadBytes?: number;
-  /** Finished task ids kept per type so that `getState` can answer 'done'; 0 keeps none. @default 1000 */
+  /**
+   * Largest serialised result (a delay-queue handler's return value, as JSON) kept with its finished task
+   * (`getTask`, `completed` events, `submitAndWait`); a larger one is not kept: the task completes, and
+   * readers get `ResultNotKeptError` naming its size. @default 65536 (64 KiB)
+   */
+  maxResultBytes?: number;
+  /**
+   * Finished task ids kept per type so that `getState` can answer 'done', with their results (`getTask`);
+   * 0 keeps none. @default 1000
+   */
   keepDone?: number;
   /** Flows (`TaskFlowService`): how long ended flows are kept, the size of node results. */
   flows?: FlowOptions;

@@ -49,7 +49,10 @@ export interface TaskEvent<P = unknown> {
    * name, message and `stack` (bounded, absent when there was none, see `TaskErrorInfo.stack`).
    */
   error?: Error | TaskErrorInfo;
-  /** `completed`, local only: what the handler returned. */
+  /**
+   * `completed`: what the handler returned. Locally as returned; from the stream (a delay-queue type) as
+   * kept: parsed from its JSON, absent when it returned nothing or the result was not kept (`maxResultBytes`).
+   */
   result?: unknown;
   /** Local `completed`, `failed` and `rateLimited`: how long the handler ran, in ms. */
   durationMs?: number;

@@ -134,6 +134,13 @@ export interface TaskInfo<P = unknown> {
   leaseExpiresAt?: number;
   /** Running delay-queue tasks (`getTask`): who holds the lease, as `<host>/<pid>` of the worker's process. */
   leaseHolder?: string;
+  /**
+   * Finished delay-queue tasks (`getTask`, while among the type's last `keepDone`): what the handler returned
+   * (absent when it returned nothing, or when its result was not kept: see `resultNotKept`).
+   */
+  result?: unknown;
+  /** A result that was not kept: its size in bytes (more than `maxResultBytes`), or -1 (it was not JSON). */
+  resultNotKept?: number;
 }
 
 /** A failure as recorded in Redis. */

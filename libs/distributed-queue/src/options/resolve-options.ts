@@ -10,6 +10,7 @@ import {
 } from './resolve-observability';
 import { resolveHistoryOptions, type ResolvedHistoryOptions } from './resolve-history';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../service/request-body';
+import { DEFAULT_MAX_RESULT_BYTES } from '../runtime/result-text';
 import { DEFAULT_REDIS_TIMEOUT_MS, DEFAULT_SLOT_MIGRATION_TIMEOUT_MS } from '../redis/bounded-calls';
 import { resolveDurability, type ResolvedDurability } from './resolve-durability';
 import { resolveRateLimit, validateLimits } from './resolve-limits';
@@ -64,6 +65,7 @@ export interface ResolvedModuleOptions {
   types: Record<string, TaskWorkerOptions>;
   strictTypes: boolean;
   maxPayloadBytes: number;
+  maxResultBytes: number;
   keepDone: number;
   flows: Required<FlowOptions>;
   route?: ResolvedRouteOptions;
@@ -105,7 +107,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'keepDone', 'flows', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
+  'maxPayloadBytes', 'maxResultBytes', 'keepDone', 'flows', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs', 'groupConcurrency', 'groupRateLimit'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -227,6 +229,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   checkInt(options.slotMigrationTimeoutMs, 'slotMigrationTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.startupTimeoutMs, 'startupTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.maxPayloadBytes, 'maxPayloadBytes', 1, 512 * 1024 * 1024);
+  checkInt(options.maxResultBytes, 'maxResultBytes', 1, 512 * 1024 * 1024);
   checkInt(options.keepDone, 'keepDone', 0, 1_000_000);
   const flows = resolveFlowOptions(options.flows);
   validateWorkerOptions(options.defaults, 'defaults');
@@ -264,6 +267,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     // NOTE: the scheduler runs the types the registry holds; its HTTP API checks them there.
     strictTypes: modes.mode === 'scheduler' ? false : options.strictTypes ?? true,
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+    maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
     keepDone: options.keepDone ?? 1000,
     flows,
     route: resolveRouteOptions(options.route),

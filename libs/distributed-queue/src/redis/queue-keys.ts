@@ -28,6 +28,10 @@ export interface DelayQueueKeys {
   errors: string;
   /** LIST of the last `keepDone` finished ids, newest first. */
   done: string;
+  /** STRING with a TTL, while an instance waits on the type's tasks: the waiters' channel, where the scripts publish tasks' ends (see scripts/includes/awaiting.lua). */
+  awaited: string;
+  /** HASH id -> result (JSON, or `!<bytes>` not kept) of the finished ids in `done` (see scripts/includes/results.lua). */
+  results: string;
   /** Pub/sub channel: `w:<ms until due>` wake-ups and `c:<id>` cancel requests. */
   events: string;
   /** STRING: exists while the type is paused (no task starts; submits and acks go on). */
@@ -71,6 +75,8 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     dead: `${base}:dead`,
     errors: `${base}:errors`,
     done: `${base}:done`,
+    results: `${base}:results`,
+    awaited: `${base}:log:aw`,
     paused: `${base}:paused`,
     log: `${base}:log`,
     followed: `${base}:followed`,

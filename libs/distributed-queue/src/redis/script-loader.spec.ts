@@ -4,7 +4,7 @@ describe('loadScripts', () => {
   const scripts = loadScripts();
   it('names commands after files and counts keys from the file name', () => {
     const take = scripts.find((s) => s.command === 'dqDelayTake');
-    expect(take?.numberOfKeys).toBe(14);
+    expect(take?.numberOfKeys).toBe(15);
     expect(scripts.find((s) => s.command === 'dqDelayDeadRedrive')?.numberOfKeys).toBe(5);
   });
   it('inlines every include', () => {

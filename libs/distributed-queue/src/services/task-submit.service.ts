@@ -7,7 +7,7 @@ import {
 } from '../errors';
 import type {
   CallOptions, CancelResult, OrderedSubmitCallOptions, OrderedSubmitItem, OrderedSubmitResult, RescheduleOptions, SubmitCallOptions, SubmitItem,
-  SubmitResult,
+  SubmitAndWaitOptions, SubmitResult, WaitOptions,
 } from '../interfaces';
 import { DelayQueueStore, type NewTask } from '../delay/delay-queue.store';
 import { TaskEventBus } from '../events/task-event-bus';
@@ -21,6 +21,7 @@ import { withTraceContext } from '../tracing/trace-carrier';
 import { checkGroup, checkId, checkKey, checkOptionNames, checkPriority, toDue } from './task-input';
 import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
 import type { DurableWrites, WriteMark } from '../redis/durable-writes';
+import { TaskWaiters } from '../delay/task-waiters';
 
 /** Tasks per submit script call: bounds the time one call holds Redis. */
 const SUBMIT_CHUNK = 500;
@@ -48,6 +49,7 @@ export class TaskSubmitService {
     @Inject(TASK_TRACER) private readonly tracer: TaskTracer | null,
     private readonly bus: TaskEventBus,
     @Inject(DURABLE_WRITES) private readonly durable: DurableWrites | null,
+    private readonly waiters: TaskWaiters,
   ) {
     if (routeStore) this.producer = new RouteProducer(routeStore, new Logger('DistributedQueue'));
     if (durable?.routeStore) this.durableProducer = new RouteProducer(durable.routeStore, new Logger('DistributedQueue'));
@@ -70,6 +72,40 @@ export class TaskSubmitService {
       const [written] = error.result as SubmitResult[];
       throw new DurabilityError(error.acknowledged, error.required, error.timeoutMs, written.id, error.reason);
     }
+  }
+
+  /**
+   * Submits a delay-queue task and resolves with its handler's result once it completed (undefined when it
+   * returned nothing). Given no `id`, the task gets a random one (16 characters), so that the wait is in
+   * place before the submit: a completion cannot be missed. The id of a task still waiting or running is not
+   * submitted again: that task is waited for (a finished task's id makes a new task, as `submit` does).
+   * Works across processes (any worker may run it) and reconnects; costs nothing when nobody waits.
+   * @throws (rejects) the submit's errors; `TaskDeadError` (its last error), `TaskCancelledError`,
+   * `ResultNotKeptError`, `WaitTimeoutError` (`timeoutMs`, default 30 s; the task goes on), the signal's
+   * reason when aborted; `InvalidSubmitOptionsError` for an ordered type (their results are not kept);
+   * `NoRedisConnectionError` in service mode with `service.url`
+   */
+  async submitAndWait<R = unknown, P = unknown>(
+    typeOrContract: string | TaskContract<P>, payload: NoInfer<P>, options: SubmitAndWaitOptions = {},
+  ): Promise<R> {
+    const type = checkedTypeOf(typeOrContract);
+    this.assertDelayType(type);
+    const { timeoutMs, signal, durability, ...task } = options ?? {};
+    const id = task.id ?? randomTaskId();
+    const submit = async (): Promise<boolean> => (await this.submitMany(type, [{ ...task, id, payload }], { durability }))[0].created;
+    return (await this.waiters.wait(type, id, { timeoutMs, signal }, submit)) as R;
+  }
+
+  /**
+   * Resolves with the result of a delay-queue task submitted earlier once it completed (at once when it has:
+   * while it is among the type's last `keepDone` finished tasks). Rejects as `submitAndWait` does, and with
+   * `TaskNotFoundError` when no task has this id (never submitted, cancelled before it ran, or finished
+   * longer ago than `keepDone` remembers).
+   */
+  async waitFor<R = unknown>(typeOrContract: string | TaskContract<unknown>, id: string, options: WaitOptions = {}): Promise<R> {
+    const type = checkedTypeOf(typeOrContract);
+    this.assertDelayType(type);
+    return (await this.waiters.wait(type, checkId(id), options)) as R;
   }
 
   /**

@@ -10,6 +10,7 @@
 --- @include "includes/flags"
 --- @include "includes/event-log"
 --- @include "includes/groups"
+--- @include "includes/awaiting"
 
 local waiting, active, jobs, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id = ARGV[1]
@@ -17,7 +18,9 @@ local r = parseRecord(redis.call('HGET', jobs, id), 0)
 if r and removeTask(waiting, r, id) == 1 then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
-  logEvent(KEYS[5], tonumber(ARGV[3]), 'cancelled', { 'ids', cjson.encode({ id }), 'a', cjson.encode({ r.attempts }) })
+  local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ r.attempts }) }
+  logEvent(KEYS[5], tonumber(ARGV[3]), 'cancelled', fields)
+  tellWaiters(waitersChannel(KEYS[5]), 'cancelled', fields)
   return OUTCOME.CANCELLED
 end
 if redis.call('ZSCORE', active, id) then

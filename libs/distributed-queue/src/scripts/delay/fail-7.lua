@@ -18,6 +18,7 @@
 --- @include "includes/bury"
 --- @include "includes/lease"
 --- @include "includes/requeue"
+--- @include "includes/awaiting"
 --- @include "includes/event-log"
 
 local waiting, active, jobs, dead, errors, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -42,6 +43,7 @@ if r == nil or hasFlag(r, 'c') then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
   logEvent(log, logLen, 'cancelled', fields)
+  tellWaiters(waitersChannel(log), 'cancelled', fields)
   return OUTCOME.DROPPED
 end
 r.attempts = attempt
@@ -61,4 +63,5 @@ end
 redis.call('HSET', jobs, id, encodeRecord(r))
 bury(dead, errors, id, err, now)
 logEvent(log, logLen, 'dead', fields)
+tellWaiters(waitersChannel(log), 'dead', fields)
 return OUTCOME.BURIED

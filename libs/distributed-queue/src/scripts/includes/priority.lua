@@ -1,7 +1,7 @@
 -- Priorities (issue 28): a task's priority is 0 (the default, the most urgent) to 1000; a lower number goes
 -- first. It is kept in the task's record (flag 'p<n>', see record.lua), not in its waiting-set member.
 -- A task waits in the waiting set by its due time whatever its priority, so a delayed task enters its
--- priority when it falls due. The reserve (take-14.lua) then moves ("promotes") a due task of priority p > 0
+-- priority when it falls due. The reserve (take-15.lua) then moves ("promotes") a due task of priority p > 0
 -- into the turn queue: a chunked set of the same shape as the waiting set (see waiting-set.lua) at base
 -- <ws>:q, scored by the task's turn, due + p * M, where M is the type's agingMs (limits field 'ag'), or, with
 -- no aging, 2^42 ms (past any due time: every task of a more urgent level goes first). Tasks of priority 0

@@ -1,4 +1,4 @@
--- The reserve's choice of tasks (take-14.lua): up to `count` due tasks in turn order (see priority.lua),
+-- The reserve's choice of tasks (take-15.lua): up to `count` due tasks in turn order (see priority.lua),
 -- removed from waiting. Due tasks of a priority met in the waiting set are promoted into the turn queue on
 -- the way. A task in the waiting set due at d has a turn of d or later, so the turn queue's head goes first
 -- only while no waiting task is due at or before its turn.

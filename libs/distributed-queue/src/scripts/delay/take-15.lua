@@ -12,6 +12,7 @@
            holds 's', reservations are logged as `started` too)
   KEYS[13] the waiting set as earlier versions kept it (one ZSET): moved into `waiting` a batch per take
   KEYS[14] the type's limits (fleet-wide concurrency and rate limit; see admission.lua): reserve no more than they allow
+  KEYS[15] the results of finished tasks (see results.lua)
   ARGV[1] count to reserve (0 = ack only)
   ARGV[2] lease ms
   ARGV[3] max attempts (recovered tasks past it are buried)
@@ -21,7 +22,7 @@
   ARGV[7] request id of this call
   ARGV[8] event stream length (0: no events written)
   ARGV[9] who takes (host/pid): recorded in each reservation, for inspection
-  ARGV[10..] pairs of id, token to acknowledge
+  ARGV[10..] pairs of id, token to acknowledge (the token may carry the task's result: see results.lua)
   Returns: { now, ms until the next due task or the next start the limits allow (-1: none or not asked;
              -2: held back by the fleet's concurrency, look again as tasks finish; 0: look again now), refused ack ids,
              the reservations' stamp, then per reserved task: id, attempt, due, payload (a never-run task's
@@ -42,6 +43,8 @@
 --- @include "includes/waiting-set"
 --- @include "includes/admission"
 --- @include "includes/take-due"
+--- @include "includes/results"
+--- @include "includes/awaiting"
 
 local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -83,7 +86,9 @@ end
 local limits = admissionRead(KEYS[14])
 
 -- 1. Acknowledge: only while the reservation is still ours (in active, same token).
-local ok, refused, okTokens = checkReservations(active, running, 10)
+local ok, refused, okTokens, okResults = checkReservations(active, running, 10)
+-- Waiters, told of every end this call makes (false: none waits)
+local waiters = false
 if #ok > 0 then
   admissionFreed(limits, ARGV[6])
   groupsFreed(waiting, ok, ARGV[6], true)
@@ -91,21 +96,25 @@ if #ok > 0 then
   redis.call('HDEL', jobs, unpack(ok))
   redis.call('HDEL', running, unpack(ok))
   redis.call('HDEL', errors, unpack(ok))
-  if keepDone > 0 then
-    redis.call('LPUSH', done, unpack(ok))
-    redis.call('LTRIM', done, 0, keepDone - 1)
-  end
+  if keepDone > 0 then finishDone(KEYS[15], done, ok, okResults, keepDone) end
   local recorded = recordedValue() ~= false
-  if recorded or (logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1) then
+  waiters = waitersChannel(log)
+  local logged = recorded or (logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1)
+  if logged or waiters then
     local attempts, starts = {}, {}
     for i, token in ipairs(okTokens) do
       attempts[i], starts[i] = leaseAttemptStartText(token)
     end
     local fields = { 'ids', cjson.encode(ok), 'a', jsonNumbers(attempts) }
-    if recorded then
-      fields[5], fields[6], fields[7], fields[8] = 's', jsonNumbers(starts), 'm', ARGV[9]
+    local r = resultsField(okResults, #ok)
+    if r then
+      fields[#fields + 1], fields[#fields + 2] = 'r', r
     end
-    logEvent(log, logLen, 'completed', fields)
+    if recorded then
+      fields[#fields + 1], fields[#fields + 2], fields[#fields + 3], fields[#fields + 4] = 's', jsonNumbers(starts), 'm', ARGV[9]
+    end
+    if logged then logEvent(log, logLen, 'completed', fields) end
+    tellWaiters(waiters, 'completed', fields)
   end
 end
 
@@ -157,9 +166,16 @@ if #expired > 0 then
   end
   if minDue ~= nil then wakeIfEarlier(ARGV[6], before, minDue, now) end
   if #back > 0 then logEvent(log, logLen, 'recovered', { 'ids', cjson.encode(back), 'a', cjson.encode(backA) }) end
-  if #dropped > 0 then logEvent(log, logLen, 'cancelled', { 'ids', cjson.encode(dropped), 'a', cjson.encode(droppedA) }) end
+  if #dropped > 0 or #lost > 0 then waiters = waiters or waitersChannel(log) end
+  if #dropped > 0 then
+    local fields = { 'ids', cjson.encode(dropped), 'a', cjson.encode(droppedA) }
+    logEvent(log, logLen, 'cancelled', fields)
+    tellWaiters(waiters, 'cancelled', fields)
+  end
   if #lost > 0 then
-    logEvent(log, logLen, 'dead', { 'ids', cjson.encode(lost), 'a', cjson.encode(lostA), 'err', cjson.encode(lostErr) })
+    local fields = { 'ids', cjson.encode(lost), 'a', cjson.encode(lostA), 'err', cjson.encode(lostErr) }
+    logEvent(log, logLen, 'dead', fields)
+    tellWaiters(waiters, 'dead', fields)
   end
 end
 
@@ -170,7 +186,10 @@ local picked = takeDue(waiting, jobs, KEYS[14], now, allowed)
 for i, id in ipairs(picked.corrupt) do
   local reason = picked.reasons[i]
   bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
-  logEvent(log, logLen, 'dead', { 'ids', cjson.encode({ id }), 'a', '[0]', 'err', cjson.encode({ { name = 'CorruptTaskError', message = reason } }) })
+  local fields = { 'ids', cjson.encode({ id }), 'a', '[0]', 'err', cjson.encode({ { name = 'CorruptTaskError', message = reason } }) }
+  logEvent(log, logLen, 'dead', fields)
+  waiters = waiters or waitersChannel(log)
+  tellWaiters(waiters, 'dead', fields)
 end
 local ids, dues = picked.ids, picked.dues
 if #ids > 0 then

@@ -1,0 +1,45 @@
+-- The results of finished tasks: HASH <results> id -> the handler's return value as JSON, or '!<bytes>'
+-- when it was not kept (larger than maxResultBytes, or not JSON: -1), kept while the id is among the last
+-- keepDone finished ids (LIST <done>, newest first). An ack's token carries its task's result after a
+-- newline (see check-reservations.lua). A type whose handlers return nothing pays one EXISTS per ack call.
+-- NOTE: an id finished twice (submitted again after it finished) may lose its newer result when its older
+-- entry falls out of `done`.
+
+-- Pushes `ids` (acked) onto `done`, keeps their results (`results[i]`: text, or false for none), trims
+-- `done` to keepDone and drops the results of the ids it trimmed (at most #ids + 1000 per call).
+local function finishDone(resultsKey, doneKey, ids, results, keepDone)
+  local set, unset = {}, {}
+  for i, id in ipairs(ids) do
+    local r = results[i]
+    if r then
+      set[#set + 1], set[#set + 2] = id, r
+    else
+      unset[#unset + 1] = id
+    end
+  end
+  redis.call('LPUSH', doneKey, unpack(ids))
+  if #set == 0 and redis.call('EXISTS', resultsKey) == 0 then
+    redis.call('LTRIM', doneKey, 0, keepDone - 1)
+    return
+  end
+  -- an id finished again without a result must not show the result of its earlier run
+  if #unset > 0 then redis.call('HDEL', resultsKey, unpack(unset)) end
+  if #set > 0 then redis.call('HSET', resultsKey, unpack(set)) end
+  local gone = redis.call('LRANGE', doneKey, keepDone, keepDone + #ids + 999)
+  if #gone > 0 then
+    redis.call('HDEL', resultsKey, unpack(gone))
+    redis.call('LTRIM', doneKey, 0, keepDone - 1)
+  end
+end
+
+-- The results of `ids` as a JSON array of texts (false for none), for an event's 'r' field; nil when none has one.
+local function resultsField(results, n)
+  local any = false
+  local out = {}
+  for i = 1, n do
+    out[i] = results[i] or false
+    if results[i] then any = true end
+  end
+  if not any then return nil end
+  return cjson.encode(out)
+end
