@@ -18,6 +18,7 @@ import { limits } from './limits';
 import { prioritized } from './priorities';
 import { groups } from './groups';
 import { flows } from './flows';
+import { results } from './results';
 import { each } from './workloads';
 
 async function main(): Promise<void> {
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
     ['prioritized', () => prioritized(server.url, quick)],
     ['groups', () => groups(server.url, quick)],
     ['flows', () => flows(server.url, quick)],
+    ['results', () => results(server.url, quick)],
   ];
   try {
     for (const [name, run] of workloads) {
