@@ -70,32 +70,37 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('fleet-wide limits 
     await app.control.setRateLimit('rx', { max: 50, perMs: 1000, burst: 2 });
     await store.submit('rx', Array.from({ length: 400 }, (_, i) => ({ id: `t${i}`, due: { delay: 0 }, payload: '{}' })), 'fill');
     const reserved: number[] = [];
-    const asked: number[] = [];
+    /** Each call: Redis's time (ms) and how many it reserved. */
+    const calls: { now: number; got: number }[] = [];
     const end = Date.now() + 3000;
     await Promise.all([0, 1, 2].map(async (lane) => {
       let acks: [string, string][] = [];
       while (Date.now() < end) {
         const result = await store.take('rx', { count: 5, leaseMs: 30_000, maxAttempts: 3, keepDone: 0, recoverLimit: 10 }, acks, `c.${lane}`, `r${lane}-${reserved.length}`);
-        asked.push(result.now);
+        calls.push({ now: result.now, got: result.reserved.length });
         for (const r of result.reserved) reserved.push(result.now);
         acks = result.reserved.map((r) => [r.id, r.token]);
       }
     }));
     const busiest = busiestWindow(reserved, 1000);
-    const first = Math.min(...reserved);
-    const last = Math.max(...reserved);
-    const spanMs = last - first;
-    // NOTE: a token unasked for is kept up to the burst (3 tokens = 60 ms); when this machine stalls the three
-    // asking lanes longer than that (a loaded CI run), the tokens past it are gone by design: that time is not
-    // the limiter's, and is taken off the span the lower bound expects tokens for.
-    const calls = asked.filter((t) => t >= first && t <= last).sort((a, b) => a - b);
-    const stalledMs = calls.slice(1).reduce((sum, t, i) => sum + Math.max(0, t - calls[i] - 60), 0);
+    // NOTE: the limiter replayed on the calls as Redis saw them (GCRA, T = 20 ms, burst 2: up to 3 at once):
+    // how many each call may reserve depends only on the times of the calls, so a loaded machine that asks
+    // late changes what is expected, not whether it holds. (Bounds on elapsed time failed on loaded CI runs:
+    // a token unasked for is lost whenever a call comes after the limiter's arrival time, not only after
+    // gaps of 60 ms.) Calls in the same millisecond: their total does not depend on their order.
+    let tat = 0;
+    let expected = 0;
+    for (const { now } of [...calls].sort((a, b) => a.now - b.now)) {
+      const base = Math.max(tat, now);
+      const n = Math.min(5, Math.max(0, Math.floor((now - base) / 20 + 2 + 1e-9) + 1));
+      tat = base + n * 20;
+      expected += n;
+    }
     // eslint-disable-next-line no-console
-    console.log(`[rate limit, script ${target.name}] ${reserved.length} reserved over ${spanMs} ms (${stalledMs} ms unasked); busiest 1 s window ${busiest}`);
+    console.log(`[rate limit, script ${target.name}] ${reserved.length} reserved in ${calls.length} calls (the limiter replayed: ${expected}); busiest 1 s window ${busiest}`);
     expect(busiest).toBeLessThanOrEqual(52);
-    expect(busiest).toBeGreaterThanOrEqual(50 - Math.ceil(stalledMs / 20));
-    expect(reserved.length).toBeGreaterThanOrEqual(3 + Math.floor(((spanMs - stalledMs) / 1000) * 50) - 1);
-    expect(reserved.length).toBeLessThanOrEqual(3 + Math.ceil((spanMs / 1000) * 50));
+    expect(reserved.length).toBeGreaterThan(100);
+    expect(Math.abs(reserved.length - expected)).toBeLessThanOrEqual(1);
   }, 60_000);
 
   it('a rate limit over 3 processes: no sliding window past max + burst, the rate is the limit\'s', async () => {
