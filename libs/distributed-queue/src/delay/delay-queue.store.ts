@@ -53,6 +53,8 @@ export interface NewTask {
   priority?: number;
   /** Its group (see `scripts/includes/groups.lua`); undefined: none. */
   group?: string;
+  /** Its deadline, absolute or from now on Redis's clock (see `scripts/includes/record.lua`); undefined: none. */
+  deadline?: Due;
 }
 
 /** A reserved task as `take` returns it. */
@@ -89,9 +91,10 @@ export interface TakeOptions {
 /** Who takes tasks from this process, as reservations record it (host/pid). */
 const HOLDER = `${hostname()}/${process.pid}`;
 
-function dueArgs(due: Due, priority?: number): Arg[] {
-  const p = priority === undefined ? '' : String(priority);
-  return 'at' in due ? [`a${p}`, Math.floor(due.at)] : [`d${p}`, Math.floor(due.delay)];
+function dueArgs(due: Due, priority?: number, deadline?: Due): Arg[] {
+  let spec = priority === undefined ? '' : String(priority);
+  if (deadline) spec += 'at' in deadline ? `x${Math.floor(deadline.at)}` : `y${Math.floor(deadline.delay)}`;
+  return 'at' in due ? [`a${spec}`, Math.floor(due.at)] : [`d${spec}`, Math.floor(due.delay)];
 }
 
 /** Thin typed layer over the delay-queue scripts: one method per script, keys built per type. */
@@ -143,7 +146,7 @@ export class DelayQueueStore {
   async submit(type: string, tasks: NewTask[], requestId: string): Promise<{ id: string; created: boolean }[]> {
     const k = this.keys(type);
     const args: Arg[] = [k.waiting, k.jobs, k.seq, k.requests(requestBucket(requestId)), k.log, k.recorded, k.limits, k.events, REQUEST_TTL_MS, this.streamMaxLen, requestId];
-    for (const task of tasks) args.push(task.id, ...dueArgs(task.due, task.priority), task.group ?? '', task.payload);
+    for (const task of tasks) args.push(task.id, ...dueArgs(task.due, task.priority, task.deadline), task.group ?? '', task.payload);
     const [, ...flat] = await this.scripts.dqDelaySubmit(...args);
     const out = [];
     for (let i = 0; i < flat.length; i += 2) out.push({ id: String(flat[i]), created: flat[i + 1] === 1 });

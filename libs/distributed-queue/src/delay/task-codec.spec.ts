@@ -13,6 +13,11 @@ describe('records and payloads', () => {
     expect(decodeRecord('~0:9:5:p12:{}')).toEqual({ attempts: 0, seq: 9, dueAt: 5, flags: '', priority: 12, payload: '{}' });
     expect(decodeRecord('~3:9:5:cp1000:[]')).toEqual({ attempts: 3, seq: 9, dueAt: 5, flags: 'c', priority: 1000, payload: '[]' });
   });
+  it('reads a deadline from the flags of the long form, beside a priority and a place', () => {
+    expect(decodeRecord('~1:5:100:cp3o90x2000:{"a":1}')).toMatchObject({ attempts: 1, priority: 3, expireAt: 2000, flags: 'c', payload: '{"a":1}' });
+    expect(decodeRecord('~0:5:100::{}')?.expireAt).toBeUndefined();
+  });
+
   it('reads the sequence tag of a task that never ran', () => {
     expect(decodeRecord('Bff{"a":1}', 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', priority: 0, payload: '{"a":1}' });
     expect(decodeRecord('A7true')).toEqual({ attempts: 0, seq: 7, dueAt: 0, flags: '', priority: 0, payload: 'true' });

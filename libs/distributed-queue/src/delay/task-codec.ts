@@ -31,6 +31,8 @@ export interface DecodedRecord {
   flags: string;
   /** 0 (the most urgent, and tasks without one) to 1000: flag `p<n>` of the long form. */
   priority: number;
+  /** Its deadline (ms, Redis clock): flag `x<ms>` of the long form. */
+  expireAt?: number;
   /** The payload JSON (without the trace context). */
   payload: string;
   /** The W3C traceparent it was submitted under, when traced. */
@@ -64,7 +66,10 @@ export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
   const match = RECORD.exec(record);
   if (!match) return null;
   const priority = /p(\d+)/.exec(match[4]);
-  const header = { attempts: Number(match[1]), seq: Number(match[2]), dueAt: Number(match[3]), flags: match[4].replace(/p\d+/, '').replace(/o\d+/, ''), priority: priority ? Number(priority[1]) : 0 };
+  const expires = /x(\d+)/.exec(match[4]);
+  const flags = match[4].replace(/p\d+/, '').replace(/o\d+/, '').replace(/x\d+/, '');
+  const header: Omit<DecodedRecord, 'payload'> = { attempts: Number(match[1]), seq: Number(match[2]), dueAt: Number(match[3]), flags, priority: priority ? Number(priority[1]) : 0 };
+  if (expires) header.expireAt = Number(expires[1]);
   return withPayload(header, record.slice(match[0].length));
 }
 

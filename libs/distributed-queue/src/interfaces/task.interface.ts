@@ -72,6 +72,16 @@ export interface SubmitOptions {
    * @default none (while any group has due tasks, tasks without one share the group `''`)
    */
   group?: string;
+  /**
+   * Delay-queue types: a deadline (epoch ms or Date, Redis clock): no attempt of the task starts after it. A
+   * task still waiting then never runs: when a worker would start it, it goes to dead letters with
+   * `TaskExpiredError` (a `dead` event; counted dead; a waiter gets `TaskDeadError`). Must come after
+   * `runAt`. Not with `ttlMs`. Re-driving the dead letter clears it.
+   * @default none
+   */
+  expireAt?: number | Date;
+  /** The same deadline given as ms from the submit (Redis clock); must exceed `delay`. Not with `expireAt`. @default none */
+  ttlMs?: number;
 }
 
 /**
@@ -130,6 +140,8 @@ export interface TaskInfo<P = unknown> {
   key?: string;
   /** Ordered tasks: the partition the task is in (for a delayed one, the partition it will enter). */
   partition?: number;
+  /** Delay-queue tasks with a deadline (`expireAt` / `ttlMs` on submit): no attempt starts after it (ms, Redis clock). */
+  expireAt?: number;
   /** Running delay-queue tasks (`getTask`): when the worker's lease expires unless renewed (ms, Redis clock). */
   leaseExpiresAt?: number;
   /** Running delay-queue tasks (`getTask`): who holds the lease, as `<host>/<pid>` of the worker's process. */

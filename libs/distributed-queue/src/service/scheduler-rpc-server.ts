@@ -35,7 +35,7 @@ function checkCall(call: SchedulerRpc): void {
   if ('id' in call && (typeof call.id !== 'string' || call.id.length === 0)) throw new InvalidArgumentError('id', 'expected a task id');
   if (call.op === 'reschedule' && !isDue(call.due)) throw new InvalidArgumentError('due', 'expected { delay } or { at }');
   if (call.op === 'submit') {
-    const ok = Array.isArray(call.tasks) && call.tasks.every((t) => t && typeof t.id === 'string' && typeof t.payload === 'string' && isDue(t.due) && isPriority(t.priority) && isGroup(t.group));
+    const ok = Array.isArray(call.tasks) && call.tasks.every((t) => t && typeof t.id === 'string' && typeof t.payload === 'string' && isDue(t.due) && isPriority(t.priority) && isGroup(t.group) && (t.deadline === undefined || isDue(t.deadline)));
     if (!ok || typeof call.requestId !== 'string') throw new InvalidArgumentError('tasks', 'expected [{ id, due, payload, priority? }] and a requestId');
   }
 }

@@ -73,6 +73,29 @@ export function toDue({ delay, runAt }: Pick<SubmitOptions, 'delay' | 'runAt'>):
 }
 
 /**
+ * A submit's deadline (`expireAt` or `ttlMs`), checked against its due time where both are of one kind;
+ * undefined when it has none.
+ * @throws InvalidSubmitOptionsError naming the option
+ */
+export function toDeadline({ expireAt, ttlMs }: Pick<SubmitOptions, 'expireAt' | 'ttlMs'>, due: Due): Due | undefined {
+  if (expireAt !== undefined && ttlMs !== undefined) throw new InvalidSubmitOptionsError('ttlMs', 'give either expireAt or ttlMs, not both');
+  if (expireAt !== undefined) {
+    const at = expireAt instanceof Date ? expireAt.getTime() : expireAt;
+    if (typeof at !== 'number' || !Number.isFinite(at) || at < 0 || at > MAX_RUN_AT) {
+      throw new InvalidSubmitOptionsError('expireAt', `must be a valid Date or epoch milliseconds, got ${quote(String(expireAt))}`);
+    }
+    if ('at' in due && due.at >= at) throw new InvalidSubmitOptionsError('expireAt', 'must come after runAt');
+    return { at };
+  }
+  if (ttlMs === undefined) return undefined;
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs < 1 || ttlMs > MAX_DELAY_MS) {
+    throw new InvalidSubmitOptionsError('ttlMs', `must be a positive number of milliseconds, at most ${MAX_DELAY_MS} (100 years), got ${quote(ttlMs)}`);
+  }
+  if ('delay' in due && due.delay >= ttlMs) throw new InvalidSubmitOptionsError('ttlMs', 'must exceed delay');
+  return { delay: ttlMs };
+}
+
+/**
  * The due time of a reschedule request as JSON sends it, `{ "delayMs": ms }` or `{ "runAt": epoch ms }`
  * (the dashboard's API): exactly one of them, checked by `toDue` as a submit's `delay` / `runAt` are.
  * @throws InvalidSubmitOptionsError for anything else (no coercion: null, '', [], true, '1000' are refused)

@@ -29,6 +29,7 @@ function taskInfo<P>(id: string, type: string, state: TaskState, record: string 
     info.attempts = attempt ?? decoded.attempts;
     info.dueAt = decoded.dueAt;
     if (decoded.priority > 0) info.priority = decoded.priority;
+    if (decoded.expireAt !== undefined) info.expireAt = decoded.expireAt;
     info.payload = parseJson(decoded.payload) as P;
   }
   return info;

@@ -18,14 +18,14 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { moveRequestId, newRequestId, randomTaskId, REQUEST_TTL_MS } from '../runtime/request-id';
 import type { TaskTracer } from '../tracing/task-tracer';
 import { withTraceContext } from '../tracing/trace-carrier';
-import { checkGroup, checkId, checkKey, checkOptionNames, checkPriority, toDue } from './task-input';
+import { checkGroup, checkId, checkKey, checkOptionNames, checkPriority, toDeadline, toDue } from './task-input';
 import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
 import type { DurableWrites, WriteMark } from '../redis/durable-writes';
 import { TaskWaiters } from '../delay/task-waiters';
 
 /** Tasks per submit script call: bounds the time one call holds Redis. */
 const SUBMIT_CHUNK = 500;
-const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload', 'priority', 'group'];
+const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload', 'priority', 'group', 'expireAt', 'ttlMs'];
 const ORDERED_KEYS = ['key', 'payload', 'id', 'delay', 'runAt'];
 
 /**
@@ -375,9 +375,12 @@ export class TaskSubmitService {
 
   private toNewTask(item: SubmitItem, index: number, traceparent: string | undefined): NewTask {
     checkOptionNames(item, SUBMIT_KEYS, index);
+    const due = toDue(item);
+    const deadline = toDeadline(item, due);
     return {
       id: item.id === undefined ? '' : checkId(item.id, true),
-      due: toDue(item),
+      due,
+      ...(deadline ? { deadline } : {}),
       payload: withTraceContext(encodePayload(item.payload, this.options.maxPayloadBytes), traceparent),
       ...(item.priority === undefined ? {} : { priority: checkPriority(item.priority) }),
       ...(item.group === undefined ? {} : { group: checkGroup(item.group) }),

@@ -23,7 +23,8 @@ for i = 4, #ARGV do
   local id = ARGV[i]
   local r = parseRecord(redis.call('HGET', jobs, id), now)
   if r and redis.call('ZREM', dead, id) == 1 then
-    r.attempts, r.due, r.flags, r.place = 0, now, '', nil
+    -- NOTE: re-driven to run: a deadline that buried it (TaskExpiredError) is cleared with the rest
+    r.attempts, r.due, r.flags, r.place, r.expires = 0, now, '', nil, nil
     redis.call('HSET', jobs, id, encodeRecord(r))
     redis.call('HDEL', errors, id)
     requeue(waiting, r, id, now)

@@ -11,7 +11,8 @@
   ARGV[1] events channel  ARGV[2] how long the reply is kept (ms)  ARGV[3] event stream length (0: none)
   ARGV[4] request id
   ARGV[5..] per task 5 values: id ('' = generate), mode ('d' = delay ms, 'a' = absolute ms, then the task's
-  priority when given, e.g. 'd5'; without one, the type's default), value, group ('' = none; see
+  priority when given, e.g. 'd5'; without one, the type's default; then its deadline when it has one:
+  'x<ms>' absolute or 'y<ms>' from now, e.g. 'd5y60000'; see record.lua), value, group ('' = none; see
   groups.lua), payload json
   Returns: { now, then per task: id, created flag (1/0) }
 ]]
@@ -58,15 +59,22 @@ for i = 5, #ARGV, 5 do
   local due = value
   local mode, given = string.byte(ARGV[i + 1], 1), string.sub(ARGV[i + 1], 2)
   if mode == 100 then due = now + value end -- 'd'
+  local expires = nil
+  local x = string.find(given, '[xy]')
+  if x then
+    expires = tonumber(string.sub(given, x + 1))
+    if string.byte(given, x) == 121 then expires = now + expires end -- 'y'
+    given = string.sub(given, 1, x - 1)
+  end
   local p = tonumber(given)
   if p == nil then
     defaultPriority = defaultPriority or tonumber(redis.call('HGET', KEYS[7], 'dp') or '0')
     p = defaultPriority
   end
   local rec
-  if p > 0 then
-    -- NOTE: a task with a priority has the long record form, which holds it (see record.lua)
-    rec = encodeRecord({ attempts = 0, seq = seq, due = due, flags = '', priority = p, payload = ARGV[i + 4] })
+  if p > 0 or expires then
+    -- NOTE: a task with a priority or a deadline has the long record form, which holds them (see record.lua)
+    rec = encodeRecord({ attempts = 0, seq = seq, due = due, flags = '', priority = p, expires = expires, payload = ARGV[i + 4] })
   else
     rec = tag .. ARGV[i + 4]
   end

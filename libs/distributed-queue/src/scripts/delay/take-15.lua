@@ -184,9 +184,10 @@ local out = { now, -1, refused, stamp }
 local allowed, gateWait = admissionAllow(limits, active, now, count)
 local picked = takeDue(waiting, jobs, KEYS[14], now, allowed)
 for i, id in ipairs(picked.corrupt) do
-  local reason = picked.reasons[i]
-  bury(dead, errors, id, errorJson('CorruptTaskError', reason, 0, now), now)
-  local fields = { 'ids', cjson.encode({ id }), 'a', '[0]', 'err', cjson.encode({ { name = 'CorruptTaskError', message = reason } }) }
+  -- a record missing or unreadable (CorruptTaskError), or a deadline passed (TaskExpiredError)
+  local reason, name = picked.reasons[i], picked.names[i] or 'CorruptTaskError'
+  bury(dead, errors, id, errorJson(name, reason, 0, now), now)
+  local fields = { 'ids', cjson.encode({ id }), 'a', '[0]', 'err', cjson.encode({ { name = name, message = reason } }) }
   logEvent(log, logLen, 'dead', fields)
   waiters = waiters or waitersChannel(log)
   tellWaiters(waiters, 'dead', fields)

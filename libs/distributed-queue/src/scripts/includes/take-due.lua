@@ -3,8 +3,9 @@
 -- the way. A task in the waiting set due at d has a turn of d or later, so the turn queue's head goes first
 -- only while no waiting task is due at or before its turn.
 -- Returns { ids, dues (the due times reservations keep), attempts, payloads, corrupt (ids whose record is
--- missing or unreadable, removed from waiting: the caller buries them), reasons, again (steps ran out with
--- due tasks maybe left: look again at once) }.
+-- missing or unreadable, or whose deadline passed, removed from waiting: the caller buries them), reasons,
+-- names (per corrupt position: the error's name when not CorruptTaskError), again (steps ran out with due
+-- tasks maybe left: look again at once) }.
 -- Tasks of a group (see groups.lua) move into their group's queue when due, and groups take turns.
 -- NOTE: hot path: with no task of a priority or a group, one wsTake, one ZRANGE of the missing turn queue,
 -- one GET of the missing count of grouped tasks and one HMGET of the missing groups of tasks.
@@ -18,7 +19,7 @@ local LOOKAHEAD = 64 -- read past what is needed once tasks of a priority show u
 local TURN_MAX = 9007199254740992 -- 2^53: past every turn
 
 local function takeDue(ws, jobs, limitsKey, now, count)
-  local out = { ids = {}, dues = {}, attempts = {}, payloads = {}, corrupt = {}, reasons = {}, again = false }
+  local out = { ids = {}, dues = {}, attempts = {}, payloads = {}, corrupt = {}, reasons = {}, names = {}, again = false }
   local n, read, step = 0, 0, nil
   -- moves into the turn queue and count changes per priority, written once per step / call
   local moves = { scores = {}, members = {}, seqs = {} }
@@ -36,6 +37,14 @@ local function takeDue(ws, jobs, limitsKey, now, count)
   local function reserve(id, attempts, payload, due)
     n = n + 1
     out.ids[n], out.attempts[n], out.payloads[n], out.dues[n] = id, attempts, payload, due
+  end
+  -- A task whose deadline passed starts no attempt: the caller buries it (TaskExpiredError). Returns true then.
+  local function expired(id, expires)
+    if expires == nil or expires > now then return false end
+    local c = #out.corrupt + 1
+    out.corrupt[c], out.names[c] = id, 'TaskExpiredError'
+    out.reasons[c] = string.format('not started by its deadline (%.0f)', expires)
+    return true
   end
   while grouping or n < count do
     if read >= budget then
@@ -70,7 +79,7 @@ local function takeDue(ws, jobs, limitsKey, now, count)
     local groups = groupsOf(ws, ids)
     local promoted = false
     for i, id in ipairs(ids) do
-      local attempts, payload, p, due, place = reservedPayload(recs[i], dues[i])
+      local attempts, payload, p, due, place, expires = reservedPayload(recs[i], dues[i])
       if payload == nil then
         out.corrupt[#out.corrupt + 1] = id
         out.reasons[#out.reasons + 1] = recs[i] and 'task record is unreadable' or 'task record is missing'
@@ -99,9 +108,9 @@ local function takeDue(ws, jobs, limitsKey, now, count)
         -- read ahead past what was needed: back to its place
         wsAdd(ws, dues[i], members[i], (splitSeqTag(members[i])))
       elseif fromTurns then
-        reserve(id, attempts, payload, string.format('%.0f', due))
+        if not expired(id, expires) then reserve(id, attempts, payload, string.format('%.0f', due)) end
         tally(p, -1)
-      else
+      elseif not expired(id, expires) then
         reserve(id, attempts, payload, dues[i])
       end
     end
@@ -125,11 +134,14 @@ local function takeDue(ws, jobs, limitsKey, now, count)
       for i, member in ipairs(members) do ids[i] = idOfMember(member) end
       local recs = redis.call('HMGET', jobs, unpack(ids))
       for i, id in ipairs(ids) do
-        local attempts, payload, p, due = reservedPayload(recs[i], turns[i])
+        local attempts, payload, p, due, _, expires = reservedPayload(recs[i], turns[i])
         if payload == nil then
           groupFreed(ws, groups[i])
           out.corrupt[#out.corrupt + 1] = id
           out.reasons[#out.reasons + 1] = recs[i] and 'task record is unreadable' or 'task record is missing'
+        elseif expired(id, expires) then
+          groupFreed(ws, groups[i])
+          tally(p, -1)
         else
           reserve(id, attempts, payload, string.format('%.0f', due))
           tally(p, -1)
