@@ -3,6 +3,7 @@ import { cpus } from 'os';
 import { join } from 'path';
 import { NOTES } from './notes';
 import { FLOW_NOTES } from './notes-flows';
+import { RESULT_NOTES } from './notes-results';
 
 /** One row of the table: a workload measured on one system. */
 export interface Row {
@@ -47,6 +48,7 @@ export function writeReport(rows: Row[], meta: { redis: string; quick: boolean; 
     '',
     NOTES,
     FLOW_NOTES,
+    RESULT_NOTES,
   ].join('\n');
   if (!meta.quick) writeFileSync(join(__dirname, '..', 'docs', 'benchmarks.md'), text);
   return text;

@@ -229,7 +229,9 @@ export class TaskConsumer {
     let want = (this.mayHaveWork || this.backlog) && free > 0 ? Math.min(free, half) : 0;
     if (this.fetches > 0 && want < half) want = 0;
     if (want === 0 && (this.acks.size === 0 || this.fetches > 0)) return;
-    if (want === 0 && !this.acksDue && !this.stopping) {
+    // NOTE: acks wait ACK_DELAY_MS to go out in batches, unless nothing else runs here: then there is no batch
+    // to wait for, and the completion reaches Redis (and its waiters) at once.
+    if (want === 0 && !this.acksDue && !this.stopping && this.busy > 0) {
       this.ackTimer ??= setTimeout(() => {
         this.ackTimer = undefined;
         this.acksDue = true;
