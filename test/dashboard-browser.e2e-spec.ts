@@ -24,6 +24,7 @@ const target = getTargets().find((t) => t.name === 'single');
 
 /** Ids each worker ran to completion, by type. */
 const ran: Record<string, string[]> = { counted: [], flaky: [], pausable: [] };
+const RESULT = { invoice: 'INV-7', note: '<b>as text</b>' };
 const failedOnce = new Set<string>();
 /** Ids of the `slow` tasks whose handler's signal aborted. */
 const aborted: string[] = [];
@@ -46,6 +47,7 @@ const workers = [
       throw reason;
     })),
   workerClass('ledger', { ordered: true }, () => undefined),
+  workerClass('returning', { pollIntervalMs: POLL_MS }, () => RESULT),
 ];
 
 (target ? describe : describe.skip)('dashboard in a browser (single Redis)', () => {
@@ -89,7 +91,7 @@ const workers = [
     const page = await signedIn();
     await page.locator('[data-testid="overview-table"]').waitFor();
     const types = await page.locator('[data-testid="type-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type')));
-    expect([...types].sort()).toEqual(['counted', 'flaky', 'ledger', 'pausable', 'slow', 'xss']);
+    expect([...types].sort()).toEqual(['counted', 'flaky', 'ledger', 'pausable', 'returning', 'slow', 'xss']);
     expect(await page.title()).toBe('Queues');
     await page.locator('[data-testid="route-link"]').waitFor();
     expect(await page.locator('[data-testid="error-banner"]').count()).toBe(0);
@@ -135,6 +137,17 @@ const workers = [
     await waitFor(async () => (await inspect.getState('flaky', 'flaky-1')) === 'done', { timeoutMs: 5000, message: 'flaky-1 done' });
     await textUntil(page, '[data-testid="notice"]', (t) => t.includes('Re-drove 1'), 'the action reported');
     await textUntil(page, '[data-testid="tab-count-dead"]', (t) => t.trim() === '0', 'dead count 0');
+  });
+
+  it("shows a done task's result, and a waiting task's deadline", async () => {
+    await submit.submit('returning', {}, { id: 'r-1' });
+    await waitFor(async () => (await inspect.getState('returning', 'r-1')) === 'done', { timeoutMs: 5000, message: 'r-1 done' });
+    const page = await signedIn('/types/returning?state=done&task=r-1');
+    await textUntil(page, '[data-testid="task-result"]', (t) => t.includes('INV-7'), 'result shown');
+    expect(JSON.parse((await page.locator('[data-testid="task-result"]').textContent()) ?? '')).toEqual(RESULT);
+    await submit.submit('returning', {}, { id: 'r-2', delay: 60_000, ttlMs: 120_000 });
+    const waiting = await signedIn('/types/returning?state=delayed&task=r-2');
+    await textUntil(waiting, '[data-testid="detail-deadline"]', (t) => t.includes('in'), 'deadline shown');
   });
 
   it('shows a running task\'s lease and its holder; cancel aborts its handler', async () => {

@@ -32,6 +32,8 @@ export function TaskDetail({ type, id, ordered, row, history, now, tick, onChang
         ${task.leaseExpiresAt !== undefined && html`<dt>Lease expires</dt>
           <dd data-testid="detail-lease">${formatTime(task.leaseExpiresAt)} (<${When} at=${task.leaseExpiresAt} now=${now} />)</dd>`}
         ${task.leaseHolder !== undefined && html`<dt>Lease holder</dt><dd data-testid="detail-lease-holder">${task.leaseHolder}</dd>`}
+        ${task.expireAt !== undefined && html`<dt>Deadline</dt>
+          <dd data-testid="detail-deadline">${formatTime(task.expireAt)} (<${When} at=${task.expireAt} now=${now} />)</dd>`}
         ${task.key !== undefined && html`<dt>Key</dt><dd data-testid="detail-key">${task.key}</dd>`}
         ${task.partition !== undefined && html`<dt>Partition</dt><dd data-testid="detail-partition">${task.partition}</dd>`}
         ${flowOf(id) && html`<dt>Flow</dt><dd><${FlowLink} id=${flowOf(id)} /></dd>`}
@@ -42,6 +44,9 @@ export function TaskDetail({ type, id, ordered, row, history, now, tick, onChang
       </dl>
       <h3>Payload</h3>
       <pre class="payload" data-testid="task-payload">${formatJson(task.payload)}</pre>
+      ${task.result !== undefined && html`<h3>Result</h3><pre class="payload" data-testid="task-result">${formatJson(task.result)}</pre>`}
+      ${task.resultNotKept !== undefined && html`<h3>Result</h3><p class="muted" data-testid="task-result-not-kept">
+        Not kept: ${task.resultNotKept < 0 ? 'it was not JSON' : `${task.resultNotKept} bytes, more than maxResultBytes`}</p>`}
       <${TaskActions} type=${type} task=${task} ordered=${ordered} actions=${actions} />
       ${history && !ordered && html`<${TaskHistory} type=${type} id=${id} tick=${tick} />`}
     `}
