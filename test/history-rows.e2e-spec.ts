@@ -34,6 +34,22 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('history rows on %s
   const { start } = useQueueApps(target);
   const newSchema = useSchemaNames();
 
+  it("a done task's row carries its result; a result not kept says its size; a task returning nothing has none", async () => {
+    const schema = newSchema();
+    const Worker = workerClass<{ r: string }>('res', {}, (task: Task<{ r: string }>) => {
+      if (task.payload.r === 'big') return 'x'.repeat(300);
+      return task.payload.r === 'none' ? undefined : { total: 42, tag: task.payload.r };
+    });
+    const app = await start({ connection: target.connection, keyPrefix: uniquePrefix('hist-res'), maxResultBytes: 100, history: { connection: PG_URL, schema, flushIntervalMs: 50 } }, [Worker]);
+    await app.submit.submitMany('res', [{ id: 'kept', payload: { r: 'a' } }, { id: 'big', payload: { r: 'big' } }, { id: 'none', payload: { r: 'none' } }]);
+    const [kept, big, none] = await rowsOf(app, 'res', ['kept', 'big', 'none'], finished, 'the three rows done');
+    expect(kept).toMatchObject({ status: 'done', result: { total: 42, tag: 'a' } });
+    expect(big.resultNotKept).toBe(302);
+    expect(big.result).toBeUndefined();
+    expect(none.result).toBeUndefined();
+    expect(none.resultNotKept).toBeUndefined();
+  });
+
   it("a rescheduled task's row has the due time and delay of its reschedule: it never started before it was due", async () => {
     const schema = newSchema();
     const Worker = workerClass('resch', {}, () => undefined);

@@ -9,7 +9,7 @@ import { eventMaker, lifeEvents, PG_URL, pgQuery, tableRows, testSchemaName, use
 const openStore = useHistoryStores();
 
 describe('PgHistoryStore: schema', () => {
-  it('creates the history, positions and version tables with their indexes, at version 2', async () => {
+  it('creates the history, positions and version tables with their indexes, at the newest version', async () => {
     const store = await openStore();
     const schema = store.names.schema!;
     const tables = await pgQuery<{ table_name: string }>(
@@ -23,7 +23,7 @@ describe('PgHistoryStore: schema', () => {
     expect(defs).toMatch(/dq_task_history_by_status .*\(topic, status, create_time\)/);
     expect(defs).toMatch(/dq_task_history_finished .*\(finished_time\) WHERE/);
     expect(defs).toMatch(/dq_task_history_by_flow .*\(flow_id, create_time, topic, id\) WHERE \(flow_id IS NOT NULL\)/);
-    expect(await pgQuery(`SELECT version FROM "${schema}".dq_task_history_schema`)).toEqual([{ version: 2 }]);
+    expect(await pgQuery(`SELECT version FROM "${schema}".dq_task_history_schema`)).toEqual([{ version: HISTORY_MIGRATIONS.length }]);
   });
 
   it('opens an existing schema again, and two instances opening at once both succeed', async () => {
@@ -33,7 +33,7 @@ describe('PgHistoryStore: schema', () => {
     const again = await openStore(schema);
     expect(await again.position('s')).toBe('1-0');
     expect(await b.position('s')).toBe('1-0');
-    expect(await pgQuery(`SELECT version FROM "${schema}".dq_task_history_schema`)).toEqual([{ version: 2 }]);
+    expect(await pgQuery(`SELECT version FROM "${schema}".dq_task_history_schema`)).toEqual([{ version: HISTORY_MIGRATIONS.length }]);
   });
 
   it('migrates an older version with the steps after it, and then refuses it as newer than this code', async () => {
@@ -46,19 +46,20 @@ describe('PgHistoryStore: schema', () => {
     const pool = new Pool({ connectionString: PG_URL, connectionTimeoutMillis: 5000 });
     const client = await pool.connect();
     try {
-      expect(await migrateHistorySchema(client, names, [...HISTORY_MIGRATIONS, next])).toBe(3);
-      expect(await migrateHistorySchema(client, names, [...HISTORY_MIGRATIONS, next])).toBe(3);
+      expect(await migrateHistorySchema(client, names, [...HISTORY_MIGRATIONS, next])).toBe(HISTORY_MIGRATIONS.length + 1);
+      expect(await migrateHistorySchema(client, names, [...HISTORY_MIGRATIONS, next])).toBe(HISTORY_MIGRATIONS.length + 1);
     } finally {
       client.release();
       await pool.end();
     }
     expect(await tableRows(names.schema!)).toEqual(before.map((row) => ({ ...row, tenant: null })));
-    expect(await pgQuery(`SELECT version FROM ${names.version}`)).toEqual([{ version: 3 }]);
+    const newer = HISTORY_MIGRATIONS.length + 1;
+    expect(await pgQuery(`SELECT version FROM ${names.version}`)).toEqual([{ version: newer }]);
 
     const refused = PgHistoryStore.open({ connection: PG_URL, schema: names.schema });
     await expect(refused).rejects.toThrow(HistorySchemaError);
     await expect(refused).rejects.toThrow(
-      `Task history table ${names.schema}.dq_task_history has schema version 3; this version of the library knows up to version 2`,
+      `Task history table ${names.schema}.dq_task_history has schema version ${newer}; this version of the library knows up to version ${HISTORY_MIGRATIONS.length}`,
     );
   });
 

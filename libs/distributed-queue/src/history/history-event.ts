@@ -61,6 +61,10 @@ export interface TaskHistoryRecord {
   flowId: string | null;
   /** The last failed attempt's error; `stack` when it had one (bounded, see `TaskErrorInfo.stack`). */
   lastError: { name: string; message: string; stack?: string } | null;
+  /** A done task's result, as kept (see `TaskInfo.result`); absent when it returned nothing or it was not kept. */
+  result?: unknown;
+  /** A result that was not kept: its size in bytes, or -1 (not JSON). */
+  resultNotKept?: number;
   machine: string | null;
   /** Epoch ms: submitted, due, last started (the seed's `execution_time`), finished (done, dead or cancelled), last change. */
   createdAt: number | null;

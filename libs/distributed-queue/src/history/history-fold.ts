@@ -20,6 +20,8 @@ export interface TaskPatch {
   partition: number | null;
   /** JSON text of `{ name, message }`. */
   lastError: string | null;
+  /** A done task's result as kept (JSON text, or `!<bytes>` not kept; see runtime/result-text.ts). */
+  result: string | null;
   machine: string | null;
   /** Epoch ms. For a row created without its `submitted`: the first event's time (the earliest known). */
   createTime: number;
@@ -88,6 +90,7 @@ function blank(e: HistoryEvent): TaskPatch {
     key: null,
     partition: null,
     lastError: null,
+    result: null,
     machine: null,
     createTime: e.at,
     dueTime: null,
@@ -110,6 +113,7 @@ function step(p: TaskPatch, e: HistoryEvent): TaskPatch {
   if (e.key != null) p.key = e.key;
   if (e.partition != null) p.partition = e.partition;
   if (e.machine != null) p.machine = e.machine;
+  if (e.result != null) p.result = e.result;
   if (e.error != null) p.lastError = JSON.stringify({ name: e.error.name, message: e.error.message, stack: e.error.stack });
   if (e.event === 'started') p.executionTime = e.at;
   if (e.startedAt != null) p.executionTime = e.startedAt;

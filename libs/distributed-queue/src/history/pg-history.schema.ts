@@ -53,10 +53,16 @@ const v2: HistoryMigration = (n) => [
 ];
 
 /**
+ * Version 3: `result`, a done task's result as kept (JSON text, or `!<bytes>` when it was not kept; see
+ * runtime/result-text.ts). Nullable: nothing is rewritten; rows finished before the upgrade have none.
+ */
+const v3: HistoryMigration = (n) => [`ALTER TABLE ${n.history} ADD COLUMN result text`];
+
+/**
  * The schema's history: entry `i` migrates version `i` to `i + 1`. Append a step for each change; never
  * edit a released one (deployed tables went through it).
  */
-export const HISTORY_MIGRATIONS: readonly HistoryMigration[] = [v1, v2];
+export const HISTORY_MIGRATIONS: readonly HistoryMigration[] = [v1, v2, v3];
 
 /**
  * Brings the tables to the newest version of `migrations`, in one transaction under an advisory lock on the
