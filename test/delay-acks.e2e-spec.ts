@@ -21,7 +21,7 @@ describe('acks of a delay worker at low load (a server of their own, to count it
   });
   const start = useStartedApps();
 
-  it("a finished task's ack rides on the take of the next one; the last ack still goes out on its own", async () => {
+  it("at low load a finished task's ack goes out at once, one call at most per ack; the last one too", async () => {
     const prefix = uniquePrefix('low-load-acks');
     let started: (() => void) | undefined;
     const W = workerClass('la', { concurrency: 10 }, () => started?.());
@@ -41,9 +41,12 @@ describe('acks of a delay worker at low load (a server of their own, to count it
         producer.submit.submit('la', { i }).catch(reject);
       });
     }
-    // A submit and a take per task; an ack-only call per task would make it 3.
+    // A submit, a take and an ack per task. NOTE: the ack used to wait ACK_DELAY_MS (5 ms) to ride on the next
+    // take (2 calls per task), which held every completion (its waiters, `completed` listeners, a flow's
+    // dependents) 5 ms at low load; with nothing else running in the worker it now goes at once. Under load,
+    // acks still ride on takes (the benchmark's 1.4 calls per task).
     const perTask = ((await scriptCalls(admin)) - before) / n;
-    expect(perTask).toBeLessThan(2.3);
+    expect(perTask).toBeLessThanOrEqual(3.05);
     // Nothing else comes: the last task's ack goes out within a few ms all the same.
     await waitFor(async () => (await producer.inspect.getCounts('la')).running === 0, { timeoutMs: 1000, message: 'the last task acked' });
     expect(await producer.inspect.getCounts('la')).toMatchObject({ running: 0, ready: 0, done: n + 1 });

@@ -105,7 +105,13 @@ describe('a service.url application while its scheduler is paused or restarted',
       expect(runs(client).map((r) => [r.id, r.attempt]).sort()).toEqual(ids.map((id) => [id, 1]));
       expect((await api(scheduler, 'GET', '/api/dead/job')).body.total).toBe(0);
       scheduler.kill('SIGTERM');
-      await scheduler.exited;
+      // NOTE: bounded, with what the scheduler printed: a graceful stop that hangs is a defect to see, not a timeout
+      const stopped = await Promise.race([scheduler.exited.then(() => true), sleep(30_000).then(() => false)]);
+      if (!stopped) {
+        const output = scheduler.output().slice(-4000);
+        scheduler.kill('SIGKILL');
+        throw new Error(`the scheduler did not stop within 30 s of SIGTERM; its last output:\n${output}`);
+      }
     },
   );
 });

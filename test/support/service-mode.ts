@@ -97,7 +97,9 @@ export const runs = (child: ChildHandle, kind: RunReport['type'] = 'start'): Run
 
 /** Calls the scheduler's HTTP API with the test token. */
 export async function api(scheduler: HttpChild, method: string, route: string, body?: unknown, token = API_TOKEN): Promise<{ status: number; body: any }> {
+  // NOTE: bounded: a scheduler that accepted the connection and never answers fails the call, not the test's timeout
   const response = await fetch(`${scheduler.url}${route}`, {
+    signal: AbortSignal.timeout(10_000),
     method,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
