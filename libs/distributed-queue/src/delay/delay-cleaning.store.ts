@@ -58,7 +58,7 @@ export class DelayCleaningStore {
       await this.client.zrem(k.waiting, ...chunks);
     }
     // NOTE: all keys of a type share its hash tag: one command, in one slot, on a cluster too.
-    const rest = [k.waiting, k.waitingCount, k.legacyWaiting, k.active, k.jobs, k.running, k.seq, k.dead, k.errors, k.done, k.results, k.paused, k.log, k.consumers];
+    const rest = [k.waiting, k.waitingCount, k.legacyWaiting, k.active, k.jobs, k.running, k.seq, k.dead, k.errors, k.done, k.results, k.dedupe, k.dedupeIndex, k.paused, k.log, k.consumers];
     return deleted + (await this.client.unlink(...rest));
   }
 }

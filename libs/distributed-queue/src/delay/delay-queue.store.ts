@@ -16,6 +16,7 @@ type Reply = unknown;
 /** The scripts of `scripts/`, as `defineScripts` adds them to the client. */
 interface ScriptCommands {
   dqDelaySubmit(...args: Arg[]): Promise<[number, ...(string | number)[]]>;
+  dqDelayDedupe(...args: Arg[]): Promise<[string, string]>;
   dqDelayTake(...args: Arg[]): Promise<[number, number, string[], string, ...Arg[]]>;
   dqDelayFail(...args: Arg[]): Promise<number>;
   dqDelayRelease(...args: Arg[]): Promise<number>;
@@ -56,6 +57,17 @@ export interface NewTask {
   /** Its deadline, absolute or from now on Redis's clock (see `scripts/includes/record.lua`); undefined: none. */
   deadline?: Due;
 }
+
+/** A submit's dedupe: its key, mode and window (see `scripts/delay/dedupe-11.lua`). */
+export interface TaskDedupe {
+  key: string;
+  mode: 'drop' | 'extend' | 'replace' | 'debounce';
+  /** 0: no window beyond the standing task's life. */
+  ttlMs: number;
+}
+
+/** What a deduplicated submit did (see `scripts/delay/dedupe-11.lua`). */
+export type DedupeOutcome = 'created' | 'exists' | 'dropped' | 'extended' | 'replaced' | 'debounced';
 
 /** A reserved task as `take` returns it. */
 export interface Reservation {
@@ -151,6 +163,21 @@ export class DelayQueueStore {
     const out = [];
     for (let i = 0; i < flat.length; i += 2) out.push({ id: String(flat[i]), created: flat[i + 1] === 1 });
     return out;
+  }
+
+  /**
+   * Submits one task under a dedupe key: added unless a task of the key stands or its window runs; else
+   * what `dedupe.mode` says (see dedupe-11.lua). Returns the standing task's id and what happened. A repeat
+   * with the same `requestId` returns the first call's reply.
+   */
+  async dedupe(type: string, task: NewTask, dedupe: TaskDedupe, requestId: string): Promise<{ id: string; outcome: DedupeOutcome }> {
+    const k = this.keys(type);
+    const [id, outcome] = await this.scripts.dqDelayDedupe(
+      k.waiting, k.jobs, k.seq, k.requests(requestBucket(requestId)), k.log, k.recorded, k.limits, k.dedupe, k.dedupeIndex, k.active, k.dead,
+      k.events, REQUEST_TTL_MS, this.streamMaxLen, requestId, dedupe.key, dedupe.mode, dedupe.ttlMs,
+      task.id, ...dueArgs(task.due, task.priority, task.deadline), task.group ?? '', task.payload,
+    );
+    return { id: String(id), outcome: outcome as DedupeOutcome };
   }
 
   /**

@@ -82,6 +82,30 @@ export interface SubmitOptions {
   expireAt?: number | Date;
   /** The same deadline given as ms from the submit (Redis clock); must exceed `delay`. Not with `expireAt`. @default none */
   ttlMs?: number;
+  /**
+   * Delay-queue types: submits with the same `key` stand for one task while it waits or runs, and for
+   * `ttlMs` after its submit; what a submit does meanwhile is `mode`'s. See `DedupeOptions`. @default none
+   */
+  dedupe?: DedupeOptions;
+}
+
+/**
+ * A submit's deduplication (per type). While a task of `key` stands (waiting or running), or within its
+ * window (`ttlMs` from its submit or last extension), a submit adds no task and, by `mode`:
+ * - `drop`: does nothing (the standing task goes on);
+ * - `extend`: the window restarts (throttling that never lets a burst through);
+ * - `replace`: a waiting standing task takes the new payload (a running one: nothing);
+ * - `debounce`: a waiting standing task takes the new payload and the new submit's due time (its `delay`
+ *   from now): it runs once the submits pause; after one has started, the next submit adds a new task.
+ * The submit answers the standing task's id; `submitMany` says which happened (`SubmitResult.dedupe`).
+ */
+export interface DedupeOptions {
+  /** 1 to 256 characters. */
+  key: string;
+  /** The window after the standing task's submit, ms; 0: only while it waits or runs. @default 0 */
+  ttlMs?: number;
+  /** @default 'drop' */
+  mode?: 'drop' | 'extend' | 'replace' | 'debounce';
 }
 
 /**
@@ -112,6 +136,8 @@ export interface SubmitResult {
   id: string;
   /** false when a task with this id already existed; nothing was changed then. */
   created: boolean;
+  /** A submit with `dedupe` that added no task: what it did instead (`id` is the standing task's). */
+  dedupe?: 'dropped' | 'extended' | 'replaced' | 'debounced';
 }
 
 /** What `cancel` did. */

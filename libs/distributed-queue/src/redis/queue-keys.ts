@@ -28,6 +28,10 @@ export interface DelayQueueKeys {
   errors: string;
   /** LIST of the last `keepDone` finished ids, newest first. */
   done: string;
+  /** HASH dedupe key -> `<standing task id>:<window end ms>` (see scripts/delay/dedupe-11.lua). */
+  dedupe: string;
+  /** ZSET dedupe key -> when the sweep looks at it next: keys whose task ended and whose window passed go. */
+  dedupeIndex: string;
   /** STRING with a TTL, while an instance waits on the type's tasks: the waiters' channel, where the scripts publish tasks' ends (see scripts/includes/awaiting.lua). */
   awaited: string;
   /** HASH id -> result (JSON, or `!<bytes>` not kept) of the finished ids in `done` (see scripts/includes/results.lua). */
@@ -77,6 +81,8 @@ export function delayQueueKeys(prefix: string, type: string): DelayQueueKeys {
     done: `${base}:done`,
     results: `${base}:results`,
     awaited: `${base}:log:aw`,
+    dedupe: `${base}:dd`,
+    dedupeIndex: `${base}:dd:i`,
     paused: `${base}:paused`,
     log: `${base}:log`,
     followed: `${base}:followed`,

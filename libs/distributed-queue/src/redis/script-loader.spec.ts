@@ -23,7 +23,7 @@ describe('loadScripts', () => {
   });
   it('declares the slot guard in every script that keeps a reply for a repeated call (durable writes never run after an ASK)', () => {
     const keeps = scripts.filter((s) => s.lua.includes('keepReply(')).map((s) => s.command).sort();
-    expect(keeps).toEqual(['dqDelayDeadRedrive', 'dqDelaySubmit', 'dqRoutePush', 'dqRouteRedrive']);
+    expect(keeps).toEqual(['dqDelayDeadRedrive', 'dqDelayDedupe', 'dqDelaySubmit', 'dqRoutePush', 'dqRouteRedrive']);
     expect(scripts.filter((s) => keeps.includes(s.command) && !s.slotGuard)).toEqual([]);
   });
 });

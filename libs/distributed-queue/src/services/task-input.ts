@@ -3,7 +3,7 @@ import { quote } from '../errors/quote';
 import type { SubmitOptions } from '../interfaces';
 import { MAX_DELAY_MS } from '../options/resolve-options';
 import { MAX_PRIORITY } from '../options/resolve-limits';
-import type { Due } from '../delay/delay-queue.store';
+import type { Due, TaskDedupe } from '../delay/delay-queue.store';
 
 /** Checks a task's priority: an integer from 0 (the most urgent) to `MAX_PRIORITY`. */
 export function checkPriority(priority: unknown, name = 'priority'): number {
@@ -20,6 +20,27 @@ export function checkGroup(group: unknown, name?: string): string {
     throw name ? new InvalidArgumentError(name, why) : new InvalidSubmitOptionsError('group', why);
   }
   return group;
+}
+
+const DEDUPE_MODES = ['drop', 'extend', 'replace', 'debounce'] as const;
+
+/**
+ * A submit's `dedupe` option, checked; undefined when it has none.
+ * @throws InvalidSubmitOptionsError naming the option (`dedupe`, `dedupe.key`, `dedupe.ttlMs`, `dedupe.mode`)
+ */
+export function checkDedupe(value: unknown): TaskDedupe | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new InvalidSubmitOptionsError('dedupe', `must be { key, ttlMs?, mode? }, got ${quote(value)}`);
+  const { key, ttlMs = 0, mode = 'drop', ...rest } = value as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) throw new InvalidSubmitOptionsError(`dedupe.${unknown[0]}`, 'unknown option (known: key, ttlMs, mode)');
+  if (typeof key !== 'string' || key.length === 0 || key.length > 256) throw new InvalidSubmitOptionsError('dedupe.key', `must be a non-empty string of at most 256 characters, got ${quote(key)}`);
+  if (typeof ttlMs !== 'number' || !Number.isInteger(ttlMs) || ttlMs < 0 || ttlMs > MAX_DELAY_MS) {
+    throw new InvalidSubmitOptionsError('dedupe.ttlMs', `must be a whole number of ms from 0 to ${MAX_DELAY_MS}, got ${quote(ttlMs)}`);
+  }
+  if (!DEDUPE_MODES.includes(mode as TaskDedupe['mode'])) throw new InvalidSubmitOptionsError('dedupe.mode', `must be one of ${DEDUPE_MODES.join(', ')}, got ${quote(mode)}`);
+  if (mode === 'extend' && ttlMs === 0) throw new InvalidSubmitOptionsError('dedupe.ttlMs', "mode 'extend' restarts a window: give a ttlMs");
+  return { key, ttlMs, mode: mode as TaskDedupe['mode'] };
 }
 
 /** The latest `runAt` accepted: the end of JavaScript's Date range. */

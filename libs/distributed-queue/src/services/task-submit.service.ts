@@ -18,14 +18,15 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { moveRequestId, newRequestId, randomTaskId, REQUEST_TTL_MS } from '../runtime/request-id';
 import type { TaskTracer } from '../tracing/task-tracer';
 import { withTraceContext } from '../tracing/trace-carrier';
-import { checkGroup, checkId, checkKey, checkOptionNames, checkPriority, toDeadline, toDue } from './task-input';
+import { checkDedupe, checkGroup, checkId, checkKey, checkOptionNames, checkPriority, toDeadline, toDue } from './task-input';
+import { submitEach } from './submit-each';
 import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
 import type { DurableWrites, WriteMark } from '../redis/durable-writes';
 import { TaskWaiters } from '../delay/task-waiters';
 
 /** Tasks per submit script call: bounds the time one call holds Redis. */
 const SUBMIT_CHUNK = 500;
-const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload', 'priority', 'group', 'expireAt', 'ttlMs'];
+const SUBMIT_KEYS = ['id', 'delay', 'runAt', 'payload', 'priority', 'group', 'expireAt', 'ttlMs', 'dedupe'];
 const ORDERED_KEYS = ['key', 'payload', 'id', 'delay', 'runAt'];
 
 /**
@@ -124,8 +125,13 @@ export class TaskSubmitService {
     this.assertDelayType(type);
     if (!Array.isArray(items)) throw new InvalidSubmitOptionsError('items', 'must be an array');
     const tasks = items.map((item, index) => this.toNewTask(item, index, traceparent));
-    const results: SubmitResult[] = [];
     const marks: WriteMark[] = [];
+    const dedupes = items.map((item) => checkDedupe(item.dedupe));
+    if (dedupes.some((d) => d !== undefined)) {
+      const written = await submitEach(type, tasks, dedupes, (call) => this.write(durability, marks, type, call), (n) => this.bus.submitted(type, n));
+      return this.confirmed(durability, marks, written);
+    }
+    const results: SubmitResult[] = [];
     for (let i = 0; i < tasks.length; i += SUBMIT_CHUNK) {
       const chunk = tasks.slice(i, i + SUBMIT_CHUNK);
       let written: SubmitResult[];
@@ -344,7 +350,6 @@ export class TaskSubmitService {
     return durability ? this.durable!.delayWrite(marks, type, call) : call(this.store);
   }
 
-  /** `result` once the replicas acknowledged every marked write (at once when the call is not durable). */
   /** Under durability, notes in `marks` where each partition write was applied (for `pushMany`'s `written`). */
   private partitionMarks(durability: ResolvedDurability | null, marks: WriteMark[]): ((partition: number) => void) | undefined {
     if (!durability) return undefined;
@@ -352,6 +357,7 @@ export class TaskSubmitService {
     return (p: number) => void marks.push(durable.mark(durable.routeStore!.keys.partition(p).list));
   }
 
+  /** `result` once the replicas acknowledged every marked write (at once when the call is not durable). */
   private confirmed<R>(durability: ResolvedDurability | null, marks: WriteMark[], result: R): Promise<R> {
     return durability ? this.durable!.confirmed(marks, durability, result) : Promise.resolve(result);
   }

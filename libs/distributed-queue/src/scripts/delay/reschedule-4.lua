@@ -14,28 +14,16 @@
 --- @include "includes/wake-if-earlier"
 --- @include "includes/groups"
 --- @include "includes/event-log"
+--- @include "includes/move-due"
 
 local waiting, jobs, id = KEYS[1], KEYS[2], ARGV[1]
 local rec = redis.call('HGET', jobs, id)
 local r = parseRecord(rec)
 if r == nil then return -1 end
-local member = memberOf(r.seq, id)
-local where, g = whereWaiting(waiting, r, id)
-if where == nil then return -1 end
--- waiting its turn (of its priority, in its group): back to the waiting set below (each keeps its own count)
-if where == WAITS_TURN then wsRemove(turnsOf(waiting), member, r.seq) end
-if where == WAITS_GROUP then groupRemoveDue(waiting, g, member) end
 local now = nowMs()
 local due = tonumber(ARGV[3])
 if ARGV[2] == 'd' then due = now + due end
-local before = headScore(waiting)
-if string.byte(rec, 1) == 126 then
-  -- a bare record has no due time of its own: its score is enough
-  r.due = due
-  redis.call('HSET', jobs, id, encodeRecord(r))
-end
-wsAdd(waiting, due, member, r.seq)
-wakeIfEarlier(ARGV[4], before, due, now)
+if not moveDue(waiting, jobs, id, rec, r, due, ARGV[4], now) then return -1 end
 local logLen = tonumber(ARGV[5])
 if logLen > 0 and redis.call('EXISTS', KEYS[4]) == 1 then
   logEvent(KEYS[3], logLen, 'rescheduled', { 'ids', cjson.encode({ id }), 'due', cjson.encode({ due }), 'd', cjson.encode({ due - now }) })
