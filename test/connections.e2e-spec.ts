@@ -189,6 +189,13 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('least-privilege AC
       expect(await app.submit.reschedule('acl.task', 'later', { delay: 30_000 })).toBe(true);
       expect((await app.inspect.getTask('acl.task', 'later')).state).toBe('delayed');
       expect(await app.submit.cancel('acl.task', 'later')).toBe('cancelled');
+      // Awaiting (its flag and channel), a deduplicated submit, a deadline.
+      await app.submit.submitAndWait('acl.task', {}, { id: 'awaited', timeoutMs: 5000 });
+      const [first, again] = await app.submit.submitMany('acl.task', [
+        { payload: {}, delay: 60_000, dedupe: { key: 'd', mode: 'debounce' } },
+        { payload: {}, delay: 60_000, dedupe: { key: 'd', mode: 'debounce' }, ttlMs: 120_000 },
+      ]);
+      expect(again).toEqual({ id: first.id, created: false, dedupe: 'debounced' });
       await app.submit.submitOrdered('acl.ordered', 'k', { n: 3 }, { id: 'late', delay: 100 });
       await waitFor(() => ran.includes('late:3'), { timeoutMs: 5000 });
       const status = await app.inspect.getRouteStatus();
@@ -202,7 +209,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('least-privilege AC
       for (const state of ['ready', 'running', 'dead', 'delayed'] as const) await app.inspect.listTasks('acl.ordered', state);
       expect(await app.control.drain('acl.ordered')).toBe(0);
       expect(await app.control.purgeDead('acl.ordered')).toBe(0);
-      expect(await app.control.drain('acl.task')).toBe(0);
+      expect(await app.control.drain('acl.task')).toBe(1); // the debounced task, waiting 60 s
       expect(await app.control.purgeDead('acl.flaky', { olderThanMs: 60_000 })).toBe(0);
       await expect(app.control.obliterate('acl.flaky')).rejects.toThrow(QueueInUseError);
       await app.control.obliterate('acl.flaky', { force: true });
