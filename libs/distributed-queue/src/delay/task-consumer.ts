@@ -2,7 +2,6 @@ import type { LoggerService } from '@nestjs/common';
 import { DeliveryNotMadeError, LeaseLostError, RateLimitedError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskHandler } from '../interfaces';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
-import { configuresLimits } from '../options/resolve-limits';
 import { ACK_DELAY_MS } from '../runtime/ack-buffer';
 import { runController } from '../runtime/handler-call';
 import { SHUTDOWN_CALL_MS, shutdownCall, stopWithGrace } from '../runtime/graceful-stop';
@@ -21,6 +20,7 @@ import { DurableAcks } from './durable-acks';
 import { ConsumerFlows } from './consumer-flows';
 import type { FlowProgress } from '../flow/flow-progress';
 import { recordFailedAttempt } from './failed-attempt';
+import { renewEveryMs, renewTick } from './lease-renewal';
 import { pauseForRateLimit } from '../events/rate-limited';
 import { ERROR_BACKOFF_MS, HAND_BACK_MS, MAX_FETCHES, RECOVER_LIMIT, type DoneOptions } from './consumer-bounds';
 
@@ -129,25 +129,16 @@ export class TaskConsumer {
 
   /** Records this consumer as live (every tick), renews the leases of the tasks it holds; aborts those lost. */
   async renewLeases(): Promise<void> {
-    // NOTE: live for two renewal periods and a second: a missed tick or a slow reply does not look like a stop.
-    void this.store.touchPresence(this.type, this.consumerId, 2 * this.renewEveryMs + 1000).catch(() => undefined);
-    // NOTE: written again each tick (a change only when missing): Redis may have come back without them.
-    if (configuresLimits(this.options)) void this.store.limits.configure(this.type, this.options).catch(() => undefined);
-    this.flows?.sweep();
     const held = [...this.unfinished().map(heldOf), ...this.queued.held()];
-    if (held.length === 0) return;
-    try {
-      const lost = await this.store.extend(this.type, this.options.visibilityTimeoutMs, held);
-      this.lastContactAt = Date.now();
-      for (const id of lost) this.abortRunning(id, new LeaseLostError(id));
-    } catch (error) {
-      reportFailure(this.logger, `[${this.type}] lease renewal`, error);
-    }
+    const lost = await renewTick(this.type, this.consumerId, this.options, this.store, this.flows, this.logger, held);
+    if (lost === null) return;
+    this.lastContactAt = Date.now();
+    for (const id of lost) this.abortRunning(id, new LeaseLostError(id));
   }
 
   /** How often leases are renewed: a third of the visibility timeout. */
   get renewEveryMs(): number {
-    return Math.max(50, Math.floor(this.options.visibilityTimeoutMs / 3));
+    return renewEveryMs(this.options);
   }
 
   /** Running tasks whose outcome is not settled yet. */
