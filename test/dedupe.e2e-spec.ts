@@ -19,7 +19,7 @@ import { InvalidSubmitOptionsError, type Task } from 'nestjs-distributed-queue';
 import { DelayQueueStore } from 'nestjs-distributed-queue/delay/delay-queue.store';
 import { newRequestId } from 'nestjs-distributed-queue/runtime/request-id';
 import { spawnChild } from './support/child';
-import { connect, keysOf, startQueueApp, useAppsAndChildren, workerClass, type QueueApp } from './support/queue-app';
+import { keysOf, startQueueApp, useAppsAndChildren, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
@@ -34,11 +34,7 @@ const Worker = workerClass<unknown>('dd', { concurrency: 4, pollIntervalMs: 100 
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('dedupe on %s', (_name, target) => {
   const apps = useAppsAndChildren();
-  let redis: ReturnType<typeof connect>;
-  beforeAll(() => {
-    redis = connect(target);
-  });
-  afterAll(() => redis.disconnect());
+  const { redis } = useQueueApps(target);
   afterEach(() => {
     runs.length = 0;
     hold = Promise.resolve();
@@ -158,15 +154,15 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dedupe on %s', (_n
       await app.submit.submitMany('dd', Array.from({ length: 200 }, (_, j) => ({ payload: i + j, dedupe: { key: `k${i + j}`, ttlMs: 50 } })));
     }
     // (the sweep may have begun: a key is first looked at a second after its submit)
-    expect(await redis.hlen(keys.dedupe)).toBeGreaterThan(0);
+    expect(await redis().hlen(keys.dedupe)).toBeGreaterThan(0);
     await waitFor(() => runs.length === 2000, { timeoutMs: 30_000, message: 'all ran' });
     // Dedupe submits of one key go on: each sweeps up to 20 keys whose time came.
     let calls = 0;
     await waitFor(async () => {
       for (let i = 0; i < 20; i++) await one(app, calls++, { key: 'steady' });
-      return (await redis.hlen(keys.dedupe)) <= 1;
+      return (await redis().hlen(keys.dedupe)) <= 1;
     }, { timeoutMs: 20_000, message: 'the ended keys swept' });
-    expect(await redis.zcard(keys.dedupeIndex)).toBeLessThanOrEqual(1);
+    expect(await redis().zcard(keys.dedupeIndex)).toBeLessThanOrEqual(1);
   }, 60_000);
 
   it('a repeated call (the same request id) answers the first reply and writes nothing twice', async () => {
@@ -196,7 +192,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dedupe on %s', (_n
       expect(error).toMatchObject({ option });
     }
     expect(await app.inspect.getState('dd', 'bad')).toBe('unknown');
-    expect(await redis.exists(keysOf(prefix, 'dd').dedupe)).toBe(0);
+    expect(await redis().exists(keysOf(prefix, 'dd').dedupe)).toBe(0);
     expect(await app.submit.submitOrdered('dd.o', 'k', {}, { dedupe: { key: 'k' } } as never).catch((e: unknown) => e)).toBeInstanceOf(InvalidSubmitOptionsError);
   });
 });

@@ -28,7 +28,7 @@ import {
 import { waitersChannel } from 'nestjs-distributed-queue/delay/task-waiters';
 import { Invoices, RenderInvoiceWorker } from './fixtures/results-readme';
 import { spawnChild } from './support/child';
-import { connect, keysOf, startQueueApp, useAppsAndChildren, workerClass, type QueueApp } from './support/queue-app';
+import { keysOf, startQueueApp, useAppsAndChildren, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
 import { startRedisServer } from './support/redis-server';
 import { monitorCalls } from './support/redis-stats';
 import { routeTestOptions } from './support/route';
@@ -71,11 +71,7 @@ const Worker = workerClass<Job>('rw', { concurrency: 32, maxAttempts: 1, pollInt
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('results and awaiting on %s', (_name, target) => {
   const apps = useAppsAndChildren();
-  let redis: ReturnType<typeof connect>;
-  beforeAll(() => {
-    redis = connect(target);
-  });
-  afterAll(() => redis.disconnect());
+  const { redis } = useQueueApps(target);
   afterEach(() => {
     fleetCompleted.length = 0;
     localCompleted.length = 0;
@@ -102,14 +98,14 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('results and awaiti
     const app = await start(prefix, { keepDone: 3 });
     const ids = [];
     for (let i = 0; i < 10; i++) ids.push(await app.submit.submit('rw', { ret: i }, { id: `t${i}` }));
-    await waitFor(async () => (await app.inspect.getState('rw', 't9')) === 'done' && (await redis.llen(keysOf(prefix, 'rw').done)) === 3, { timeoutMs: 10_000 });
-    await waitFor(async () => (await redis.hlen(keysOf(prefix, 'rw').results)) === 3, { timeoutMs: 5000, message: 'results trimmed with done' });
+    await waitFor(async () => (await app.inspect.getState('rw', 't9')) === 'done' && (await redis().llen(keysOf(prefix, 'rw').done)) === 3, { timeoutMs: 10_000 });
+    await waitFor(async () => (await redis().hlen(keysOf(prefix, 'rw').results)) === 3, { timeoutMs: 5000, message: 'results trimmed with done' });
     expect((await app.inspect.getTask('rw', 't9')).result).toBe(9);
     await app.submit.submit('rw', {}, { id: 't9' });
-    await waitFor(async () => (await redis.lindex(keysOf(prefix, 'rw').done, 0)) === 't9' && (await redis.llen(keysOf(prefix, 'rw').done)) === 3, { timeoutMs: 10_000 });
+    await waitFor(async () => (await redis().lindex(keysOf(prefix, 'rw').done, 0)) === 't9' && (await redis().llen(keysOf(prefix, 'rw').done)) === 3, { timeoutMs: 10_000 });
     expect((await app.inspect.getTask('rw', 't9')).result).toBeUndefined();
     await app.control.obliterate('rw', { force: true });
-    expect(await redis.exists(keysOf(prefix, 'rw').results)).toBe(0);
+    expect(await redis().exists(keysOf(prefix, 'rw').results)).toBe(0);
   });
 
   it('a result over maxResultBytes or not JSON is not kept: the task completes, readers are told', async () => {
@@ -199,7 +195,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('results and awaiti
     const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => app.submit.submit('rw', { ret: i })));
     await waitFor(async () => (await app.inspect.getState('rw', ids[49])) === 'done', { timeoutMs: 10_000 });
     expect(await publishes.stop()).toBe(0);
-    expect(await redis.exists(keysOf(prefix, 'rw').awaited)).toBe(0);
+    expect(await redis().exists(keysOf(prefix, 'rw').awaited)).toBe(0);
   });
 });
 

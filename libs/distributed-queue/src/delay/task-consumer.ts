@@ -26,7 +26,7 @@ import { ERROR_BACKOFF_MS, HAND_BACK_MS, MAX_FETCHES, RECOVER_LIMIT, type DoneOp
 
 /**
  * Runs the tasks of one type in this process: at most `concurrency` at a time, acks batched into the next
- * fetch, leases renewed while handlers run. While handlers are quick it reserves more than its slots
+ * fetch (at once when nothing else runs), leases renewed while handlers run. While handlers are quick it reserves more than its slots
  * (`ReservedQueue`, `PrefetchAllowance`), which start as slots free: fewer, larger takes.
  *
  * It fetches when it may have work: after a full batch, on a timer to the next due time, on a wake-up
@@ -60,20 +60,14 @@ export class TaskConsumer {
   private readonly wake = new WakeSignal(() => this.poll());
   private errorTimer?: NodeJS.Timeout;
   private ackTimer?: NodeJS.Timeout;
-  /**
-   * Acks have waited `ACK_DELAY_MS`: the next pump sends them even without a take. (At low load the next
-   * take, after a wake-up, usually comes first and carries them: one call fewer per task.)
-   */
+  /** Acks have waited `ACK_DELAY_MS` (or nothing else runs): the next pump sends them even without a take. */
   private acksDue = false;
   private timers: NodeJS.Timeout[] = [];
   /** Callers waiting until nothing runs, waits, settles or fetches. */
   private readonly idle = new IdleWaiters(() => this.busy === 0 && this.fetches === 0);
   /** Names this consumer's request keys in Redis. */
   private readonly consumerId = newRequestId();
-  /**
-   * Request keys (`<consumer id>.<lane>`), one per take that may reserve in flight: a take re-sent after a
-   * reconnect must find its own reply, not that of the take sent after it.
-   */
+  /** Request keys (`<consumer id>.<lane>`), one per take in flight: a re-sent take finds its own reply. */
   private readonly freeLanes = Array.from({ length: MAX_FETCHES }, (_, lane) => lane);
   /** Failed takes that asked for tasks: retried under the same request id and lane. */
   private readonly retries: { lane: number; requestId: string }[] = [];
@@ -220,8 +214,7 @@ export class TaskConsumer {
     let want = (this.mayHaveWork || this.backlog) && free > 0 ? Math.min(free, half) : 0;
     if (this.fetches > 0 && want < half) want = 0;
     if (want === 0 && (this.acks.size === 0 || this.fetches > 0)) return;
-    // NOTE: acks wait ACK_DELAY_MS to go out in batches, unless nothing else runs here: then there is no batch
-    // to wait for, and the completion reaches Redis (and its waiters) at once.
+    // NOTE: acks wait ACK_DELAY_MS for a batch; with nothing else running here, none comes: they go at once.
     if (want === 0 && !this.acksDue && !this.stopping && this.busy > 0) {
       this.ackTimer ??= setTimeout(() => {
         this.ackTimer = undefined;
