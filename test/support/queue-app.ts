@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { Cluster, Redis } from 'ioredis';
 import {
   DistributedQueueModule, QueueControlService, TaskInspectorService, TaskSubmitService, TaskWorker,
-  type DistributedQueueModuleOptions, type Task, type TaskHandler, type TaskWorkerOptions,
+  type DistributedQueueModuleOptions, type ActiveTask, type TaskHandler, type TaskWorkerOptions,
 } from 'nestjs-distributed-queue';
 import { delayQueueKeys } from 'nestjs-distributed-queue/redis/queue-keys';
 import { killAllChildren } from './child';
@@ -68,14 +68,14 @@ export async function redisNow(client: Redis | Cluster): Promise<number> {
 export function workerClass<P = any>(
   type: string,
   options: TaskWorkerOptions,
-  fn: (task: Task<P>, signal: AbortSignal) => unknown,
+  fn: (task: ActiveTask<P>, signal: AbortSignal) => unknown,
 ): Type<TaskHandler<P>> {
   if (fn.length < 2) {
     @TaskWorker(type, options)
     @Injectable()
     class TaskOnlyWorker {
-      handle(task: Task<P>): unknown {
-        return (fn as (task: Task<P>) => unknown)(task);
+      handle(task: ActiveTask<P>): unknown {
+        return (fn as (task: ActiveTask<P>) => unknown)(task);
       }
     }
     return TaskOnlyWorker as Type<TaskHandler<P>>;
@@ -83,7 +83,7 @@ export function workerClass<P = any>(
   @TaskWorker(type, options)
   @Injectable()
   class TestWorker implements TaskHandler<P> {
-    handle(task: Task<P>, signal: AbortSignal): unknown {
+    handle(task: ActiveTask<P>, signal: AbortSignal): unknown {
       return fn(task, signal);
     }
   }

@@ -81,7 +81,7 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
   async addConsumer(type: string, handler: TaskHandler, options: ResolvedWorkerOptions, withEvents = true): Promise<void> {
     if (this.consumers.has(type) || this.adding.has(type)) throw new Error(`a consumer of "${type}" already runs`);
     const logger = labelledLogger(this.logger, type);
-    const consumer = new TaskConsumer(type, handler, options, this.store, { keepDone: this.options.keepDone, maxResultBytes: this.options.maxResultBytes }, logger, withEvents ? this.events : undefined, this.durableAcks, this.flows);
+    const consumer = new TaskConsumer(type, handler, options, this.store, { keepDone: this.options.keepDone, maxResultBytes: this.options.maxResultBytes, maxProgressBytes: this.options.maxProgressBytes, taskLogs: this.options.taskLogs }, logger, withEvents ? this.events : undefined, this.durableAcks, this.flows);
     this.adding.add(type);
     try {
       await this.subscriber.subscribe(this.store.keys(type).events, (m) => consumer.onEvent(m));

@@ -1,4 +1,4 @@
-import type { Task } from '../interfaces/task.interface';
+import type { ActiveTask, Task } from '../interfaces/task.interface';
 import { assertTaskType } from '../options/resolve-options';
 
 /** Brand of the objects `defineTask` returns (`Symbol.for`: two copies of the library agree on it). */
@@ -33,7 +33,7 @@ export type PayloadOf<C extends TaskContract<any, boolean>> = C extends TaskCont
  * A worker class for payload `P`: its `handle` must accept a `Task<P>`. Checked strictly (as a function
  * property, not a method), so a handler that expects more than `P` holds is refused.
  */
-export type TaskWorkerClass<P> = new (...args: any[]) => { handle: (task: Task<P>, signal: AbortSignal) => unknown };
+export type TaskWorkerClass<P> = new (...args: any[]) => { handle: (task: ActiveTask<P>, signal: AbortSignal) => unknown };
 
 /** What `@TaskWorker(contract)` returns: a class decorator that accepts only handlers of the contract's payload. */
 export type TypedTaskWorkerDecorator<P> = <T extends TaskWorkerClass<P>>(target: T) => void;

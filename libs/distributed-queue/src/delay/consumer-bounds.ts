@@ -9,8 +9,13 @@ export const RECOVER_LIMIT = 100;
 /** How long a stopping consumer waits for its hand-back and last acks. */
 export const HAND_BACK_MS = 2000;
 
-/** What a consumer keeps of its finished tasks: their ids (the last `keepDone`) and results (up to `maxResultBytes` each). */
+/**
+ * What a consumer keeps of its tasks: finished ids (the last `keepDone`) and results (up to `maxResultBytes`
+ * each); what running tasks report (progress up to `maxProgressBytes`, log lines within `taskLogs`).
+ */
 export interface DoneOptions {
   keepDone: number;
   maxResultBytes: number;
+  maxProgressBytes: number;
+  taskLogs: { maxLines: number; maxBytes: number };
 }

@@ -42,6 +42,13 @@ export class ConsumerEvents {
     bus.emit({ event, scope: 'local', task: view, error, result, durationMs, startedAt: task.startedAt, at });
   }
 
+  /** `task.progress(value)` was called: a local `progress` event, at once. */
+  progress(task: RunningTask, value: unknown): void {
+    if (!this.bus?.wants('local', this.type, 'progress')) return;
+    const { id, attempt, dueAt } = task.reservation;
+    this.bus.emit({ event: 'progress', scope: 'local', task: task.view ?? { id, type: this.type, payload: undefined, attempt, dueAt }, progress: value, at: Date.now() });
+  }
+
   /**
    * The completions whose acks Redis has: all but those it `refused` (their reservation had expired). They
    * were kept because something listened (the bus drops what nobody listens to any more).

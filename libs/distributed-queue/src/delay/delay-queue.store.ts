@@ -3,6 +3,7 @@ import { keptError } from '../runtime/error-stack';
 import { DeliveryFailedError } from '../errors/delivery-failed.error';
 import { LimitsStore } from './limits.store';
 import { GroupsStore } from './groups.store';
+import { ReportsStore } from './reports.store';
 import { delayQueueKeys, type DelayQueueKeys } from '../redis/queue-keys';
 import { REQUEST_TTL_MS, requestBucket } from '../runtime/request-id';
 import { decodeError, decodeLease, withoutSeqTag } from './task-codec';
@@ -27,7 +28,7 @@ interface ScriptCommands {
   dqDelayExtend(...args: Arg[]): Promise<string[]>;
   dqDelayCancel(...args: Arg[]): Promise<number>;
   dqDelayReschedule(...args: Arg[]): Promise<number>;
-  dqDelayGet(...args: Arg[]): Promise<[TaskState, string | null, string | null, string | null, string | null]>;
+  dqDelayGet(...args: Arg[]): Promise<[TaskState, string | null, string | null, string | null, string | null, string | null, string | null]>;
   dqDelayDeadList(...args: Arg[]): Promise<Reply[]>;
   dqDelayDeadRedrive(...args: Arg[]): Promise<number>;
   dqDelayDeadDelete(...args: Arg[]): Promise<number>;
@@ -72,6 +73,13 @@ export class DelayQueueStore {
   }
 
   private groupsStore?: GroupsStore;
+
+  /** What running tasks report: progress and log lines. */
+  get reports(): ReportsStore {
+    return (this.reportsStore ??= new ReportsStore(this.client, this.prefix, this.streamMaxLen));
+  }
+
+  private reportsStore?: ReportsStore;
 
   /** The types' fleet-wide limits (rate limit, concurrency). */
   get limits(): LimitsStore {
@@ -215,15 +223,18 @@ export class DelayQueueStore {
     leaseHolder: string | null;
     /** A finished task's kept result (see results.lua), else null. */
     result: string | null;
+    /** Its log lines and a running attempt's progress (see task-logs.lua), else null. */
+    logs: string | null;
+    progress: string | null;
   }> {
     const k = this.keys(type);
-    const [state, record, error, score, lease] = await this.scripts.dqDelayGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
+    const [state, record, error, score, lease, logs, progress] = await this.scripts.dqDelayGet(k.waiting, k.active, k.jobs, k.dead, k.errors, k.done, k.running, id);
     const reservation = decodeLease(lease);
     const due = state === 'running' ? reservation.due : score ? Number(score) : null;
     const leaseExpiresAt = state === 'running' && score ? Number(score) : null;
     // NOTE: a second read for a finished task only: its result stays while its id is in `done`.
     const result = state === 'done' ? await this.result(type, id) : null;
-    return { state, record: record || null, error: error || null, due, attempt: reservation.attempt, leaseExpiresAt, leaseHolder: reservation.holder, result };
+    return { state, record: record || null, error: error || null, due, attempt: reservation.attempt, leaseExpiresAt, leaseHolder: reservation.holder, result, logs: logs || null, progress: progress || null };
   }
 
   /**

@@ -1,5 +1,6 @@
 import { CorruptTaskError } from '../errors';
-import type { Task, TaskHandler } from '../interfaces';
+import type { ActiveTask, TaskHandler } from '../interfaces';
+import type { ActiveTaskClass } from '../runtime/active-task';
 import { callHandler } from '../runtime/handler-call';
 import { splitTraceContext } from '../tracing/trace-carrier';
 import type { ConsumerFlows } from './consumer-flows';
@@ -14,7 +15,11 @@ export interface RunningTask {
   batch: Batch;
   settled: boolean;
   /** The task as its handler got it (undefined when its payload could not be read). */
-  view?: Task;
+  view?: ActiveTask;
+  /** It reported progress: its attempt's end clears it (see `TaskReports`). */
+  reported?: boolean;
+  /** Its last reports were sent as it ended: resolves once Redis answered (see `TaskReports.ended`). */
+  reportsSent?: Promise<void>;
   /** When its handler started (epoch ms). */
   startedAt: number;
 }
@@ -43,7 +48,7 @@ export function newBatch(timeoutMs: number, onTimeout: (task: RunningTask) => vo
  * (a corrupt payload, its flow unreadable).
  */
 export function startRun(
-  type: string, handler: TaskHandler, task: RunningTask, flows: ConsumerFlows | undefined,
+  type: string, handler: TaskHandler, task: RunningTask, flows: ConsumerFlows | undefined, View: ActiveTaskClass,
   done: (error: Error | null, result?: unknown) => void, fail: (error: Error) => void,
 ): void {
   const stored = task.reservation.payload;
@@ -56,12 +61,16 @@ export function startRun(
     return;
   }
   const { id, attempt, dueAt } = task.reservation;
-  const view: Task = traceContext ? { id, type, payload, attempt, dueAt, traceContext } : { id, type, payload, attempt, dueAt };
+  const view = new View(id, type, payload, attempt, dueAt, traceContext);
   task.view = view;
   if (flows?.is(id)) {
     // NOTE: a node stored with a leading `&` has dependencies whose results it reads first; a root has none.
-    if (stored.charCodeAt(0) !== 38) callHandler(handler, (task.view = { ...view, flow: flows.rootContext(id) }), task.controller, done);
-    else flows.withContext(id, (flow) => !task.settled && callHandler(handler, (task.view = { ...view, flow }), task.controller, done), fail);
+    if (stored.charCodeAt(0) !== 38) {
+      view.flow = flows.rootContext(id);
+      callHandler(handler, view, task.controller, done);
+    } else {
+      flows.withContext(id, (flow) => !task.settled && callHandler(handler, Object.assign(view, { flow }), task.controller, done), fail);
+    }
   } else {
     callHandler(handler, view, task.controller, done);
   }

@@ -1,3 +1,4 @@
+import { DEFAULT_TASK_LOGS } from '../runtime/report-text';
 import { DEFAULT_WORKER_OPTIONS, mergeWorkerOptions } from '../options/resolve-options';
 import type { DelayQueueStore, TakeOptions, TakeResult } from './delay-queue.store';
 import { TaskConsumer } from './task-consumer';
@@ -62,7 +63,7 @@ describe('TaskConsumer fetching', () => {
     clock = freezeClock();
     const held = heldStore(backlog);
     const options = mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, { concurrency: 50 });
-    consumer = new TaskConsumer('t', { handle: () => undefined }, options, held.store, { keepDone: 10, maxResultBytes: 65536 }, silent);
+    consumer = new TaskConsumer('t', { handle: () => undefined }, options, held.store, { keepDone: 10, maxResultBytes: 65536, maxProgressBytes: 4096, taskLogs: DEFAULT_TASK_LOGS }, silent);
     consumer.start();
     await settleTurns();
     return held;
@@ -140,7 +141,7 @@ describe('TaskConsumer reserving ahead of free slots', () => {
       },
     };
     const options = mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, { concurrency: 4, pollIntervalMs: 60_000 });
-    const consumer = new TaskConsumer('t', handler, options, store as unknown as DelayQueueStore, { keepDone: 0, maxResultBytes: 65536 }, silent);
+    const consumer = new TaskConsumer('t', handler, options, store as unknown as DelayQueueStore, { keepDone: 0, maxResultBytes: 65536, maxProgressBytes: 4096, taskLogs: DEFAULT_TASK_LOGS }, silent);
     consumer.start();
     await settleTurns();
     const answer = async (ids: string[]) => {

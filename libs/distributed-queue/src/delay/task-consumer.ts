@@ -23,6 +23,8 @@ import { recordFailedAttempt } from './failed-attempt';
 import { renewEveryMs, renewTick } from './lease-renewal';
 import { pauseForRateLimit } from '../events/rate-limited';
 import { ERROR_BACKOFF_MS, HAND_BACK_MS, MAX_FETCHES, RECOVER_LIMIT, type DoneOptions } from './consumer-bounds';
+import { TaskReports } from './task-reports';
+import type { ActiveTaskClass } from '../runtime/active-task';
 
 /**
  * Runs the tasks of one type in this process: at most `concurrency` at a time, acks batched into the next
@@ -38,6 +40,9 @@ export class TaskConsumer {
   private readonly queued: ReservedQueue;
   private readonly events: ConsumerEvents;
   private readonly acks: DelayAcks;
+  /** What running tasks report (`task.progress`, `task.log`), and the class of the tasks handlers get. */
+  private readonly reports: TaskReports;
+  private readonly View: ActiveTaskClass;
   /** With the module option `durability`: the acks, apart from the takes (see `DurableAcks`). */
   private readonly durableAcks?: DurableAcks;
   /** Flow nodes' hooks (absent without Redis). */
@@ -89,6 +94,8 @@ export class TaskConsumer {
     if (flows && !type.startsWith('__cron__')) this.flows = new ConsumerFlows(type, flows, logger);
     this.events = new ConsumerEvents(type, bus);
     this.acks = new DelayAcks(this.events, done.maxResultBytes);
+    this.reports = new TaskReports(type, store.reports, { maxProgressBytes: done.maxProgressBytes, ...done.taskLogs }, this.events, logger);
+    this.View = this.reports.viewClass((id) => this.running.get(id));
     if (durability) this.durableAcks = new DurableAcks(type, durability, this.events, this.takeOptions(0), `${this.consumerId}.0`, logger, ERROR_BACKOFF_MS, done.maxResultBytes);
     this.queued = new ReservedQueue(options.concurrency, (stalled, ms) => {
       this.logger.debug?.(`[${this.type}] no slot freed for ${ms} ms: ${stalled.length} task(s) reserved ahead handed back`);
@@ -312,16 +319,20 @@ export class TaskConsumer {
 
   private run(reservation: Reservation, batch: Batch): void {
     const task = this.track(reservation, batch, runController(this.handler));
-    startRun(this.type, this.handler, task, this.flows, (error, result) => {
+    startRun(this.type, this.handler, task, this.flows, this.View, (error, result) => {
       this.queued.recordDuration(Date.now() - task.startedAt);
       this.finish(task, error, result);
     }, (error) => this.finish(task, error));
   }
 
-  /** Marks a task settled: its handler's outcome no longer matters. Returns false when it was already. */
-  private settle(task: RunningTask): boolean {
+  /**
+   * Marks a task settled: its handler's outcome no longer matters; its last reports go before the call that
+   * ends it (`succeeded`: in a microtask, before its ack). Returns false when it was already.
+   */
+  private settle(task: RunningTask, succeeded = false): boolean {
     if (task.settled) return false;
     task.settled = true;
+    task.reportsSent = this.reports.ended(task, !succeeded);
     task.batch.tasks.delete(task);
     if (task.batch.tasks.size === 0) task.batch.timer?.clear();
     this.running.delete(task.reservation.id);
@@ -349,7 +360,7 @@ export class TaskConsumer {
    * recorded at once. NOTE: synchronous for a success (no promise on the hot path); see `recordFailure`.
    */
   private finish(task: RunningTask, error: Error | null, result?: unknown): void {
-    if (!this.settle(task)) return;
+    if (!this.settle(task, !error)) return;
     if (!error) {
       if (this.flows?.is(task.reservation.id)) void this.completeNode(task, result);
       else this.ack(task, result);
@@ -373,7 +384,9 @@ export class TaskConsumer {
 
   /** A success: acked with the next fetch (or by the durable acks), its slot free. */
   private ack(task: RunningTask, result: unknown): void {
-    if (this.durableAcks) this.durableAcks.push(task, result);
+    // NOTE: durable acks go on a connection of their own: after the task's last reports have their reply
+    if (this.durableAcks && task.reportsSent) void task.reportsSent.then(() => this.durableAcks!.push(task, result));
+    else if (this.durableAcks) this.durableAcks.push(task, result);
     else this.acks.push(task, result);
     this.afterSlotFreed();
   }

@@ -14,6 +14,7 @@ import { decodeStreamEntry, type StreamEntry } from './stream-entry';
 export function eventsOfEntry(entry: StreamEntry, type?: string): TaskEvent[] {
   const out: TaskEvent[] = [];
   if (isHistoryOnly(entry)) return out;
+  if (fieldOf(entry, 'e') === 'progress') return progressEvents(entry, type ?? '');
   const decoded = decodeStreamEntry(entry, { type });
   // NOTE: every event of an entry has the entry's name
   if (decoded.length === 0 || !TASK_EVENT_NAMES.includes(decoded[0].event as TaskEventName)) return out;
@@ -28,6 +29,24 @@ export function eventsOfEntry(entry: StreamEntry, type?: string): TaskEvent[] {
     else out.push({ event: name, scope: 'fleet', task, error, at });
   }
   return out;
+}
+
+/** The `progress` events of an entry (see scripts/delay/report-4.lua): ids, attempts `a`, values `p` (JSON arrays). */
+function progressEvents(entry: StreamEntry, type: string): TaskEvent[] {
+  const at = Number(entry[0].split('-')[0]);
+  try {
+    const ids = JSON.parse(fieldOf(entry, 'ids') ?? '[]') as string[];
+    const attempts = JSON.parse(fieldOf(entry, 'a') ?? '[]') as number[];
+    const values = JSON.parse(fieldOf(entry, 'p') ?? '[]') as unknown[];
+    return ids.map((id, i) => ({ event: 'progress', scope: 'fleet', task: { id: String(id), type, payload: undefined, attempt: Number(attempts[i] ?? 0), dueAt: 0 }, progress: values[i], at }));
+  } catch {
+    return [];
+  }
+}
+
+function fieldOf([, flat]: StreamEntry, name: string): string | undefined {
+  for (let i = 0; i + 1 < flat.length; i += 2) if (flat[i] === name) return flat[i + 1];
+  return undefined;
 }
 
 /** Whether an entry is the history's own (field `h`), not an event of the fleet's. */

@@ -106,6 +106,13 @@ export interface DistributedQueueModuleOptions {
    */
   maxResultBytes?: number;
   /**
+   * Largest progress value (`task.progress`, as JSON) a delay-queue handler may report; a larger one throws
+   * `InvalidArgumentError` in the handler. @default 4096
+   */
+  maxProgressBytes?: number;
+  /** What delay-queue tasks keep of their `task.log` lines (the oldest go first). */
+  taskLogs?: TaskLogsOptions;
+  /**
    * Finished task ids kept per type so that `getState` can answer 'done', with their results (`getTask`);
    * 0 keeps none. @default 1000
    */
@@ -137,4 +144,12 @@ export interface DistributedQueueModuleOptions {
   service?: ServiceClientOptions;
   /** The scheduler's options: with `mode: 'scheduler'` only. */
   scheduler?: ServiceSchedulerOptions;
+}
+
+/** Module option `taskLogs`: the bounds of each task's log (every attempt's lines together). */
+export interface TaskLogsOptions {
+  /** Lines kept per task, 1 to 100,000. @default 200 */
+  maxLines?: number;
+  /** Bytes kept per task (the lines as stored, about 30 bytes each beyond their text), 1 KiB to 16 MiB. @default 65536 */
+  maxBytes?: number;
 }

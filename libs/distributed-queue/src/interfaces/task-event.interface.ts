@@ -11,11 +11,13 @@ import type { Task, TaskErrorInfo } from './task.interface';
  *   ordered task, from the lost partition) to run again;
  * - `rateLimited` (delay queue, local only): its handler threw `RateLimitedError`: the task went back to its
  *   place without spending an attempt, and the fleet starts nothing of its type for `retryAfterMs`.
+ * - `progress` (delay queue): its handler called `task.progress(value)`: locally every call, at once; from
+ *   the stream the last value of each task per worker per 200 ms (what Redis kept).
  */
-export type TaskEventName = 'completed' | 'failed' | 'retrying' | 'dead' | 'cancelled' | 'recovered' | 'rateLimited';
+export type TaskEventName = 'completed' | 'failed' | 'retrying' | 'dead' | 'cancelled' | 'recovered' | 'rateLimited' | 'progress';
 
 /** Every event name, for validation and for `'*'`. */
-export const TASK_EVENT_NAMES: readonly TaskEventName[] = ['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered', 'rateLimited'];
+export const TASK_EVENT_NAMES: readonly TaskEventName[] = ['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered', 'rateLimited', 'progress'];
 
 /** Events no stream carries: heard by `local` listeners only (`'*'` of a `fleet` listener leaves them out). */
 export const LOCAL_ONLY_EVENT_NAMES: readonly TaskEventName[] = ['rateLimited'];
@@ -54,6 +56,8 @@ export interface TaskEvent<P = unknown> {
    * kept: parsed from its JSON, absent when it returned nothing or the result was not kept (`maxResultBytes`).
    */
   result?: unknown;
+  /** `progress`: the value the handler gave `task.progress`. */
+  progress?: unknown;
   /** Local `completed`, `failed` and `rateLimited`: how long the handler ran, in ms. */
   durationMs?: number;
   /** Local `completed`, `failed` and `rateLimited`: when the handler started (epoch ms, this process's clock). */

@@ -27,7 +27,44 @@ export interface Task<P = unknown> {
   readonly flow?: TaskFlow;
 }
 
-/** What a `@TaskWorker` class implements. */
+/**
+ * A task as its handler gets it: the task, and what the handler may say about it while it runs. Declare
+ * `handle(task: ActiveTask<P>)` to use them (a handler declared with `Task<P>` still gets one).
+ */
+export interface ActiveTask<P = unknown> extends Task<P> {
+  /**
+   * Delay-queue tasks: this attempt's progress, any JSON value (a percentage, `{ done, total }`), at most
+   * `maxProgressBytes`. The last value wins: it is shown by `getTask` and the dashboard while the attempt runs,
+   * and a `progress` event carries it (local at once; fleet at most every 200 ms per worker, the last value).
+   * Calls are coalesced: one call to Redis per worker per 200 ms at most, whatever the number of tasks.
+   * Ordered tasks and service mode: checked, not kept.
+   * @throws InvalidArgumentError when `value` is not JSON or is larger than `maxProgressBytes`
+   */
+  progress(value: unknown): void;
+  /**
+   * Delay-queue tasks: one line of the task's log, kept with the task (every attempt's lines, each with its
+   * attempt and time) and shown by `getTask`, the dashboard and the history, up to `taskLogs.maxLines` and
+   * `taskLogs.maxBytes` per task (the oldest lines go first). A line longer than 4,096 characters is cut.
+   * Written with the progress, at most every 200 ms, and before the attempt's end is recorded.
+   * Ordered tasks and service mode: checked, not kept.
+   * @throws InvalidArgumentError when `line` is not a string
+   */
+  log(line: string): void;
+}
+
+/** One line of a task's log (`TaskInfo.logs`). */
+export interface TaskLogLine {
+  /** The attempt that wrote it (1 for the first run). */
+  attempt: number;
+  /** When it was written: epoch ms of the worker's clock. */
+  at: number;
+  line: string;
+}
+
+/**
+ * What a `@TaskWorker` class implements. Its `handle` gets an `ActiveTask`: declare `handle(task:
+ * ActiveTask<P>)` to report progress and log lines.
+ */
 export interface TaskHandler<P = unknown> {
   /**
    * Runs one task. Resolve to acknowledge it; throw (or reject) to fail this attempt.
@@ -179,6 +216,15 @@ export interface TaskInfo<P = unknown> {
   result?: unknown;
   /** A result that was not kept: its size in bytes (more than `maxResultBytes`), or -1 (it was not JSON). */
   resultNotKept?: number;
+  /** Running delay-queue tasks (`getTask`): the last value the running attempt gave `task.progress` (absent: none). */
+  progress?: unknown;
+  /**
+   * Delay-queue tasks (`getTask`): the lines given to `task.log`, oldest first, every attempt's (absent:
+   * none). They stay as long as the task does (a finished one while among the last `keepDone`).
+   */
+  logs?: TaskLogLine[];
+  /** Lines of `logs` that were dropped to keep within `taskLogs` (the oldest). */
+  logsDropped?: number;
 }
 
 /** A failure as recorded in Redis. */

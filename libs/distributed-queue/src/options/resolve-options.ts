@@ -11,6 +11,7 @@ import {
 import { resolveHistoryOptions, type ResolvedHistoryOptions } from './resolve-history';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../service/request-body';
 import { DEFAULT_MAX_RESULT_BYTES } from '../runtime/result-text';
+import { DEFAULT_MAX_PROGRESS_BYTES, DEFAULT_TASK_LOGS } from '../runtime/report-text';
 import { DEFAULT_REDIS_TIMEOUT_MS, DEFAULT_SLOT_MIGRATION_TIMEOUT_MS } from '../redis/bounded-calls';
 import { resolveDurability, type ResolvedDurability } from './resolve-durability';
 import { resolveRateLimit, validateLimits } from './resolve-limits';
@@ -23,6 +24,7 @@ import type {
   DistributedQueueModuleOptions,
   RedisConnection,
   RouteQueueOptions,
+  TaskLogsOptions,
   TaskWorkerOptions,
 } from '../interfaces';
 
@@ -66,6 +68,8 @@ export interface ResolvedModuleOptions {
   strictTypes: boolean;
   maxPayloadBytes: number;
   maxResultBytes: number;
+  maxProgressBytes: number;
+  taskLogs: Required<TaskLogsOptions>;
   keepDone: number;
   flows: Required<FlowOptions>;
   route?: ResolvedRouteOptions;
@@ -107,7 +111,7 @@ export const DEFAULT_ORDERED_CONCURRENCY = 32;
 
 const MODULE_KEYS = [
   'connection', 'keyPrefix', 'workers', 'shutdownTimeoutMs', 'defaults', 'types', 'strictTypes',
-  'maxPayloadBytes', 'maxResultBytes', 'keepDone', 'flows', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
+  'maxPayloadBytes', 'maxResultBytes', 'maxProgressBytes', 'taskLogs', 'keepDone', 'flows', 'redisTimeoutMs', 'slotMigrationTimeoutMs', 'startupTimeoutMs', 'waitForRedis', 'allowEviction', 'durability', 'route', 'events', 'metrics', 'tracing', 'history', 'mode', 'service', 'scheduler', 'schedules',
 ];
 const WORKER_KEYS = ['ordered', 'concurrency', 'timeoutMs', 'maxAttempts', 'backoff', 'visibilityTimeoutMs', 'pollIntervalMs', 'rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs', 'groupConcurrency', 'groupRateLimit'];
 const BACKOFF_KEYS = ['type', 'delayMs', 'maxDelayMs', 'jitter'];
@@ -230,7 +234,9 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   checkInt(options.startupTimeoutMs, 'startupTimeoutMs', 0, MAX_TIMER_MS);
   checkInt(options.maxPayloadBytes, 'maxPayloadBytes', 1, 512 * 1024 * 1024);
   checkInt(options.maxResultBytes, 'maxResultBytes', 1, 512 * 1024 * 1024);
+  checkInt(options.maxProgressBytes, 'maxProgressBytes', 2, 1024 * 1024);
   checkInt(options.keepDone, 'keepDone', 0, 1_000_000);
+  const taskLogs = resolveTaskLogs(options.taskLogs);
   const flows = resolveFlowOptions(options.flows);
   validateWorkerOptions(options.defaults, 'defaults');
   const types = options.types ?? {};
@@ -268,6 +274,8 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     strictTypes: modes.mode === 'scheduler' ? false : options.strictTypes ?? true,
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
     maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    maxProgressBytes: options.maxProgressBytes ?? DEFAULT_MAX_PROGRESS_BYTES,
+    taskLogs,
     keepDone: options.keepDone ?? 1000,
     flows,
     route: resolveRouteOptions(options.route),
@@ -289,4 +297,17 @@ function resolveFlowOptions(flows: FlowOptions | undefined): Required<FlowOption
   checkInt(flows?.retentionMs, 'flows.retentionMs', 1000, MAX_TIMER_MS);
   checkInt(flows?.maxResultBytes, 'flows.maxResultBytes', 2, 64 * 1024 * 1024);
   return { retentionMs: flows?.retentionMs ?? 86_400_000, maxResultBytes: flows?.maxResultBytes ?? 65_536 };
+}
+
+/** The module option `taskLogs`, checked, with its defaults. */
+function resolveTaskLogs(logs: TaskLogsOptions | undefined): Required<TaskLogsOptions> {
+  if (logs !== undefined && (logs === null || typeof logs !== 'object' || Array.isArray(logs))) {
+    throw new InvalidOptionsError('taskLogs', 'must be an object { maxLines?, maxBytes? }');
+  }
+  for (const name of Object.keys(logs ?? {})) {
+    if (name !== 'maxLines' && name !== 'maxBytes') throw new InvalidOptionsError(`taskLogs.${name}`, 'unknown option (known: maxLines, maxBytes)');
+  }
+  checkInt(logs?.maxLines, 'taskLogs.maxLines', 1, 100_000);
+  checkInt(logs?.maxBytes, 'taskLogs.maxBytes', 1024, 16 * 1024 * 1024);
+  return { maxLines: logs?.maxLines ?? DEFAULT_TASK_LOGS.maxLines, maxBytes: logs?.maxBytes ?? DEFAULT_TASK_LOGS.maxBytes };
 }

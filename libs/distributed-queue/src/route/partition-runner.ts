@@ -9,7 +9,8 @@ import { decodeRouteItem, type RouteItem, type RouteStore } from './route.store'
 import { PartitionAcks } from './partition-acks';
 import { RunnerEvents } from './runner-events';
 import { tryOpenGate } from './route-topology';
-import type { Task, TaskFlow } from '../interfaces';
+import type { TaskFlow } from '../interfaces';
+import { OrderedTask } from '../runtime/active-task';
 import { FlowProgress } from '../flow/flow-progress';
 import { settleFlowNode } from './runner-flows';
 import { reportFailure } from '../redis/outage-log';
@@ -387,11 +388,11 @@ export class PartitionRunner {
   }
 
   /** The task as its handler gets it. */
-  private view(item: RouteItem, attempt: number): Task {
-    const fence = { partition: this.partition, epoch: this.epoch };
+  private view(item: RouteItem, attempt: number): OrderedTask {
     const { id, type, key, payload, at: dueAt, traceContext } = item;
-    const view: Task = traceContext ? { id, type, key, payload, attempt, dueAt, fence, traceContext } : { id, type, key, payload, attempt, dueAt, fence };
+    const view = new OrderedTask(id, type, key, payload, attempt, dueAt, { partition: this.partition, epoch: this.epoch }, traceContext);
     const flow = id.charCodeAt(0) === 38 ? this.flowViews.get(item.seq) : undefined;
-    return flow ? { ...view, flow } : view;
+    if (flow) view.flow = flow;
+    return view;
   }
 }

@@ -1,7 +1,8 @@
+import { UnkeptTask } from './active-task';
 import type { Task } from '../interfaces';
 import { callHandler, runController, takesSignal } from './handler-call';
 
-const task = { id: 'a', type: 't', payload: 1, attempt: 1, dueAt: 0 } as Task;
+const task = new UnkeptTask('a', 't', 1, 1, 0);
 
 describe('takesSignal', () => {
   it('is false only for a handler that declares no signal and cannot reach one another way', () => {

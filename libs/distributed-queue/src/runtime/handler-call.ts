@@ -1,4 +1,4 @@
-import type { Task, TaskHandler } from '../interfaces';
+import type { ActiveTask, TaskHandler } from '../interfaces';
 
 /** What a handler that cannot see its signal is passed: a signal that never aborts. */
 const NEVER_ABORTS = new AbortController().signal;
@@ -44,7 +44,7 @@ export function toError(thrown: unknown): Error {
  */
 export function callHandler(
   handler: TaskHandler,
-  task: Task,
+  task: ActiveTask,
   controller: AbortController | undefined,
   settle: (error: Error | null, result?: unknown) => void,
 ): void {

@@ -1,6 +1,7 @@
 import { ShutdownError, TaskTimeoutError } from '../errors';
 import type { HandlerRun } from '../events/task-event-bus';
-import type { Task, TaskHandler } from '../interfaces';
+import type { TaskHandler } from '../interfaces';
+import { UnkeptTask } from '../runtime/active-task';
 import { callHandler, runController } from '../runtime/handler-call';
 import { keptError, stackOf } from '../runtime/error-stack';
 import { DEFAULT_TOLERANCE_MS, type DeliveryBatch, type DeliveryBody, type DeliveryResult } from './delivery-signature';
@@ -69,7 +70,7 @@ export class DeliveryRunner {
   private runOne(body: DeliveryBody, i: number): Promise<DeliveryResult> {
     const target = this.targets(body.type);
     if (!target) return Promise.resolve({ i, status: 404, error: { name: 'UnknownTaskType', message: `no @TaskWorker for "${body.type}" in this application` } });
-    const task: Task = { id: body.id, type: body.type, payload: body.payload, attempt: body.attempt, dueAt: body.dueAt };
+    const task = new UnkeptTask(body.id, body.type, body.payload, body.attempt, body.dueAt);
     const timeoutMs = Math.min(target.timeoutMs, body.timeoutMs > 0 ? body.timeoutMs : target.timeoutMs);
     const controller = runController(target.handler);
     const startedAt = Date.now();

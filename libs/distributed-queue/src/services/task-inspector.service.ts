@@ -1,4 +1,5 @@
 import { readResult } from '../runtime/result-text';
+import { readLogs, readProgress } from '../runtime/report-text';
 import { Inject, Injectable } from '@nestjs/common';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES, ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
@@ -187,7 +188,7 @@ export class TaskInspectorService {
   /** The task's state with its record (attempts, due time, payload, last error). */
   async getTask<P = unknown>(typeOrContract: string | TaskContract<P>, id: string): Promise<TaskInfo<P>> {
     const type = checkedTypeOf(typeOrContract);
-    const { state, record, error, due, attempt, leaseExpiresAt, leaseHolder, result } = await this.store.get(type, checkId(id));
+    const { state, record, error, due, attempt, leaseExpiresAt, leaseHolder, result, logs, progress } = await this.store.get(type, checkId(id));
     const info = taskInfo<P>(id, type, state, record, due, attempt);
     info.lastError = decodeError(error);
     if (leaseExpiresAt !== null) info.leaseExpiresAt = leaseExpiresAt;
@@ -195,6 +196,13 @@ export class TaskInspectorService {
     const kept = readResult(result);
     if ('notKept' in kept) info.resultNotKept = kept.notKept;
     else if (kept.value !== undefined) info.result = kept.value;
+    const reported = readProgress(progress);
+    if (reported) info.progress = reported.value;
+    const lines = readLogs(logs);
+    if (lines) {
+      info.logs = lines.lines;
+      if (lines.dropped > 0) info.logsDropped = lines.dropped;
+    }
     return info;
   }
 

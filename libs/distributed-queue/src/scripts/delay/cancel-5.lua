@@ -11,6 +11,7 @@
 --- @include "includes/event-log"
 --- @include "includes/groups"
 --- @include "includes/awaiting"
+--- @include "includes/task-logs"
 
 local waiting, active, jobs, errors = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id = ARGV[1]
@@ -18,6 +19,7 @@ local r = parseRecord(redis.call('HGET', jobs, id), 0)
 if r and removeTask(waiting, r, id) == 1 then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
+  dropReports(jobs, { id })
   local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ r.attempts }) }
   logEvent(KEYS[5], tonumber(ARGV[3]), 'cancelled', fields)
   tellWaiters(waitersChannel(KEYS[5]), 'cancelled', fields)

@@ -7,6 +7,7 @@
 ]]
 --- @undeclared-keys
 --- @include "includes/now-ms"
+--- @include "includes/task-logs"
 
 local cutoff = string.format('%.0f', nowMs() - tonumber(ARGV[1]))
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff, 'LIMIT', 0, tonumber(ARGV[2]))
@@ -14,6 +15,7 @@ if #ids == 0 then return 0 end
 redis.call('ZREM', KEYS[1], unpack(ids))
 redis.call('HDEL', KEYS[2], unpack(ids))
 redis.call('HDEL', KEYS[3], unpack(ids))
+dropReports(KEYS[2], ids)
 -- a dead letter of a group (see groups.lua) is forgotten there too: <ws>:gof, beside `jobs`
 redis.call('HDEL', (string.gsub(KEYS[2], ':jobs$', ':wait:gof')), unpack(ids))
 return #ids

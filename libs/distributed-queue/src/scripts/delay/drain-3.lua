@@ -8,6 +8,7 @@
   Returns: the number of tasks removed
 ]]
 --- @include "includes/groups"
+--- @include "includes/task-logs"
 
 local ws, batch = KEYS[1], tonumber(ARGV[1])
 local members = wsPop(ws, batch)
@@ -42,4 +43,5 @@ end
 if #members == 0 then return 0 end
 redis.call('HDEL', KEYS[2], unpack(ids))
 redis.call('HDEL', KEYS[3], unpack(ids))
+dropReports(KEYS[2], ids)
 return #members

@@ -20,6 +20,7 @@
 --- @include "includes/requeue"
 --- @include "includes/awaiting"
 --- @include "includes/event-log"
+--- @include "includes/task-logs"
 
 local waiting, active, jobs, dead, errors, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local id, delay = ARGV[1], tonumber(ARGV[3])
@@ -42,6 +43,7 @@ local fields = { 'ids', cjson.encode({ id }), 'a', cjson.encode({ attempt }), 'e
 if r == nil or hasFlag(r, 'c') then
   redis.call('HDEL', jobs, id)
   redis.call('HDEL', errors, id)
+  dropReports(jobs, { id })
   logEvent(log, logLen, 'cancelled', fields)
   tellWaiters(waitersChannel(log), 'cancelled', fields)
   return OUTCOME.DROPPED

@@ -2,11 +2,13 @@
   Reads one task's state and record.
   KEYS[1] waiting  KEYS[2] active  KEYS[3] jobs  KEYS[4] dead  KEYS[5] errors  KEYS[6] done  KEYS[7] running
   ARGV[1] id
-  Returns: { state, record or false, last error json or false, score or false, reservation or false }
+  Returns: { state, record or false, last error json or false, score or false, reservation or false,
+             log lines or false, progress JSON or false (a running attempt's: see task-logs.lua) }
 ]]
 --- @include "includes/now-ms"
 --- @include "includes/record"
 --- @include "includes/groups"
+--- @include "includes/task-logs"
 
 local id = ARGV[1]
 local state, score = 'unknown', false
@@ -39,6 +41,13 @@ else
     end
   end
 end
-if state == 'unknown' or state == 'done' then return { state, false, false, score, false } end
-return { state, rec or false, redis.call('HGET', KEYS[5], id) or false, score,
-         redis.call('HGET', KEYS[7], id) or false }
+if state == 'unknown' then return { state, false, false, score, false, false, false } end
+local logs = redis.call('HGET', logsKeyOf(KEYS[3]), id) or false
+if state == 'done' then return { state, false, false, score, false, logs, false } end
+local lease = redis.call('HGET', KEYS[7], id) or false
+local progress = false
+if lease then
+  local v = redis.call('HGET', progressKeyOf(KEYS[3]), id)
+  if v and string.sub(v, 1, #lease + 1) == lease .. '\n' then progress = string.sub(v, #lease + 2) end
+end
+return { state, rec or false, redis.call('HGET', KEYS[5], id) or false, score, lease, logs, progress }

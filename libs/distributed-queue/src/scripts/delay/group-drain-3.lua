@@ -9,6 +9,7 @@
 ]]
 --- @include "includes/record"
 --- @include "includes/groups"
+--- @include "includes/task-logs"
 
 local ws, g, batch = KEYS[1], ARGV[1], tonumber(ARGV[3])
 local ids = {}
@@ -36,6 +37,7 @@ end
 if #ids > 0 then
   redis.call('HDEL', KEYS[2], unpack(ids))
   redis.call('HDEL', KEYS[3], unpack(ids))
+  dropReports(KEYS[2], ids)
   redis.call('HDEL', ws .. ':gof', unpack(ids))
   groupBacklog(ws, g, -#ids)
 end

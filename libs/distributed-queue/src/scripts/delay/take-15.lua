@@ -45,6 +45,7 @@
 --- @include "includes/take-due"
 --- @include "includes/results"
 --- @include "includes/awaiting"
+--- @include "includes/task-logs"
 
 local waiting, active, jobs, dead, errors, done, running = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local count, lease, maxAttempts = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -96,7 +97,8 @@ if #ok > 0 then
   redis.call('HDEL', jobs, unpack(ok))
   redis.call('HDEL', running, unpack(ok))
   redis.call('HDEL', errors, unpack(ok))
-  if keepDone > 0 then finishDone(KEYS[15], done, ok, okResults, keepDone) end
+  if keepDone > 0 then finishDone(KEYS[15], done, ok, okResults, keepDone, logsKeyOf(jobs))
+  else redis.call('HDEL', logsKeyOf(jobs), unpack(ok)) end
   local recorded = recordedValue() ~= false
   waiters = waitersChannel(log)
   local logged = recorded or (logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1)
@@ -168,6 +170,7 @@ if #expired > 0 then
   if #back > 0 then logEvent(log, logLen, 'recovered', { 'ids', cjson.encode(back), 'a', cjson.encode(backA) }) end
   if #dropped > 0 or #lost > 0 then waiters = waiters or waitersChannel(log) end
   if #dropped > 0 then
+    dropReports(jobs, dropped)
     local fields = { 'ids', cjson.encode(dropped), 'a', cjson.encode(droppedA) }
     logEvent(log, logLen, 'cancelled', fields)
     tellWaiters(waiters, 'cancelled', fields)

