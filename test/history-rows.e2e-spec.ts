@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { OnTaskEvent, TaskHistoryService, type Task, type TaskEvent, type TaskHistoryRecord } from 'nestjs-distributed-queue';
 import { PG_URL, useSchemaNames } from './support/pg';
-import { useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import { keysOf, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
 import { waitFor } from './support/wait';
@@ -12,7 +12,10 @@ import { waitFor } from './support/wait';
  * delay queue, another stream than their partition's), and the task's timeout (ttr).
  * Failure matrix: replicas/cluster (both targets: the delay queue's stream and the partitions' streams sit on
  * different masters, copied in any order); a reschedule to earlier and to later; fail-then-succeed and
- * fail-until-dead; a delayed ordered task's submit copied after its run (rows merge, whichever comes first).
+ * fail-until-dead; a delayed ordered task's submit copied after its run (rows merge, whichever comes first);
+ * a task's log lines (column `logs`): lines of a failed attempt and of the next that succeeds, in order; a
+ * dead task's; a task that logs nothing has none; the read of the lines failing (a WRONGTYPE `:lg` key): the
+ * pass fails and is retried, no row lost.
  * Crashes and outages: history-coalesce, history-close, history-outage, history-timeouts.
  */
 
@@ -31,7 +34,7 @@ async function rowsOf(app: QueueApp, type: string, ids: string[], ready: (r: Tas
 const finished = (r: TaskHistoryRecord): boolean => ['done', 'dead', 'cancelled'].includes(r.status);
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('history rows on %s', (_name, target) => {
-  const { start } = useQueueApps(target);
+  const { start, redis } = useQueueApps(target);
   const newSchema = useSchemaNames();
 
   it("a done task's row carries its result; a result not kept says its size; a task returning nothing has none", async () => {
@@ -48,6 +51,47 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('history rows on %s
     expect(big.result).toBeUndefined();
     expect(none.result).toBeUndefined();
     expect(none.resultNotKept).toBeUndefined();
+  });
+
+  it("a row keeps its task's log lines: every attempt's, in order; a dead task's; a failed read of them delays the copy, loses nothing", async () => {
+    const schema = newSchema();
+    const prefix = uniquePrefix('hist-logs');
+    const Worker = workerClass<string>('lg', { maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } }, (task) => {
+      if (task.payload === 'quiet') return undefined;
+      task.log(`${task.payload} a${task.attempt} first`);
+      task.log(`${task.payload} a${task.attempt} second`);
+      if (task.payload === 'dies' || task.attempt === 1) throw new Error(`fail ${task.attempt}`);
+      return undefined;
+    });
+    const app = await start({ connection: target.connection, keyPrefix: prefix, history: { connection: PG_URL, schema, flushIntervalMs: 50 } }, [Worker]);
+    await app.submit.submitMany('lg', [{ id: 'retried', payload: 'retried' }, { id: 'dies', payload: 'dies' }, { id: 'quiet', payload: 'quiet' }]);
+    const [retried, dies, quiet] = await rowsOf(app, 'lg', ['retried', 'dies', 'quiet'], finished, 'the log rows finished');
+    const lines = (r: TaskHistoryRecord) => r.logs?.map((l) => `${l.attempt}:${l.line}`);
+    expect(retried).toMatchObject({ status: 'done', attempts: 2 });
+    expect(lines(retried)).toEqual(['1:retried a1 first', '1:retried a1 second', '2:retried a2 first', '2:retried a2 second']);
+    expect(retried.logs!.every((l, i, all) => typeof l.at === 'number' && (i === 0 || l.at >= all[i - 1].at))).toBe(true);
+    expect(retried.logsDropped).toBeUndefined();
+    expect(dies).toMatchObject({ status: 'dead', attempts: 2 });
+    expect(lines(dies)).toEqual(['1:dies a1 first', '1:dies a1 second', '2:dies a2 first', '2:dies a2 second']);
+    expect(quiet.status).toBe('done');
+    expect(quiet.logs).toBeUndefined();
+
+    // The lines' HASH made unreadable (WRONGTYPE): the writer's passes fail, nothing is lost; once it is
+    // readable again the rows come, with their lines.
+    // (getTask reads the lines too: the task's end is seen in the done list)
+    const keys = keysOf(prefix, 'lg');
+    const logsKey = `${keys.jobs}:lg`;
+    const saved = await redis().hgetall(logsKey);
+    await redis().set(logsKey, 'not a hash');
+    await app.submit.submit('lg', 'quiet', { id: 'during' });
+    await waitFor(async () => (await redis().lrange(keys.done, 0, -1)).includes('during'), { timeoutMs: 10_000, message: 'the task ran' });
+    const flushed = await historyOf(app).flush({ timeoutMs: 1500 }).then(() => 'copied', (error: Error) => error.name);
+    expect(flushed).toBe('HistoryFlushTimeoutError');
+    expect(await historyOf(app).getHistory('lg', 'during')).toBeNull();
+    // (at once: a pass between the two would read no lines)
+    await redis().multi().del(logsKey).hset(logsKey, { ...saved, during: '0\n[1,1,"put back"]' }).exec();
+    const [during] = await rowsOf(app, 'lg', ['during'], finished, 'the row copied once the lines are readable');
+    expect(lines(during)).toEqual(['1:put back']);
   });
 
   it("a rescheduled task's row has the due time and delay of its reschedule: it never started before it was due", async () => {

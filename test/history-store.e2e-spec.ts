@@ -63,6 +63,32 @@ describe('PgHistoryStore: schema', () => {
     );
   });
 
+  it('a table of version 3 gains the logs column at start-up (version 4): its rows kept without lines until an event brings some', async () => {
+    const schema = testSchemaName();
+    const names = historyTableNames(undefined, schema);
+    const pool = new Pool({ connectionString: PG_URL, connectionTimeoutMillis: 5000 });
+    const client = await pool.connect();
+    try {
+      expect(await migrateHistorySchema(client, names, HISTORY_MIGRATIONS.slice(0, 3))).toBe(3);
+      await client.query(
+        `INSERT INTO ${names.history} (topic, id, status, submitted, reentry, result, create_time, updated_time, last_entry)
+         VALUES ('mail', 'old', 'retrying', true, 1, null, now(), now(), '1-0')`,
+      );
+    } finally {
+      client.release();
+      await pool.end();
+    }
+    const store = await openStore(schema);
+    expect(HISTORY_MIGRATIONS.length).toBe(4);
+    expect(await pgQuery(`SELECT version FROM ${names.version}`)).toEqual([{ version: 4 }]);
+    const old = await store.getHistory('mail', 'old');
+    expect(old).toMatchObject({ status: 'retrying', attempts: 1 });
+    expect(old).not.toHaveProperty('logs');
+    const done = eventMaker(Date.now())('completed', { id: 'old', attempt: 2, logs: '0\n[2,5,"after the upgrade"]' });
+    await store.apply('s', [done], done.entryId);
+    expect((await store.getHistory('mail', 'old'))?.logs).toEqual([{ attempt: 2, at: 5, line: 'after the upgrade' }]);
+  });
+
   it('fails fast naming history.connection when the server cannot be reached', async () => {
     const port = await closedPort();
     const started = Date.now();
@@ -155,6 +181,26 @@ describe('PgHistoryStore: apply', () => {
     await store.apply('delay', [submitted], submitted.entryId);
     await store.apply('partition-2', [completed], completed.entryId);
     expect(await store.getHistory('ord', 'd')).toMatchObject(expected);
+  });
+
+  it("keeps a task's latest log lines: a later event's replace them, one without leaves them, an older batch again changes nothing", async () => {
+    const store = await openStore();
+    const make = eventMaker();
+    const first = '0\n[1,10,"one"]';
+    const second = '2\n[1,10,"one"]\n[2,20,"two"]';
+    const batch1 = [make('submitted', { id: 'l' }), make('started', { id: 'l', attempt: 1 }), make('retrying', { id: 'l', attempt: 1, logs: first })];
+    await store.apply('s', batch1, batch1[2].entryId);
+    expect(await store.getHistory('mail', 'l')).toMatchObject({ status: 'retrying', logs: [{ attempt: 1, at: 10, line: 'one' }] });
+    const started = make('started', { id: 'l', attempt: 2 });
+    await store.apply('s', [started], started.entryId);
+    expect((await store.getHistory('mail', 'l'))?.logs).toEqual([{ attempt: 1, at: 10, line: 'one' }]);
+    const completed = make('completed', { id: 'l', attempt: 2, logs: second });
+    await store.apply('s', [completed], completed.entryId);
+    const expected = { status: 'done', logs: [{ attempt: 1, at: 10, line: 'one' }, { attempt: 2, at: 20, line: 'two' }], logsDropped: 2 };
+    expect(await store.getHistory('mail', 'l')).toMatchObject(expected);
+    await store.apply('s', batch1, completed.entryId);
+    expect(await store.getHistory('mail', 'l')).toMatchObject(expected);
+    expect((await store.search({ type: 'mail' })).rows[0]).toMatchObject(expected);
   });
 
   it('a reused id restarts the row', async () => {

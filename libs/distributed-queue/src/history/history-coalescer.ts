@@ -1,5 +1,4 @@
-import type { StreamEntry } from '../events/stream-entry';
-import { historyEventsOf } from './history-decode';
+import type { DecodedEntry } from './history-decode';
 import type { HistoryEvent } from './history-event';
 import { historyEventProblem, isFinished, patchKey, stepPatch, type TaskPatch } from './history-fold';
 
@@ -52,11 +51,11 @@ export class StreamCopyState {
   }
 
   /**
-   * Folds `entries` (read after the cursor) into the held tasks and splits them: rows to write now (finished
-   * tasks, tasks not submitted in the window, tasks held past `coalesceMs`, all of them when `force`), and
-   * the rest held. Moves the cursor past the entries.
+   * Folds `entries` (read after the cursor, decoded: see decodeEntries) into the held tasks and splits them:
+   * rows to write now (finished tasks, tasks not submitted in the window, tasks held past `coalesceMs`, all of
+   * them when `force`), and the rest held. Moves the cursor past the entries.
    */
-  plan(entries: StreamEntry[], from: { type?: string; partition?: number }, coalesceMs: number, force: boolean): CopyPlan {
+  plan(entries: readonly DecodedEntry[], coalesceMs: number, force: boolean): CopyPlan {
     const now = performance.now();
     const { held } = this;
     const skipped: CopyPlan['skipped'] = [];
@@ -64,7 +63,7 @@ export class StreamCopyState {
     const touched = new Set<Held>();
     let before = this.cursor ?? '0-0';
     for (const entry of entries) {
-      for (const event of historyEventsOf(entry, from)) {
+      for (const event of entry.events) {
         const problem = historyEventProblem(event);
         if (problem) {
           skipped.push({ event, problem });
@@ -76,7 +75,7 @@ export class StreamCopyState {
         else held.set(key, (h = { key, patch: stepPatch(undefined, event), before, until: now + coalesceMs }));
         touched.add(h);
       }
-      before = entry[0];
+      before = entry.entryId;
     }
     this.cursor = before;
     const release = (h: Held): void => {

@@ -44,3 +44,14 @@ export function historyEventsOf(entry: StreamEntry, from: { type?: string; parti
     return submit ? [submit] : [];
   });
 }
+
+/** One stream entry's history events (see historyEventsOf), with the entry's id. */
+export interface DecodedEntry {
+  entryId: string;
+  events: HistoryEvent[];
+}
+
+/** The history events of `entries` (read from the stream `from`), entry by entry. */
+export function decodeEntries(entries: readonly StreamEntry[], from: { type?: string; partition?: number }): DecodedEntry[] {
+  return entries.map((entry) => ({ entryId: entry[0], events: historyEventsOf(entry, from) }));
+}

@@ -1,3 +1,5 @@
+import type { TaskLogLine } from '../interfaces/task.interface';
+
 /**
  * One lifecycle event of one task as the history writer hands it to the store, in the order its stream holds
  * them (a type's stream, or a route partition's). Fields beyond the first five are present when the event
@@ -37,6 +39,12 @@ export interface HistoryEvent {
   startedAt?: number;
   /** retrying, dead: the error (`stack`: bounded, when the failed attempt's error had one). */
   error?: { name: string; message: string; stack?: string };
+  /**
+   * completed, retrying, dead of a delay-queue task: its log lines as Redis held them when the writer copied
+   * the event (raw, see scripts/includes/task-logs.lua; runtime/report-text.ts readLogs reads them). Not in
+   * the stream: the writer reads them beside it (see history-logs.ts).
+   */
+  logs?: string;
 }
 
 /** The statuses of a history row. */
@@ -65,6 +73,14 @@ export interface TaskHistoryRecord {
   result?: unknown;
   /** A result that was not kept: its size in bytes, or -1 (not JSON). */
   resultNotKept?: number;
+  /**
+   * The task's log lines (`task.log(line)`), oldest first across attempts, as Redis held them when its last
+   * attempt's end was copied (see `TaskInfo.logs`); absent when it logged none, for ordered tasks (which keep
+   * no logs), and for rows whose last attempt ended before the upgrade (column `logs`, schema version 4).
+   */
+  logs?: TaskLogLine[];
+  /** Lines that were dropped from `logs` to keep within `taskLogs` (the oldest); absent when none were. */
+  logsDropped?: number;
   machine: string | null;
   /** Epoch ms: submitted, due, last started (the seed's `execution_time`), finished (done, dead or cancelled), last change. */
   createdAt: number | null;

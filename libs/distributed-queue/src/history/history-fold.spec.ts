@@ -58,6 +58,20 @@ describe('foldHistoryEvents', () => {
     expect(q.lastError).toBe('{"name":"E","message":"m"}');
   });
 
+  it("keeps the latest event's log lines; an event without them leaves them; a submitted restarts them", () => {
+    const [p] = foldHistoryEvents([
+      ev('submitted', 100),
+      ev('retrying', 200, { attempt: 1, logs: '0 1 1\n[1,150,"a"]', error: { name: 'E', message: 'm' } }),
+      ev('started', 300, { attempt: 2 }),
+      ev('completed', 400, { attempt: 2, logs: '0 2 1\n[1,150,"a"]\n[2,350,"b"]' }),
+      ev('recovered', 500),
+    ]);
+    expect(p.logs).toBe('0 2 1\n[1,150,"a"]\n[2,350,"b"]');
+    const [q] = foldHistoryEvents([ev('dead', 100, { attempt: 1, logs: '0 1 1\n[1,50,"x"]' }), ev('submitted', 200)]);
+    expect(q.logs).toBeNull();
+    expect(foldHistoryEvents([ev('completed', 100, { attempt: 1 })])[0].logs).toBeNull();
+  });
+
   it('without a submitted, only what the events carry is known', () => {
     const [p] = foldHistoryEvents([ev('started', 500, { attempt: 4, machine: 'm' }), ev('recovered', 600)]);
     expect(p).toMatchObject({ submitted: false, status: 'waiting', reentry: 4, machine: 'm', createTime: 500 });
@@ -81,6 +95,7 @@ describe('foldHistoryEvents', () => {
     [{ at: 1.5 }, /at that is not an integer/],
     [{ attempt: '2' }, /attempt that is not an integer/],
     [{ machine: 7 }, /machine that is not a string/],
+    [{ logs: ['x'] }, /logs that is not a string/],
     [{ error: { name: 'E' } }, /error without a name and a message/],
     [{ error: { name: 'E', message: 'm', stack: 7 } }, /error stack that is not a string/],
     [{ entryId: 'x-1' }, /bad entryId/],

@@ -22,6 +22,8 @@ export interface TaskPatch {
   lastError: string | null;
   /** A done task's result as kept (JSON text, or `!<bytes>` not kept; see runtime/result-text.ts). */
   result: string | null;
+  /** The task's log lines as Redis held them (raw, see runtime/report-text.ts readLogs): the latest event's that carried them. */
+  logs: string | null;
   machine: string | null;
   /** Epoch ms. For a row created without its `submitted`: the first event's time (the earliest known). */
   createTime: number;
@@ -57,7 +59,7 @@ export function isEntryId(value: unknown): value is string {
 }
 
 const INTEGER_FIELDS = ['at', 'attempt', 'dueAt', 'delayMs', 'timeoutMs', 'partition', 'startedAt'] as const;
-const TEXT_FIELDS = ['body', 'key', 'machine'] as const;
+const TEXT_FIELDS = ['body', 'key', 'machine', 'logs'] as const;
 
 /** What is wrong with an event (to name it in an error), or undefined when the store can apply it. */
 export function historyEventProblem(e: HistoryEvent): string | undefined {
@@ -91,6 +93,7 @@ function blank(e: HistoryEvent): TaskPatch {
     partition: null,
     lastError: null,
     result: null,
+    logs: null,
     machine: null,
     createTime: e.at,
     dueTime: null,
@@ -114,6 +117,7 @@ function step(p: TaskPatch, e: HistoryEvent): TaskPatch {
   if (e.partition != null) p.partition = e.partition;
   if (e.machine != null) p.machine = e.machine;
   if (e.result != null) p.result = e.result;
+  if (e.logs != null) p.logs = e.logs;
   if (e.error != null) p.lastError = JSON.stringify({ name: e.error.name, message: e.error.message, stack: e.error.stack });
   if (e.event === 'started') p.executionTime = e.at;
   if (e.startedAt != null) p.executionTime = e.startedAt;

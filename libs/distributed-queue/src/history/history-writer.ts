@@ -11,6 +11,8 @@ import { withTimeout } from '../runtime/with-timeout';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
 import { HistoryFlushTimeoutError } from '../errors';
 import { StreamCopyState } from './history-coalescer';
+import { decodeEntries } from './history-decode';
+import { attachTaskLogs, taskLogsKey } from './history-logs';
 import { TypeTimeouts } from './history-ttr';
 import { reportFailure } from '../redis/outage-log';
 
@@ -287,7 +289,11 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     }
     const entries = await this.events.read(stream.key, state.cursor, batchSize);
     if (entries.length === 0 && state.holding === 0) return false;
-    const plan = state.plan(entries, stream, coalesceMs, force);
+    const decoded = decodeEntries(entries, stream);
+    // NOTE: a delay type's attempt ends take their tasks' log lines (a failed read fails the pass, which is
+    // retried from PostgreSQL's position); a route partition's ordered tasks keep none.
+    if (stream.type !== undefined) await attachTaskLogs(this.redis, taskLogsKey(this.options.keyPrefix, stream.type), decoded);
+    const plan = state.plan(decoded, coalesceMs, force);
     for (const { event, problem } of plan.skipped) {
       this.logger.error(`history: skipped an event of stream entry ${event.entryId} of ${stream.key}, which cannot be applied: it ${problem}`);
     }

@@ -59,10 +59,17 @@ const v2: HistoryMigration = (n) => [
 const v3: HistoryMigration = (n) => [`ALTER TABLE ${n.history} ADD COLUMN result text`];
 
 /**
+ * Version 4: `logs`, a delay-queue task's log lines as Redis held them when its last attempt's end was copied
+ * (raw: `<dropped> ...\n<line>\n...`; see runtime/report-text.ts readLogs). Nullable: nothing is rewritten;
+ * rows whose attempts ended before the upgrade, and ordered tasks' rows, have none.
+ */
+const v4: HistoryMigration = (n) => [`ALTER TABLE ${n.history} ADD COLUMN logs text`];
+
+/**
  * The schema's history: entry `i` migrates version `i` to `i + 1`. Append a step for each change; never
  * edit a released one (deployed tables went through it).
  */
-export const HISTORY_MIGRATIONS: readonly HistoryMigration[] = [v1, v2, v3];
+export const HISTORY_MIGRATIONS: readonly HistoryMigration[] = [v1, v2, v3, v4];
 
 /**
  * Brings the tables to the newest version of `migrations`, in one transaction under an advisory lock on the

@@ -1,4 +1,5 @@
 import { parseFlowNodeId } from '../flow/flow-keys';
+import { readLogs } from '../runtime/report-text';
 import { readResult } from '../runtime/result-text';
 import type { TaskHistoryRecord } from './history-event';
 import type { TaskPatch } from './history-fold';
@@ -29,6 +30,7 @@ export const PARAMS: [keyof TaskPatch, string, string][] = [
   ['lastError', 'last_error', 'jsonb'],
   ['machine', 'machine', 'text'],
   ['result', 'result', 'text'],
+  ['logs', 'logs', 'text'],
   ['createTime', 'create_time', 'bigint'],
   ['dueTime', 'due_time', 'bigint'],
   ['executionTime', 'execution_time', 'bigint'],
@@ -38,7 +40,7 @@ export const PARAMS: [keyof TaskPatch, string, string][] = [
 ];
 
 /** Columns kept when a batch does not know them (no `submitted` in it), else replaced. */
-const KEPT = ['reentry', 'delay_ms', 'ttr_ms', 'body', 'ordering_key', 'partition', 'last_error', 'machine', 'result'];
+const KEPT = ['reentry', 'delay_ms', 'ttr_ms', 'body', 'ordering_key', 'partition', 'last_error', 'machine', 'result', 'logs'];
 const KEPT_TIMES = ['due_time', 'execution_time'];
 
 /**
@@ -59,7 +61,7 @@ export function upsertSql(n: HistoryTableNames): string {
   return `INSERT INTO ${n.history} AS h (topic, id, submitted, status, ${KEPT.join(', ')}, create_time, ${KEPT_TIMES.join(', ')},
       finished_time, updated_time, last_entry, flow_id)
     SELECT p.topic, p.id, p.submitted, p.status, p.reentry, p.delay_ms, p.ttr_ms, p.body, p.ordering_key, p.partition,
-      p.last_error, p.machine, p.result, ${ts('p.create_time')}, ${ts('p.due_time')}, ${ts('p.execution_time')},
+      p.last_error, p.machine, p.result, p.logs, ${ts('p.create_time')}, ${ts('p.due_time')}, ${ts('p.execution_time')},
       ${ts('p.finished_time')}, ${ts('p.updated_time')}, p.last_entry, p.flow_id
     FROM json_to_recordset($1::json) AS p(${columns})
     ON CONFLICT (topic, id) DO UPDATE SET
@@ -88,6 +90,7 @@ function recordJson(p: TaskPatch): string {
   if (p.lastError !== null) r += `,"last_error":${p.lastError}`;
   if (p.machine !== null) r += `,"machine":${str(p.machine)}`;
   if (p.result !== null) r += `,"result":${str(p.result)}`;
+  if (p.logs !== null) r += `,"logs":${str(p.logs)}`;
   if (p.dueTime !== null) r += `,"due_time":${p.dueTime}`;
   if (p.executionTime !== null) r += `,"execution_time":${p.executionTime}`;
   if (p.finishedTime !== null) r += `,"finished_time":${p.finishedTime}`;
@@ -113,7 +116,7 @@ export function savePositionSql(n: HistoryTableNames): string {
 
 /** The select list a `HistoryRow` comes from. */
 export const ROW_COLUMNS = `topic, id, status, reentry, delay_ms::float8 AS delay_ms, ttr_ms::float8 AS ttr_ms, body,
-  ordering_key, partition, flow_id, last_error, result, machine, ${ms('create_time')} AS create_ms, ${ms('due_time')} AS due_ms,
+  ordering_key, partition, flow_id, last_error, result, logs, machine, ${ms('create_time')} AS create_ms, ${ms('due_time')} AS due_ms,
   ${ms('execution_time')} AS execution_ms, ${ms('finished_time')} AS finished_ms, ${ms('updated_time')} AS updated_ms`;
 
 /** A row as `ROW_COLUMNS` selects it. */
@@ -130,6 +133,7 @@ export interface HistoryRow {
   flow_id: string | null;
   last_error: { name: string; message: string; stack?: string } | null;
   result: string | null;
+  logs: string | null;
   machine: string | null;
   create_ms: number;
   due_ms: number | null;
@@ -171,5 +175,10 @@ export function toRecord(r: HistoryRow): TaskHistoryRecord {
   const kept = readResult(r.result);
   if ('notKept' in kept) record.resultNotKept = kept.notKept;
   else if (kept.value !== undefined) record.result = kept.value;
+  const logs = readLogs(r.logs);
+  if (logs) {
+    record.logs = logs.lines;
+    if (logs.dropped > 0) record.logsDropped = logs.dropped;
+  }
   return record;
 }

@@ -24,7 +24,8 @@ export class TaskHistoryService {
   }
 
   /**
-   * The history row of a task (null when there is none).
+   * The history row of a task (null when there is none): with a done task's `result`, and a delay-queue task's
+   * `logs` (and `logsDropped`) as Redis held them when its last attempt's end was copied.
    * @throws HistoryNotConfiguredError without the `history` option
    */
   async getHistory(type: string | TaskContract<unknown, boolean>, id: string): Promise<TaskHistoryRecord | null> {
