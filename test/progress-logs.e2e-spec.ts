@@ -21,7 +21,10 @@
 import { Injectable } from '@nestjs/common';
 import { InvalidArgumentError, OnTaskEvent, type ActiveTask, type TaskEvent } from 'nestjs-distributed-queue';
 import { ReportsStore } from 'nestjs-distributed-queue/delay/reports.store';
-import { keysOf, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import { spawnChild } from './support/child';
+import { connect, keysOf, startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import { startRedisServer } from './support/redis-server';
+import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
@@ -33,6 +36,10 @@ interface Job {
   doomed?: boolean;
   hold?: number;
   bad?: boolean;
+  /** The lines' length in characters. */
+  size?: number;
+  /** Logs `tick <n>` and reports progress n every 100 ms until released. */
+  tick?: boolean;
 }
 
 const localProgress: TaskEvent[] = [];
@@ -62,7 +69,12 @@ const tryTo = (fn: () => void): void => {
 };
 
 async function run(task: ActiveTask<Job>): Promise<string> {
-  const { steps = 0, lines = 0, fail, doomed, hold = 0, bad } = task.payload;
+  const { steps = 0, lines = 0, fail, doomed, hold = 0, bad, size, tick } = task.payload;
+  for (let n = 1; tick && !release.has(task.id); n++) {
+    task.log(`tick ${n}`);
+    task.progress(n);
+    await sleep(100);
+  }
   if (bad) {
     tryTo(() => task.progress(undefined));
     const cycle: Record<string, unknown> = {};
@@ -74,11 +86,22 @@ async function run(task: ActiveTask<Job>): Promise<string> {
     return 'bad';
   }
   for (let i = 1; i <= steps; i++) task.progress({ step: i, of: steps });
-  for (let i = 1; i <= lines; i++) task.log(`line ${i} of attempt ${task.attempt}`);
+  for (let i = 1; i <= lines; i++) task.log(size ? `${i}:`.padEnd(size, 'x') : `line ${i} of attempt ${task.attempt}`);
   if (hold) await waitFor(() => release.has(task.id), { timeoutMs: hold, message: `release of ${task.id}` });
   if (doomed || (fail && task.attempt === 1)) throw new Error(`attempt ${task.attempt} fails`);
   return 'ok';
 }
+
+const orderedThrown: unknown[] = [];
+const OrderedWorker = workerClass<Job>('pl.o', { ordered: true }, (task) => {
+  task.progress(10);
+  task.log('an ordered line');
+  try {
+    task.progress(undefined);
+  } catch (error) {
+    orderedThrown.push(error);
+  }
+});
 
 const Worker = workerClass<Job>('pl', { concurrency: 50, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 100, jitter: 0 }, pollIntervalMs: 100 }, run);
 
@@ -165,4 +188,118 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('progress and logs 
     expect(write).not.toHaveBeenCalled();
     expect(await redis().exists(progressHash(prefix), logsHash(prefix))).toBe(0);
   });
+
+  it('caps: the newest maxLines kept and the rest counted; within maxBytes; a long line cut', async () => {
+    const prefix = uniquePrefix('pl-caps');
+    const app = await workers(prefix, { taskLogs: { maxLines: 50, maxBytes: 16 * 1024 } });
+    await app.submit.submit('pl', { lines: 1000 }, { id: 'many' });
+    await app.submit.submit('pl', { lines: 20, size: 3000 }, { id: 'wide' });
+    await app.submit.submit('pl', { lines: 1, size: 10_000 }, { id: 'long' });
+    for (const id of ['many', 'wide', 'long']) await waitFor(async () => (await app.inspect.getState('pl', id)) === 'done', { timeoutMs: 10_000 });
+    const many = await app.inspect.getTask('pl', 'many');
+    expect(many.logs?.map((l) => l.line)).toEqual(Array.from({ length: 50 }, (_, i) => `line ${951 + i} of attempt 1`));
+    expect(many.logsDropped).toBe(950);
+    const wide = await app.inspect.getTask('pl', 'wide');
+    const stored = await redis().hget(logsHash(prefix), 'wide');
+    expect(Buffer.byteLength(stored!)).toBeLessThanOrEqual(16 * 1024 + 10);
+    expect(wide.logs!.length).toBe(5);
+    expect(wide.logs!.at(-1)!.line.startsWith('20:')).toBe(true);
+    expect(wide.logsDropped).toBe(15);
+    const [long] = (await app.inspect.getTask('pl', 'long')).logs!;
+    expect(long.line).toHaveLength(4096 + '… (5904 characters cut)'.length);
+    expect(long.line.endsWith('… (5904 characters cut)')).toBe(true);
+  });
+
+  it('the lines go with the task: done ids trimmed by keepDone, dead letters purged and deleted, waiting tasks cancelled and drained', async () => {
+    const prefix = uniquePrefix('pl-gone');
+    const app = await workers(prefix, { keepDone: 3 });
+    await app.submit.submitMany('pl', Array.from({ length: 10 }, (_, i) => ({ id: `d${i}`, payload: { lines: 1 } })));
+    await waitFor(async () => (await app.inspect.getCounts('pl')).done === 3 && (await app.inspect.getState('pl', 'd9')) === 'done', { timeoutMs: 10_000 });
+    await waitFor(async () => (await redis().hlen(logsHash(prefix))) === 3, { timeoutMs: 5000, message: 'three tasks\' lines left' });
+    const ids = ['x1', 'x2', 'x3', 'x4'];
+    for (const id of ids) await app.submit.submit('pl', { lines: 1, doomed: true }, { id });
+    for (const id of ids) await waitFor(async () => (await app.inspect.getState('pl', id)) === 'dead', { timeoutMs: 10_000 });
+    expect(await redis().hmget(logsHash(prefix), ...ids)).toEqual(ids.map(() => expect.any(String)));
+    await app.inspect.deleteDead('pl', ['x1']);
+    expect(await redis().hexists(logsHash(prefix), 'x1')).toBe(0);
+    // re-driven while the type is paused: waiting, with the lines of their attempts
+    await app.control.pause('pl');
+    expect(await app.inspect.redriveDead('pl', ['x3', 'x4'])).toBe(2);
+    expect((await app.inspect.getTask('pl', 'x3')).logs).toHaveLength(2);
+    expect(await app.submit.cancel('pl', 'x3')).toBe('cancelled');
+    expect(await redis().hexists(logsHash(prefix), 'x3')).toBe(0);
+    expect(await app.control.drain('pl')).toBe(1);
+    expect(await redis().hexists(logsHash(prefix), 'x4')).toBe(0);
+    expect(await app.control.purgeDead('pl')).toBe(1);
+    expect(await redis().hlen(logsHash(prefix))).toBe(3);
+  });
+
+  it('nobody reports: no report call, no key; ordered tasks: checked, not kept', async () => {
+    const prefix = uniquePrefix('pl-none');
+    const write = jest.spyOn(ReportsStore.prototype, 'write');
+    const app = await start({ connection: target.connection, keyPrefix: prefix, route: routeTestOptions(prefix, 'm1', 1) }, [Worker, OrderedWorker]);
+    await app.submit.submitMany('pl', Array.from({ length: 50 }, (_, i) => ({ id: `n${i}`, payload: {} })));
+    await app.submit.submitOrdered('pl.o', 'k', {});
+    await waitFor(async () => (await app.inspect.getCounts('pl')).done === 50, { timeoutMs: 10_000 });
+    await waitFor(() => orderedThrown.length === 1, { timeoutMs: 10_000, message: 'the ordered task ran' });
+    expect(orderedThrown[0]).toBeInstanceOf(InvalidArgumentError);
+    await sleep(300);
+    expect(write).not.toHaveBeenCalled();
+    expect(await redis().exists(progressHash(prefix), logsHash(prefix))).toBe(0);
+  });
+});
+
+describe('progress and logs through failures (single server)', () => {
+  const target = getTargets().find((t) => t.name === 'single');
+  const { start } = target ? useQueueApps(target) : { start: startQueueApp };
+  const run = target && typeof target.connection === 'string' ? it : it.skip;
+
+  run('a worker SIGKILLed mid-attempt: its lines are kept; the next attempt shows no stale progress; the stale entry is swept', async () => {
+    const prefix = uniquePrefix('pl-kill');
+    const env = { DQ_PREFIX: prefix, DQ_TYPE: 'pk', DQ_VISIBILITY_MS: '1500', DQ_CONNECTION: JSON.stringify(target!.connection) };
+    const first = spawnChild('test/fixtures/worker-app.ts', { ...env, DQ_HOLD_MS: '60000', DQ_REPORT: 'progress+log' });
+    await first.waitForMessage((m) => m.type === 'ready', 60_000);
+    const app = await start({ connection: target!.connection, keyPrefix: prefix, workers: false, types: { pk: {} } });
+    await app.submit.submit('pk', {}, { id: 'k1' });
+    await first.waitForMessage((m) => m.type === 'reported', 20_000);
+    expect(await app.inspect.getTask('pk', 'k1')).toMatchObject({ state: 'running', progress: 50, logs: [{ attempt: 1, line: `attempt 1 in ${first.pid}` }] });
+    first.kill('SIGKILL');
+    const redis = connect(target!);
+    try {
+      const second = spawnChild('test/fixtures/worker-app.ts', { ...env, DQ_HOLD_MS: '3000', DQ_REPORT: 'log' });
+      await second.waitForMessage((m) => m.type === 'start' && m.id === 'k1', 20_000);
+      const running = await app.inspect.getTask('pk', 'k1');
+      expect(running.attempts).toBe(2);
+      expect(running.progress).toBeUndefined();
+      await second.waitForMessage((m) => m.type === 'reported', 20_000);
+      expect(await redis.hlen(`${keysOf(prefix, 'pk').jobs}:pg`)).toBe(0);
+      await second.waitForMessage((m) => m.type === 'done' && m.id === 'k1', 20_000);
+      await waitFor(async () => (await app.inspect.getState('pk', 'k1')) === 'done', { timeoutMs: 10_000 });
+      expect((await app.inspect.getTask('pk', 'k1')).logs?.map((l) => l.line)).toEqual([`attempt 1 in ${first.pid}`, `attempt 2 in ${second.pid}`]);
+    } finally {
+      redis.disconnect();
+    }
+  }, 90_000);
+
+  run('Redis paused while tasks report: handlers run on; the buffered lines arrive once it is back', async () => {
+    const server = await startRedisServer();
+    try {
+      const prefix = uniquePrefix('pl-pause');
+      const app = await start({ connection: server.url, keyPrefix: prefix, redisTimeoutMs: 500 }, [Worker]);
+      await app.submit.submit('pl', { tick: true }, { id: 'r1' });
+      await waitFor(async () => ((await app.inspect.getTask('pl', 'r1')).logs?.length ?? 0) >= 3, { timeoutMs: 10_000, message: 'ticks logged' });
+      server.kill('SIGSTOP');
+      await sleep(1500);
+      server.kill('SIGCONT');
+      await sleep(500);
+      release.add('r1');
+      await waitFor(async () => (await app.inspect.getState('pl', 'r1')) === 'done', { timeoutMs: 20_000 });
+      const lines = (await app.inspect.getTask('pl', 'r1')).logs!.map((l) => l.line);
+      expect(lines.length).toBeGreaterThan(18);
+      expect(lines).toEqual(lines.map((_, i) => `tick ${i + 1}`));
+      expect(thrown).toEqual([]);
+    } finally {
+      await server.remove();
+    }
+  }, 60_000);
 });

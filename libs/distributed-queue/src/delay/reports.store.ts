@@ -9,6 +9,8 @@ export interface ReportEntry {
   progress: string;
   /** Its new log lines, '\n'-joined ('' for none). */
   lines: string;
+  /** The number of the first of them in its attempt (lines are numbered from 1 per attempt). */
+  firstSeq: number;
   /** The attempt ended: its progress is cleared. */
   final: boolean;
 }
@@ -35,7 +37,7 @@ export class ReportsStore {
   async write(type: string, entries: ReportEntry[], bounds: LogBounds): Promise<string[]> {
     const k = delayQueueKeys(this.prefix, type);
     const args: (string | number)[] = [k.running, k.jobs, k.log, k.followed, this.streamMaxLen, bounds.maxLines, bounds.maxBytes];
-    for (const e of entries) args.push(e.id, e.final ? `${e.token}!` : e.token, e.progress, e.lines);
+    for (const e of entries) args.push(e.id, e.final ? `${e.token}!` : e.token, e.progress, e.lines, e.firstSeq);
     return (this.client as unknown as ReportScripts).dqDelayReport(...args);
   }
 }

@@ -18,6 +18,8 @@ export interface RunningTask {
   view?: ActiveTask;
   /** It reported progress: its attempt's end clears it (see `TaskReports`). */
   reported?: boolean;
+  /** Lines it logged so far (each line's number in its attempt: see scripts/includes/task-logs.lua). */
+  logged?: number;
   /** Its last reports were sent as it ended: resolves once Redis answered (see `TaskReports.ended`). */
   reportsSent?: Promise<void>;
   /** When its handler started (epoch ms). */

@@ -382,11 +382,21 @@ export class TaskConsumer {
     this.afterSlotFreed();
   }
 
-  /** A success: acked with the next fetch (or by the durable acks), its slot free. */
+  /**
+   * A success: acked with the next fetch (or by the durable acks), after its last reports when it made any
+   * (the ack ends the reservation they are checked against); its slot free.
+   */
   private ack(task: RunningTask, result: unknown): void {
-    // NOTE: durable acks go on a connection of their own: after the task's last reports have their reply
-    if (this.durableAcks && task.reportsSent) void task.reportsSent.then(() => this.durableAcks!.push(task, result));
-    else if (this.durableAcks) this.durableAcks.push(task, result);
+    if (!task.reportsSent) return this.pushAck(task, result);
+    this.settling++;
+    void task.reportsSent.then(() => {
+      this.settling--;
+      this.pushAck(task, result);
+    });
+  }
+
+  private pushAck(task: RunningTask, result: unknown): void {
+    if (this.durableAcks) this.durableAcks.push(task, result);
     else this.acks.push(task, result);
     this.afterSlotFreed();
   }
@@ -394,6 +404,8 @@ export class TaskConsumer {
   private async recordFailure(task: RunningTask, error: Error): Promise<void> {
     this.settling++;
     try {
+      // NOTE: its last reports first (the failure ends the reservation they are checked against)
+      if (task.reportsSent) await task.reportsSent;
       const outcome = await recordFailedAttempt(this.type, this.store, this.options, this.events, this.logger, task, error);
       if (outcome === 'dead' && this.flows?.is(task.reservation.id)) await this.flows.dead(task.reservation.id, error, task.reservation.attempt);
     } finally {

@@ -15,6 +15,8 @@ interface Pending {
   /** Its last progress (JSON) since the last call. */
   progress?: string;
   lines: string[];
+  /** The number of `lines[0]` in its attempt (see `RunningTask.logged`). */
+  firstSeq: number;
   final: boolean;
 }
 
@@ -34,8 +36,10 @@ export class TaskReports {
   private readonly pending = new Map<RunningTask, Pending>();
   private timer?: NodeJS.Timeout;
   private lastCallAt = 0;
-  /** The last call sent (resolved once Redis answered it). */
-  private last: Promise<void> = Promise.resolve();
+  /** The call in flight: one at a time, so that each call's lines follow the last one's (see `restore`). */
+  private inFlight?: Promise<void>;
+  /** The flush that follows the call in flight. */
+  private next?: Promise<void>;
   /** A flush queued for the end of this tick's synchronous work. */
   private soon?: Promise<void>;
 
@@ -81,17 +85,23 @@ export class TaskReports {
   log(task: RunningTask, line: unknown): void {
     const text = logLineText(task.reservation.attempt, line);
     if (task.settled) return;
-    const { lines } = this.entry(task);
-    lines.push(text);
-    // NOTE: Redis keeps the last maxLines: more never need to wait here (Redis away for long)
-    if (lines.length > this.bounds.maxLines) lines.shift();
+    const pending = this.entry(task);
+    task.logged = (task.logged ?? 0) + 1;
+    if (pending.lines.length === 0) pending.firstSeq = task.logged;
+    pending.lines.push(text);
+    // NOTE: Redis keeps the last maxLines: more never need to wait here (Redis away for long); the gap in the
+    // numbers tells Redis how many were dropped
+    if (pending.lines.length > this.bounds.maxLines) {
+      pending.lines.shift();
+      pending.firstSeq++;
+    }
     this.schedule();
   }
 
   /**
-   * The task's attempt ended: its last reports go, and its progress is cleared, before the call that ends it:
-   * at once (`now`: a failure's call follows in this tick), else in a microtask (acks go in a later one).
-   * Resolves once Redis has them (undefined: the task reported nothing).
+   * The task's attempt ended: its last reports go, and its progress is cleared: at once (`now`), else in a
+   * microtask (with the others ending in this tick). Resolves once Redis answered (undefined: the task reported
+   * nothing); the call that ends the attempt (its ack or failure) waits for that.
    */
   ended(task: RunningTask, now: boolean): Promise<void> | undefined {
     if (this.pending.size === 0 && !task.reported) return undefined;
@@ -106,32 +116,49 @@ export class TaskReports {
   }
 
   /**
-   * Sends every buffered report in one call; failures are logged and the reports kept for the next call.
-   * Resolves once Redis answered it (nothing buffered: the last call sent).
+   * Sends every buffered report in one call (after the call in flight, if any); failures are logged and the
+   * reports kept for the next call. Resolves once Redis answered the call that carried them.
    */
   flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pending.size === 0) return this.last;
+    if (this.inFlight) {
+      return (this.next ??= this.inFlight.then(() => {
+        this.next = undefined;
+        return this.flush();
+      }));
+    }
+    if (this.pending.size === 0) return Promise.resolve();
     const batch = [...this.pending.values()];
     this.pending.clear();
     this.lastCallAt = Date.now();
-    const entries = batch.map(({ task, progress, lines, final }): ReportEntry => ({ id: task.reservation.id, token: task.reservation.token, progress: progress ?? '', lines: lines.join('\n'), final }));
-    return (this.last = this.store.write(this.type, entries, this.bounds).then(
+    const entries = batch.map(({ task, progress, lines, firstSeq, final }): ReportEntry => ({ id: task.reservation.id, token: task.reservation.token, progress: progress ?? '', lines: lines.join('\n'), firstSeq, final }));
+    const call = this.store.write(this.type, entries, this.bounds).then(
       () => undefined,
       (error: Error) => {
         reportFailure(this.logger, `[${this.type}] progress and logs`, error);
         this.restore(batch);
       },
-    ));
+    );
+    this.inFlight = call.finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
   }
 
-  /** A failed call's reports go back, ahead of those made since (whose progress is newer). */
+  /**
+   * A failed call's reports go back, ahead of those made since (whose progress is newer): the lines stay in
+   * order, numbered without a gap (one call at a time). NOTE: the call may have run all the same (a timeout):
+   * Redis skips the lines it has by their numbers.
+   */
   private restore(batch: Pending[]): void {
     for (const old of batch) {
       const now = this.pending.get(old.task);
       if (now) {
-        now.lines = [...old.lines, ...now.lines].slice(-this.bounds.maxLines);
+        const lines = old.lines.length > 0 ? [...old.lines, ...now.lines] : now.lines;
+        const cut = Math.max(0, lines.length - this.bounds.maxLines);
+        now.firstSeq = (old.lines.length > 0 ? old.firstSeq : now.firstSeq) + cut;
+        now.lines = cut > 0 ? lines.slice(cut) : lines;
         now.progress ??= old.progress;
         now.final ||= old.final;
       } else {
@@ -143,7 +170,7 @@ export class TaskReports {
 
   private entry(task: RunningTask): Pending {
     let pending = this.pending.get(task);
-    if (!pending) this.pending.set(task, (pending = { task, lines: [], final: false }));
+    if (!pending) this.pending.set(task, (pending = { task, lines: [], firstSeq: 1, final: false }));
     return pending;
   }
 

@@ -38,7 +38,10 @@ export function logLineText(attempt: number, line: unknown, at = Date.now()): st
   return JSON.stringify([attempt, at, text]);
 }
 
-/** A task's kept log lines read back ("<dropped>\n<line>\n..."), oldest first; unreadable lines are skipped. */
+/**
+ * A task's kept log lines read back ("<dropped> <attempt> <last line's number>\n<line>\n...", see
+ * scripts/includes/task-logs.lua), oldest first; unreadable lines are skipped.
+ */
 export function readLogs(text: string | null | undefined): { lines: TaskLogLine[]; dropped: number } | undefined {
   if (!text) return undefined;
   const [head, ...rows] = text.split('\n');
@@ -51,7 +54,7 @@ export function readLogs(text: string | null | undefined): { lines: TaskLogLine[
       // NOTE: a line cut by hand or by a future format: skipped, the others still read
     }
   }
-  return { lines, dropped: Number(head) || 0 };
+  return { lines, dropped: parseInt(head, 10) || 0 };
 }
 
 /** A kept progress value read back (undefined: none, or unreadable). */

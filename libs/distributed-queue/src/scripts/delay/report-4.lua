@@ -6,8 +6,9 @@
   KEYS[1] running  KEYS[2] jobs (the reports' keys derive from it)  KEYS[3] the type's event stream
   KEYS[4] its followed flag
   ARGV[1] event stream length (0: no events)  ARGV[2] log lines kept per task  ARGV[3] log bytes kept per task
-  ARGV[4..] groups of 4: id, token, progress JSON ('' for none), log lines ('\n'-joined JSON arrays, '' for
-            none); a token ending in '!' marks the attempt's last report (the attempt ended: clear its progress)
+  ARGV[4..] groups of 5: id, token, progress JSON ('' for none), log lines ('\n'-joined JSON arrays, '' for
+            none), the first line's number in its attempt; a token ending in '!' marks the attempt's last report
+            (the attempt ended: clear its progress)
   Returns: the ids whose reservation is no longer the caller's (their reports were dropped)
 ]]
 --- @include "includes/task-logs"
@@ -18,22 +19,23 @@ local running, jobs = KEYS[1], KEYS[2]
 local progressKey, logsKey = progressKeyOf(jobs), logsKeyOf(jobs)
 local logLen, maxLines, maxBytes = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local ids = {}
-for i = 4, #ARGV, 4 do ids[#ids + 1] = ARGV[i] end
+for i = 4, #ARGV, 5 do ids[#ids + 1] = ARGV[i] end
 local refused = {}
 if #ids == 0 then return refused end
 local leases = redis.call('HMGET', running, unpack(ids))
 local set, clear, evIds, evA, evP = {}, {}, {}, {}, {}
 for n, id in ipairs(ids) do
-  local b = 4 * n
+  local b = 5 * n - 1
   local token, progress, lines = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
   local final = string.byte(token, #token) == 33
   if final then token = string.sub(token, 1, #token - 1) end
   if leases[n] == token then
+    local attempt = parseLease(token)
     if progress ~= '' then
       if not final then set[#set + 1], set[#set + 2] = id, token .. '\n' .. progress end
-      evIds[#evIds + 1], evA[#evA + 1], evP[#evP + 1] = id, (parseLease(token)), progress
+      evIds[#evIds + 1], evA[#evA + 1], evP[#evP + 1] = id, attempt, progress
     end
-    if lines ~= '' then appendLog(logsKey, id, lines, maxLines, maxBytes) end
+    if lines ~= '' then appendLog(logsKey, id, lines, tonumber(ARGV[b + 4]), attempt, maxLines, maxBytes) end
     if final then clear[#clear + 1] = id end
   else
     refused[#refused + 1] = id
