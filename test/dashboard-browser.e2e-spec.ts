@@ -2,13 +2,32 @@
  * The dashboard as an operator uses it: a Nest HTTP application with DistributedQueueModule, a few workers
  * and DistributedQueueDashboardModule, driven by a headless Chromium (playwright-core, the system's
  * /usr/bin/chromium; .ci/run installs it). One application for the file, one browser context per test.
+ *
+ * Failure matrix (what each cell covers):
+ * | cell                          | checked                                                                         |
+ * | overview                      | every type listed after signing in, the route linked, no error                 |
+ * | schedules                     | a schedule's rule (time zone) and next tick; never ran                         |
+ * | live counts                   | counts follow submits and completions without a reload                         |
+ * | re-drive from the detail      | a dead task's error and payload; re-driven from its detail, it runs and is done |
+ * | result and deadline           | a done task's result (JSON as text), a waiting task's deadline                 |
+ * | progress and log lines, live  | a running task's progress (40: bar and value) and log lines (attempt, time, text; "1 earlier line dropped" with taskLogs.maxLines 2); 80 shown without a reload (read every second while running); closing the detail stops the reads; done: the lines stay, no progress, no more reads; markup in a line is text (no element, no script run) |
+ * | lease and cancel              | a running task's lease and holder; cancel from the page aborts the handler     |
+ * | pause and resume              | nothing runs while paused; resumed from the page, it runs                      |
+ * | not signed in                 | 401 for the page, a wrong token and the API without the token; 200 with it    |
+ * | hostile payload and error     | markup in a payload and an error message is text (no element, no script run)   |
+ * | API error                     | the banner names the error and says its message                                |
+ * | CSRF                          | a POST without the header or with a forged one: 403, nothing done               |
+ * | route map                     | partitions, their owner, the live machine, the lock holder, heartbeat age      |
+ * | paging                        | Next, Previous and First by cursor, positions shown                            |
+ * | sign out                      | the session ends on the server: the cookie is refused afterwards, even copied  |
  */
 import 'reflect-metadata';
 import { Module, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'net';
 import {
-  DistributedQueueDashboardModule, DistributedQueueModule, QueueControlService, TaskInspectorService, TaskScheduleService, TaskSubmitService, type Task,
+  DistributedQueueDashboardModule, DistributedQueueModule, QueueControlService, TaskInspectorService, TaskScheduleService, TaskSubmitService,
+  type ActiveTask, type Task,
 } from 'nestjs-distributed-queue';
 import { signedInPage, textUntil, useBrowser } from './support/browser';
 import { untilAborted, workerClass } from './support/queue-app';
@@ -28,6 +47,15 @@ const RESULT = { invoice: 'INV-7', note: '<b>as text</b>' };
 const failedOnce = new Set<string>();
 /** Ids of the `slow` tasks whose handler's signal aborted. */
 const aborted: string[] = [];
+const XSS_LINE = 'step 2: <img src=x onerror=alert(1)>';
+/** A promise the test resolves with `open()`. */
+function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+/** Gates of the `reporting` handler: past `more` it reports 80, past `release` it returns. */
+const reporting = { more: gate(), release: gate() };
 const workers = [
   workerClass('counted', { pollIntervalMs: POLL_MS }, (task: Task) => void ran.counted.push(task.id)),
   workerClass('flaky', { pollIntervalMs: POLL_MS, maxAttempts: 1 }, (task: Task) => {
@@ -48,6 +76,15 @@ const workers = [
     })),
   workerClass('ledger', { ordered: true }, () => undefined),
   workerClass('returning', { pollIntervalMs: POLL_MS }, () => RESULT),
+  workerClass('reporting', { pollIntervalMs: POLL_MS, maxAttempts: 1 }, async (task: ActiveTask) => {
+    task.log('step 0: started'); // the oldest of 3 lines: dropped (taskLogs.maxLines 2)
+    task.log('step 1: fetched 3 pages');
+    task.log(XSS_LINE);
+    task.progress(40);
+    await reporting.more.promise;
+    task.progress(80);
+    await reporting.release.promise;
+  }),
 ];
 
 (target ? describe : describe.skip)('dashboard in a browser (single Redis)', () => {
@@ -62,6 +99,7 @@ const workers = [
       imports: [
         DistributedQueueModule.forRoot({
           connection: target!.connection, keyPrefix: uniquePrefix('dashboard'), route: routeTestOptions('dq', 'machine-1', 4),
+          taskLogs: { maxLines: 2 },
         }),
         DistributedQueueDashboardModule.forRoot({ path: '/queues', token: TOKEN }),
       ],
@@ -77,6 +115,8 @@ const workers = [
   }, 40_000);
 
   afterAll(async () => {
+    reporting.more.open();
+    reporting.release.open();
     await app?.close();
   });
 
@@ -91,7 +131,7 @@ const workers = [
     const page = await signedIn();
     await page.locator('[data-testid="overview-table"]').waitFor();
     const types = await page.locator('[data-testid="type-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-type')));
-    expect([...types].sort()).toEqual(['counted', 'flaky', 'ledger', 'pausable', 'returning', 'slow', 'xss']);
+    expect([...types].sort()).toEqual(['counted', 'flaky', 'ledger', 'pausable', 'reporting', 'returning', 'slow', 'xss']);
     expect(await page.title()).toBe('Queues');
     await page.locator('[data-testid="route-link"]').waitFor();
     expect(await page.locator('[data-testid="error-banner"]').count()).toBe(0);
@@ -148,6 +188,57 @@ const workers = [
     await submit.submit('returning', {}, { id: 'r-2', delay: 60_000, ttlMs: 120_000 });
     const waiting = await signedIn('/types/returning?state=delayed&task=r-2');
     await textUntil(waiting, '[data-testid="detail-deadline"]', (t) => t.includes('in'), 'deadline shown');
+  });
+
+  it("shows a running task's progress and log lines live; a done task's lines, no progress", async () => {
+    await submit.submit('reporting', {}, { id: 'rep-1' });
+    await waitFor(async () => (await inspect.getTask('reporting', 'rep-1')).progress === 40, { timeoutMs: 5000, message: 'rep-1 reported 40' });
+    const page = await signedIn('/types/reporting?state=running&task=rep-1');
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    let reads = 0;
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname.endsWith('/api/types/reporting/tasks/rep-1')) reads += 1;
+    });
+    /** The reads of the task's detail during `ms`. */
+    const readsDuring = async (ms: number) => {
+      const before = reads;
+      await sleep(ms);
+      return reads - before;
+    };
+    await page.evaluate('window.notReloaded = true');
+    await textUntil(page, '[data-testid="detail-progress"]', (t) => t === '40 %', 'progress 40 shown');
+    expect(await page.locator('[data-testid="progress-bar"]').getAttribute('value')).toBe('40');
+    const lines = () => page.locator('[data-testid="log-text"]').allTextContents();
+    expect(await lines()).toEqual(['step 1: fetched 3 pages', XSS_LINE]);
+    expect(await page.locator('[data-testid="log-line"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-attempt')))).toEqual(['1', '1']);
+    expect(await page.locator('[data-testid="log-line"]').first().textContent()).toMatch(/^#1 \d\d:\d\d:\d\d\.\d{3} step 1/);
+    expect(await page.locator('[data-testid="logs-dropped"]').textContent()).toBe('1 earlier line dropped');
+
+    reporting.more.open();
+    await textUntil(page, '[data-testid="detail-progress"]', (t) => t === '80 %', 'progress 80 shown without a reload');
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+    // read about every second while running; none once the detail is closed
+    expect(await readsDuring(3000)).toBeGreaterThanOrEqual(2);
+    await page.locator('[data-testid="detail-close"]').click();
+    await page.locator('[data-testid="task-detail"]').waitFor({ state: 'detached' });
+    expect(await readsDuring(2500)).toBe(0);
+    await page.evaluate(`location.hash = '#/types/reporting?state=running&task=rep-1'`);
+    await textUntil(page, '[data-testid="detail-progress"]', (t) => t === '80 %', 'progress 80 shown again');
+
+    reporting.release.open();
+    await waitFor(async () => (await inspect.getState('reporting', 'rep-1')) === 'done', { timeoutMs: 5000, message: 'rep-1 done' });
+    await textUntil(page, '[data-testid="detail-state"]', (t) => t === 'done', 'done shown without a reload');
+    expect(await page.locator('[data-testid="detail-progress"]').count()).toBe(0);
+    expect(await lines()).toEqual(['step 1: fetched 3 pages', XSS_LINE]);
+    // done: read no more
+    expect(await readsDuring(2500)).toBe(0);
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+    expect(await page.locator('#app script, #app img').count()).toBe(0);
+    expect(dialogs).toEqual([]);
   });
 
   it('shows a running task\'s lease and its holder; cancel aborts its handler', async () => {

@@ -37,6 +37,8 @@ export function useHashRoute() {
 
 /**
  * Loads `load()` now, whenever `deps` change or `reload()` is called, and every `intervalMs` (0: once).
+ * `intervalMs` may be a function `(data, error) => ms` of the last value loaded for these deps and the
+ * failure of this load, asked after each load: polling while the data says so, with no extra load at a switch.
  * `data` is the last value loaded for the current deps; `error` the last failure (cleared by a success).
  */
 export function usePoll(load, deps, intervalMs = 0) {
@@ -45,24 +47,31 @@ export function usePoll(load, deps, intervalMs = 0) {
   const [tick, setTick] = useState(0);
   const loadRef = useRef(load);
   loadRef.current = load;
+  const everyRef = useRef(intervalMs);
+  everyRef.current = intervalMs;
   useEffect(() => {
     let alive = true;
     let timer;
+    let last;
     const run = async () => {
+      let failure;
       try {
-        const data = await loadRef.current();
-        if (alive) setState({ key, data, error: undefined });
+        last = await loadRef.current();
+        if (alive) setState({ key, data: last, error: undefined });
       } catch (error) {
+        failure = error;
         if (alive) setState((s) => ({ key, data: s.key === key ? s.data : undefined, error }));
       }
-      if (alive && intervalMs > 0) timer = setTimeout(run, intervalMs);
+      const every = everyRef.current;
+      const ms = typeof every === 'function' ? every(last, failure) : every;
+      if (alive && ms > 0) timer = setTimeout(run, ms);
     };
     run();
     return () => {
       alive = false;
       clearTimeout(timer);
     };
-  }, [key, tick, intervalMs]);
+  }, [key, tick, typeof intervalMs === 'function' ? -1 : intervalMs]);
   const current = state.key === key;
   return {
     data: current ? state.data : undefined,

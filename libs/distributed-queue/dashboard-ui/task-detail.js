@@ -4,13 +4,24 @@ import { useActions, usePoll } from './hooks.js';
 import { get, post, taskPath, typePath } from './api.js';
 import { formatJson, formatTime } from './format.js';
 import { ErrorBanner, Notice, When } from './components.js';
+import { Progress, TaskLogs } from './task-reports.js';
+
+/** How often the detail of a running task is read again (its progress and log lines), ms. */
+const LIVE_MS = 1000;
 
 /**
- * One task: its record, its lease, its last error, the actions its state allows, and its history. Ordered
- * tasks are not looked up by id (the API lists them only): their detail is the listing's row.
+ * The detail's next reading: in LIVE_MS while the last reading says running (a failed reading keeps the last
+ * one's answer, but a 404, the task gone, ends it), else none.
+ */
+const liveMs = (task, error) => (task?.state === 'running' && error?.status !== 404 ? LIVE_MS : 0);
+
+/**
+ * One task: its record, its lease, its progress and log lines, its last error, the actions its state allows,
+ * and its history. Ordered tasks are not looked up by id (the API lists them only): their detail is the
+ * listing's row. While the task runs, it is read again every LIVE_MS (until it ends or the detail closes).
  */
 export function TaskDetail({ type, id, ordered, row, history, now, tick, onChanged, closeHref }) {
-  const detail = usePoll(() => (ordered ? null : get(taskPath(type, id))), [type, id, ordered, tick]);
+  const detail = usePoll(() => (ordered ? null : get(taskPath(type, id))), [type, id, ordered, tick], liveMs);
   const actions = useActions(() => {
     detail.reload();
     onChanged();
@@ -32,6 +43,7 @@ export function TaskDetail({ type, id, ordered, row, history, now, tick, onChang
         ${task.leaseExpiresAt !== undefined && html`<dt>Lease expires</dt>
           <dd data-testid="detail-lease">${formatTime(task.leaseExpiresAt)} (<${When} at=${task.leaseExpiresAt} now=${now} />)</dd>`}
         ${task.leaseHolder !== undefined && html`<dt>Lease holder</dt><dd data-testid="detail-lease-holder">${task.leaseHolder}</dd>`}
+        ${task.progress !== undefined && html`<dt>Progress</dt><dd data-testid="detail-progress"><${Progress} value=${task.progress} /></dd>`}
         ${task.expireAt !== undefined && html`<dt>Deadline</dt>
           <dd data-testid="detail-deadline">${formatTime(task.expireAt)} (<${When} at=${task.expireAt} now=${now} />)</dd>`}
         ${task.key !== undefined && html`<dt>Key</dt><dd data-testid="detail-key">${task.key}</dd>`}
@@ -47,6 +59,7 @@ export function TaskDetail({ type, id, ordered, row, history, now, tick, onChang
       ${task.result !== undefined && html`<h3>Result</h3><pre class="payload" data-testid="task-result">${formatJson(task.result)}</pre>`}
       ${task.resultNotKept !== undefined && html`<h3>Result</h3><p class="muted" data-testid="task-result-not-kept">
         Not kept: ${task.resultNotKept < 0 ? 'it was not JSON' : `${task.resultNotKept} bytes, more than maxResultBytes`}</p>`}
+      <${TaskLogs} logs=${task.logs} dropped=${task.logsDropped} />
       <${TaskActions} type=${type} task=${task} ordered=${ordered} actions=${actions} />
       ${history && !ordered && html`<${TaskHistory} type=${type} id=${id} tick=${tick} />`}
     `}
