@@ -150,6 +150,9 @@ export interface DistributedQueueModuleOptions {
 export interface TaskLogsOptions {
   /** Lines kept per task, 1 to 100,000. @default 200 */
   maxLines?: number;
-  /** Bytes kept per task (the lines as stored, about 30 bytes each beyond their text), 1 KiB to 16 MiB. @default 65536 */
+  /**
+   * Bytes kept per task (the lines as stored, about 30 bytes each beyond their text), 1 KiB to 1 MiB. Each
+   * report copies a task's log once in Redis: keep it small where tasks log often. @default 65536
+   */
   maxBytes?: number;
 }

@@ -39,7 +39,7 @@ export function logLineText(attempt: number, line: unknown, at = Date.now()): st
 }
 
 /**
- * A task's kept log lines read back ("<dropped> <attempt> <last line's number>\n<line>\n...", see
+ * A task's kept log lines read back ("<dropped> <attempt> <last line's number> <lines>\n<line>\n...", see
  * scripts/includes/task-logs.lua), oldest first; unreadable lines are skipped.
  */
 export function readLogs(text: string | null | undefined): { lines: TaskLogLine[]; dropped: number } | undefined {

@@ -3,7 +3,7 @@
 -- - <jobs>:pg, progress: id -> "<reservation token>\n<JSON>", the last value of the attempt holding that
 --   reservation. It lives while the attempt runs: its worker clears it as the attempt ends; an entry whose
 --   token is no longer the reservation's (its worker died) is not shown and is swept (see report-5.lua).
--- - <jobs>:lg, log lines: id -> "<lines dropped> <attempt> <its last line's number>\n<line>\n<line>...", each
+-- - <jobs>:lg, log lines: id -> "<lines dropped> <attempt> <its last line's number> <lines>\n<line>\n...", each
 --   line a JSON array [attempt, epoch ms, text], oldest first, across attempts, capped by lines and bytes
 --   (the oldest go).
 --   They live as long as the task: dropped with its record (finished ids trimmed from `done`, dead letters
@@ -29,13 +29,14 @@ end
 -- that timed out but ran) is skipped, so is every line of an earlier attempt than the log's last; a gap in
 -- the numbers (lines the worker dropped while Redis was away) counts as dropped. Then the oldest lines past
 -- maxLines or maxBytes go (the newest line stays whatever its size: the caller bounds a line).
--- The log: "<dropped> <attempt> <last seq>\n<line>\n...". O(its size) string work, bounded by maxBytes.
+-- The log: "<dropped> <attempt> <last seq> <lines kept>\n<line>\n...". Work: the new lines scanned once,
+-- the log copied once (bounded by maxBytes), the dropped lines' part scanned once.
 local function appendLog(logsKey, id, lines, firstSeq, attempt, maxLines, maxBytes)
   local old = redis.call('HGET', logsKey, id)
-  local dropped, lastAttempt, lastSeq, body = 0, 0, 0, nil
+  local dropped, lastAttempt, lastSeq, count, body = 0, 0, 0, 0, nil
   if old then
-    local d, a, q, rest = string.match(old, '^(%d+) ?(%d*) ?(%d*)\n(.*)$')
-    dropped, lastAttempt, lastSeq, body = tonumber(d) or 0, tonumber(a) or 0, tonumber(q) or 0, rest
+    local d, a, q, c, rest = string.match(old, '^(%d+) (%d+) (%d+) (%d+)\n(.*)$')
+    dropped, lastAttempt, lastSeq, count, body = tonumber(d) or 0, tonumber(a) or 0, tonumber(q) or 0, tonumber(c) or 0, rest
   end
   if attempt < lastAttempt then return end
   if attempt > lastAttempt then lastSeq = 0 end
@@ -50,13 +51,12 @@ local function appendLog(logsKey, id, lines, firstSeq, attempt, maxLines, maxByt
   end
   dropped = dropped + (firstSeq - lastSeq - 1)
   local all = (body and body ~= '') and (body .. '\n' .. lines) or lines
-  local count = 1
-  for _ in string.gmatch(all, '\n') do count = count + 1 end
+  count = ((body and body ~= '') and count or 0) + n
   from = 1
   while count > 1 and (count > maxLines or #all - from + 1 > maxBytes) do
     from = string.find(all, '\n', from, true) + 1
     count, dropped = count - 1, dropped + 1
   end
   if from > 1 then all = string.sub(all, from) end
-  redis.call('HSET', logsKey, id, dropped .. ' ' .. attempt .. ' ' .. (firstSeq + n - 1) .. '\n' .. all)
+  redis.call('HSET', logsKey, id, dropped .. ' ' .. attempt .. ' ' .. (firstSeq + n - 1) .. ' ' .. count .. '\n' .. all)
 end
