@@ -16,12 +16,14 @@
  * | nobody reports | no report call, no key |
  * | ordered tasks | progress and log are checked and not kept |
  * | (single) a worker SIGKILLed mid-attempt after reporting | its lines written before the kill are kept; the next attempt shows no stale progress; the stale entry is swept |
- * | (single) Redis stopped while tasks report, then back | handlers run on (no throw); the buffered lines arrive once Redis is back |
+ * | (single) Redis paused (SIGSTOP 1.5 s, calls time out at 500 ms) while a task reports, then back | the handler runs on (no throw); the buffered lines arrive once Redis is back, each once, in order (a timed-out call that ran is not applied twice) |
+ * | the README example | it compiles and runs: getTask shows its lines and its result |
  */
 import { Injectable } from '@nestjs/common';
 import { InvalidArgumentError, OnTaskEvent, type ActiveTask, type TaskEvent } from 'nestjs-distributed-queue';
 import { ReportsStore } from 'nestjs-distributed-queue/delay/reports.store';
-import { spawnChild } from './support/child';
+import { killAllChildren, spawnChild } from './support/child';
+import { ImportCatalogWorker } from './fixtures/progress-readme';
 import { connect, keysOf, startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
 import { startRedisServer } from './support/redis-server';
 import { routeTestOptions } from './support/route';
@@ -234,6 +236,16 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('progress and logs 
     expect(await redis().hlen(logsHash(prefix))).toBe(3);
   });
 
+  it('the README example runs: its lines and its result kept', async () => {
+    const prefix = uniquePrefix('pl-readme');
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [ImportCatalogWorker]);
+    const id = await app.submit.submit('catalog.import', { rows: ['a', 'b', 'c'] });
+    await waitFor(async () => (await app.inspect.getState('catalog.import', id)) === 'done', { timeoutMs: 10_000 });
+    const info = await app.inspect.getTask('catalog.import', id);
+    expect(info.result).toEqual({ imported: 3 });
+    expect(info.logs?.map((l) => l.line)).toEqual(['importing 3 rows (attempt 1)', 'import finished']);
+  });
+
   it('nobody reports: no report call, no key; ordered tasks: checked, not kept', async () => {
     const prefix = uniquePrefix('pl-none');
     const write = jest.spyOn(ReportsStore.prototype, 'write');
@@ -253,6 +265,7 @@ describe('progress and logs through failures (single server)', () => {
   const target = getTargets().find((t) => t.name === 'single');
   const { start } = target ? useQueueApps(target) : { start: startQueueApp };
   const run = target && typeof target.connection === 'string' ? it : it.skip;
+  afterEach(() => killAllChildren());
 
   run('a worker SIGKILLed mid-attempt: its lines are kept; the next attempt shows no stale progress; the stale entry is swept', async () => {
     const prefix = uniquePrefix('pl-kill');
@@ -283,9 +296,10 @@ describe('progress and logs through failures (single server)', () => {
 
   run('Redis paused while tasks report: handlers run on; the buffered lines arrive once it is back', async () => {
     const server = await startRedisServer();
+    let app: QueueApp | undefined;
     try {
       const prefix = uniquePrefix('pl-pause');
-      const app = await start({ connection: server.url, keyPrefix: prefix, redisTimeoutMs: 500 }, [Worker]);
+      app = await start({ connection: server.url, keyPrefix: prefix, redisTimeoutMs: 500 }, [Worker]);
       await app.submit.submit('pl', { tick: true }, { id: 'r1' });
       await waitFor(async () => ((await app.inspect.getTask('pl', 'r1')).logs?.length ?? 0) >= 3, { timeoutMs: 10_000, message: 'ticks logged' });
       server.kill('SIGSTOP');
@@ -299,6 +313,7 @@ describe('progress and logs through failures (single server)', () => {
       expect(lines).toEqual(lines.map((_, i) => `tick ${i + 1}`));
       expect(thrown).toEqual([]);
     } finally {
+      await app?.close();
       await server.remove();
     }
   }, 60_000);

@@ -173,6 +173,7 @@ export class TaskConsumer {
     await this.idle.waitIdle(HAND_BACK_MS);
     this.timers.forEach(clearInterval);
     await shutdownCall(this.store.leavePresence(this.type, this.consumerId), 'leaving').catch(() => undefined);
+    await shutdownCall(this.reports.flush(), 'last reports').catch(() => undefined);
     try {
       if (this.acks.size > 0) await shutdownCall(this.flushAcks(), 'last acks');
       // NOTE: the call's bound, and the WAIT's own (timeoutMs): bounded, as every step of a stop.
