@@ -13,7 +13,7 @@
  * | 1,000 lines with maxLines 50; lines of 3 KB with maxBytes 16 KiB; a 10,000-character line | the newest 50 kept, logsDropped 950; within maxBytes; the long line cut and says so |
  * | bad input: progress of undefined, a cycle, a BigInt, over maxProgressBytes; a log line that is not a string | InvalidArgumentError thrown in the handler; nothing written; the task goes on |
  * | the task's record goes: done trimmed by keepDone, dead purged / deleted, a waiting task cancelled, drained | its lines go with it (the logs hash empties) |
- * | nobody reports | no report call, no key |
+ * | nobody reports; quick tasks that report progress and end at once | no report call, no key |
  * | ordered tasks | progress and log are checked and not kept |
  * | (single) a worker SIGKILLed mid-attempt after reporting | its lines written before the kill are kept; the next attempt shows no stale progress; the stale entry is swept |
  * | (single) Redis paused (SIGSTOP 1.5 s, calls time out at 500 ms) while a task reports, then back | the handler runs on (no throw); the buffered lines arrive once Redis is back, each once, in order (a timed-out call that ran is not applied twice) |
@@ -246,11 +246,12 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('progress and logs 
     expect(info.logs?.map((l) => l.line)).toEqual(['importing 3 rows (attempt 1)', 'import finished']);
   });
 
-  it('nobody reports: no report call, no key; ordered tasks: checked, not kept', async () => {
+  it('nobody reports, or only progress before ending at once: no report call, no key; ordered tasks: checked, not kept', async () => {
     const prefix = uniquePrefix('pl-none');
     const write = jest.spyOn(ReportsStore.prototype, 'write');
     const app = await start({ connection: target.connection, keyPrefix: prefix, route: routeTestOptions(prefix, 'm1', 1) }, [Worker, OrderedWorker]);
-    await app.submit.submitMany('pl', Array.from({ length: 50 }, (_, i) => ({ id: `n${i}`, payload: {} })));
+    // half report nothing; half report progress and end at once: their progress is never written
+    await app.submit.submitMany('pl', Array.from({ length: 50 }, (_, i) => ({ id: `n${i}`, payload: i % 2 ? { steps: 3 } : {} })));
     await app.submit.submitOrdered('pl.o', 'k', {});
     await waitFor(async () => (await app.inspect.getCounts('pl')).done === 50, { timeoutMs: 10_000 });
     await waitFor(() => orderedThrown.length === 1, { timeoutMs: 10_000, message: 'the ordered task ran' });
@@ -296,10 +297,11 @@ describe('progress and logs through failures (single server)', () => {
 
   run('Redis paused while tasks report: handlers run on; the buffered lines arrive once it is back', async () => {
     const server = await startRedisServer();
-    let app: QueueApp | undefined;
+    let opened: QueueApp | undefined;
     try {
       const prefix = uniquePrefix('pl-pause');
-      app = await start({ connection: server.url, keyPrefix: prefix, redisTimeoutMs: 500 }, [Worker]);
+      const app = await start({ connection: server.url, keyPrefix: prefix, redisTimeoutMs: 500 }, [Worker]);
+      opened = app;
       await app.submit.submit('pl', { tick: true }, { id: 'r1' });
       await waitFor(async () => ((await app.inspect.getTask('pl', 'r1')).logs?.length ?? 0) >= 3, { timeoutMs: 10_000, message: 'ticks logged' });
       server.kill('SIGSTOP');
@@ -313,7 +315,7 @@ describe('progress and logs through failures (single server)', () => {
       expect(lines).toEqual(lines.map((_, i) => `tick ${i + 1}`));
       expect(thrown).toEqual([]);
     } finally {
-      await app?.close();
+      await opened?.close();
       await server.remove();
     }
   }, 60_000);

@@ -16,7 +16,7 @@ export interface RunningTask {
   settled: boolean;
   /** The task as its handler got it (undefined when its payload could not be read). */
   view?: ActiveTask;
-  /** It reported progress: its attempt's end clears it (see `TaskReports`). */
+  /** Its progress was written to Redis: its attempt's end clears it (see `TaskReports`). */
   reported?: boolean;
   /** Lines it logged so far (each line's number in its attempt: see scripts/includes/task-logs.lua). */
   logged?: number;

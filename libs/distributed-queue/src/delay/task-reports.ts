@@ -76,7 +76,6 @@ export class TaskReports {
     const text = progressText(value, this.bounds.maxProgressBytes);
     if (task.settled) return;
     this.entry(task).progress = text;
-    task.reported = true;
     this.events.progress(task, value);
     this.schedule();
   }
@@ -106,7 +105,11 @@ export class TaskReports {
   ended(task: RunningTask, now: boolean): Promise<void> | undefined {
     if (this.pending.size === 0 && !task.reported) return undefined;
     const pending = this.pending.get(task);
-    if (!pending && !task.reported) return undefined;
+    if (!task.reported && (!pending || pending.lines.length === 0)) {
+      // NOTE: progress never written (a quick task): nothing to write, nothing to clear; no call, no wait
+      if (pending) this.pending.delete(task);
+      return undefined;
+    }
     (pending ?? this.entry(task)).final = true;
     if (now) return this.flush();
     return (this.soon ??= Promise.resolve().then(() => {
@@ -132,7 +135,10 @@ export class TaskReports {
     const batch = [...this.pending.values()];
     this.pending.clear();
     this.lastCallAt = Date.now();
-    const entries = batch.map(({ task, progress, lines, firstSeq, final }): ReportEntry => ({ id: task.reservation.id, token: task.reservation.token, progress: progress ?? '', lines: lines.join('\n'), firstSeq, final }));
+    const entries = batch.map(({ task, progress, lines, firstSeq, final }): ReportEntry => {
+      if (progress !== undefined && !final) task.reported = true;
+      return { id: task.reservation.id, token: task.reservation.token, progress: progress ?? '', lines: lines.join('\n'), firstSeq, final };
+    });
     const call = this.store.write(this.type, entries, this.bounds).then(
       () => undefined,
       (error: Error) => {

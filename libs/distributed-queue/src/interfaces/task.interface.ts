@@ -36,7 +36,8 @@ export interface ActiveTask<P = unknown> extends Task<P> {
    * Delay-queue tasks: this attempt's progress, any JSON value (a percentage, `{ done, total }`), at most
    * `maxProgressBytes`. The last value wins: it is shown by `getTask` and the dashboard while the attempt runs,
    * and a `progress` event carries it (local at once; fleet at most every 200 ms per worker, the last value).
-   * Calls are coalesced: one call to Redis per worker per 200 ms at most, whatever the number of tasks.
+   * Calls are coalesced: one call to Redis per worker per 200 ms at most, whatever the number of tasks; an
+   * attempt that ends before its progress was written writes none (no call, no fleet event).
    * Ordered tasks and service mode: checked, not kept.
    * @throws InvalidArgumentError when `value` is not JSON or is larger than `maxProgressBytes`
    */
