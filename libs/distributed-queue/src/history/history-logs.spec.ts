@@ -62,11 +62,11 @@ describe('task logs in the history', () => {
     ]);
   });
 
-  it('chunks of at most 1,000 ids by default', async () => {
-    const ids = Array.from({ length: 2500 }, (_, i) => `t${i}`);
+  it('chunks of at most 100 ids by default', async () => {
+    const ids = Array.from({ length: 250 }, (_, i) => `t${i}`);
     const redis = fakeRedis({});
     expect(await attachTaskLogs(redis, 'k', decode(entry('1-0', 'completed', ...ids)))).toBe(3);
-    expect(redis.calls.map((c) => c.length - 1)).toEqual([1000, 1000, 500]);
+    expect(redis.calls.map((c) => c.length - 1)).toEqual([100, 100, 50]);
   });
 
   it('a failed read rejects, and no event is changed', async () => {

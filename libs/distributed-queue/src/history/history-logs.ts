@@ -8,8 +8,8 @@ import type { HistoryEvent } from './history-event';
  */
 const LOGGED_EVENTS = new Set<HistoryEvent['event']>(['completed', 'retrying', 'dead']);
 
-/** Task ids per HMGET at most. */
-export const LOGS_READ_CHUNK = 1000;
+/** Task ids per HMGET at most: a reply holds at most this many logs (64 KiB each by default). */
+export const LOGS_READ_CHUNK = 100;
 
 /** The HASH of a delay type's task log lines: id -> text (see scripts/includes/task-logs.lua). */
 export const taskLogsKey = (prefix: string, type: string): string => `${delayQueueKeys(prefix, type).jobs}:lg`;

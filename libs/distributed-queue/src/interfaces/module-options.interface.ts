@@ -148,7 +148,7 @@ export interface DistributedQueueModuleOptions {
 
 /** Module option `taskLogs`: the bounds of each task's log (every attempt's lines together). */
 export interface TaskLogsOptions {
-  /** Lines kept per task, 1 to 100,000. @default 200 */
+  /** Lines kept per task, 1 to 10,000. @default 200 */
   maxLines?: number;
   /**
    * Bytes kept per task (the lines as stored, about 30 bytes each beyond their text), 1 KiB to 1 MiB. Each

@@ -6,7 +6,7 @@ describe('resolveModuleOptions', () => {
     const resolved = resolveModuleOptions({});
     expect(resolved).toMatchObject({
       connection: 'redis://127.0.0.1:6379', keyPrefix: 'dq', workers: true, shutdownTimeoutMs: 10_000,
-      strictTypes: true, maxPayloadBytes: 1024 * 1024, keepDone: 1000,
+      strictTypes: true, maxPayloadBytes: 1024 * 1024, keepDone: 1000, maxProgressBytes: 4096, taskLogs: { maxLines: 200, maxBytes: 65_536 },
     });
     expect(resolved.defaults).toEqual({
       ordered: false, concurrency: 1, timeoutMs: 60_000, maxAttempts: 3, visibilityTimeoutMs: 30_000, pollIntervalMs: 1000,
@@ -21,6 +21,12 @@ describe('resolveModuleOptions', () => {
     [{ workers: 'yes' }, 'workers'],
     [{ maxPayloadBytes: 0 }, 'maxPayloadBytes'],
     [{ keepDone: 1.5 }, 'keepDone'],
+    [{ maxProgressBytes: 1 }, 'maxProgressBytes'],
+    [{ taskLogs: 5 }, 'taskLogs'],
+    [{ taskLogs: { lines: 5 } }, 'taskLogs.lines'],
+    [{ taskLogs: { maxLines: 10_001 } }, 'taskLogs.maxLines'],
+    [{ taskLogs: { maxBytes: 1023 } }, 'taskLogs.maxBytes'],
+    [{ taskLogs: { maxBytes: 2 * 1024 * 1024 } }, 'taskLogs.maxBytes'],
     [{ connection: { cluster: [] } }, 'connection.cluster'],
     [{ defaults: { concurrency: 1001 } }, 'defaults.concurrency'],
     [{ defaults: { backoff: { jitter: 2 } } }, 'defaults.backoff.jitter'],

@@ -307,7 +307,7 @@ function resolveTaskLogs(logs: TaskLogsOptions | undefined): Required<TaskLogsOp
   for (const name of Object.keys(logs ?? {})) {
     if (name !== 'maxLines' && name !== 'maxBytes') throw new InvalidOptionsError(`taskLogs.${name}`, 'unknown option (known: maxLines, maxBytes)');
   }
-  checkInt(logs?.maxLines, 'taskLogs.maxLines', 1, 100_000);
+  checkInt(logs?.maxLines, 'taskLogs.maxLines', 1, 10_000);
   checkInt(logs?.maxBytes, 'taskLogs.maxBytes', 1024, 1024 * 1024);
   return { maxLines: logs?.maxLines ?? DEFAULT_TASK_LOGS.maxLines, maxBytes: logs?.maxBytes ?? DEFAULT_TASK_LOGS.maxBytes };
 }
