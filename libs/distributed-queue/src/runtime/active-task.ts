@@ -50,28 +50,17 @@ export const CHECKING_SINK: ReportSink = {
 export const UnkeptTask = activeTaskClass(CHECKING_SINK);
 
 /** An ordered task as its handler gets it: its reports are checked, then dropped (not kept for ordered tasks). */
-export class OrderedTask implements ActiveTask {
-  readonly traceContext?: string;
-  flow?: TaskFlow;
-
+export class OrderedTask extends UnkeptTask {
   constructor(
-    readonly id: string,
-    readonly type: string,
+    id: string,
+    type: string,
     readonly key: string,
-    readonly payload: unknown,
-    readonly attempt: number,
-    readonly dueAt: number,
+    payload: unknown,
+    attempt: number,
+    dueAt: number,
     readonly fence: { partition: number; epoch: number },
     traceContext?: string,
   ) {
-    if (traceContext) this.traceContext = traceContext;
-  }
-
-  progress(value: unknown): void {
-    CHECKING_SINK.progress(this, value);
-  }
-
-  log(line: string): void {
-    CHECKING_SINK.log(this, line);
+    super(id, type, payload, attempt, dueAt, traceContext);
   }
 }
