@@ -21,7 +21,9 @@ export interface RunningTask {
   /** Lines it logged so far (each line's number in its attempt: see scripts/includes/task-logs.lua). */
   logged?: number;
   /** Its last reports were sent as it ended: resolves once Redis answered (see `TaskReports.ended`). */
-  reportsSent?: Promise<void>;
+  reportsSent?: Promise<unknown>;
+  /** The last report call that carried its reports. */
+  reportsCall?: Promise<boolean>;
   /** When its handler started (epoch ms). */
   startedAt: number;
 }

@@ -8,6 +8,12 @@ import type { RunningTask } from './running-task';
 
 /** At most one report call per consumer in this period, unless an attempt ends (its last reports go at once). */
 export const REPORT_EVERY_MS = 200;
+/**
+ * The log bytes one call may copy in Redis: each task whose lines it writes costs a copy of its log (see
+ * task-logs.lua; measured: 8 logs of 64 KiB in 2.1 ms), so a call writes the lines of at most this many bytes'
+ * worth of `taskLogs.maxBytes` logs, and of one task at least.
+ */
+export const LOG_BYTES_PER_CALL = 512 * 1024;
 
 /** What one running task reported since the last call. */
 interface Pending {
@@ -37,9 +43,9 @@ export class TaskReports {
   private timer?: NodeJS.Timeout;
   private lastCallAt = 0;
   /** The call in flight: one at a time, so that each call's lines follow the last one's (see `restore`). */
-  private inFlight?: Promise<void>;
+  private inFlight?: Promise<boolean>;
   /** The flush that follows the call in flight. */
-  private next?: Promise<void>;
+  private next?: Promise<boolean>;
   /** A flush queued for the end of this tick's synchronous work. */
   private soon?: Promise<void>;
 
@@ -102,7 +108,7 @@ export class TaskReports {
    * microtask (with the others ending in this tick). Resolves once Redis answered (undefined: the task reported
    * nothing); the call that ends the attempt (its ack or failure) waits for that.
    */
-  ended(task: RunningTask, now: boolean): Promise<void> | undefined {
+  ended(task: RunningTask, now: boolean): Promise<unknown> | undefined {
     if (this.pending.size === 0 && !task.reported) return undefined;
     const pending = this.pending.get(task);
     if (!task.reported && (!pending || pending.lines.length === 0)) {
@@ -111,18 +117,26 @@ export class TaskReports {
       return undefined;
     }
     (pending ?? this.entry(task)).final = true;
-    if (now) return this.flush();
+    if (now) return this.sendOut(task);
     return (this.soon ??= Promise.resolve().then(() => {
       this.soon = undefined;
-      return this.flush();
-    }));
+    })).then(() => this.sendOut(task));
+  }
+
+  /** Flushes until the task's reports went (or a call failed); resolves once the call that carried them was answered. */
+  private async sendOut(task: RunningTask): Promise<unknown> {
+    while (this.pending.has(task)) {
+      if (!(await this.flush())) return undefined;
+    }
+    return task.reportsCall;
   }
 
   /**
    * Sends every buffered report in one call (after the call in flight, if any); failures are logged and the
-   * reports kept for the next call. Resolves once Redis answered the call that carried them.
+   * reports kept for the next call. Resolves once Redis answered the call that carried them: true, or false
+   * when it failed. Reports left for the next call (see `take`) go at once after.
    */
-  flush(): Promise<void> {
+  flush(): Promise<boolean> {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.inFlight) {
@@ -131,25 +145,27 @@ export class TaskReports {
         return this.flush();
       }));
     }
-    if (this.pending.size === 0) return Promise.resolve();
-    const batch = [...this.pending.values()];
-    this.pending.clear();
+    if (this.pending.size === 0) return Promise.resolve(true);
+    const batch = this.take();
     this.lastCallAt = Date.now();
     const entries = batch.map(({ task, progress, lines, firstSeq, final }): ReportEntry => {
       if (progress !== undefined && !final) task.reported = true;
       return { id: task.reservation.id, token: task.reservation.token, progress: progress ?? '', lines: lines.join('\n'), firstSeq, final };
     });
     const call = this.store.write(this.type, entries, this.bounds).then(
-      () => undefined,
+      () => true,
       (error: Error) => {
         reportFailure(this.logger, `[${this.type}] progress and logs`, error);
         this.restore(batch);
+        return false;
       },
     );
-    this.inFlight = call.finally(() => {
+    const inFlight = (this.inFlight = call.finally(() => {
       this.inFlight = undefined;
-    });
-    return this.inFlight;
+    }));
+    for (const { task } of batch) task.reportsCall = inFlight;
+    if (this.pending.size > 0) void this.flush();
+    return inFlight;
   }
 
   /**
@@ -172,6 +188,22 @@ export class TaskReports {
       }
     }
     this.schedule();
+  }
+
+  /**
+   * The reports of one call: the tasks that logged no line, and as many that did as LOG_BYTES_PER_CALL allows
+   * (the bound keeps a call short); the others go with the next call, sent as soon as this one is answered.
+   */
+  private take(): Pending[] {
+    const batch: Pending[] = [];
+    const most = Math.max(1, Math.floor(LOG_BYTES_PER_CALL / this.bounds.maxBytes));
+    let logging = 0;
+    for (const [task, pending] of this.pending) {
+      if (pending.lines.length > 0 && ++logging > most) continue;
+      batch.push(pending);
+      this.pending.delete(task);
+    }
+    return batch;
   }
 
   private entry(task: RunningTask): Pending {

@@ -29,14 +29,14 @@ end
 -- that timed out but ran) is skipped, so is every line of an earlier attempt than the log's last; a gap in
 -- the numbers (lines the worker dropped while Redis was away) counts as dropped. Then the oldest lines past
 -- maxLines or maxBytes go (the newest line stays whatever its size: the caller bounds a line).
--- The log: "<dropped> <attempt> <last seq> <lines kept>\n<line>\n...". Work: the new lines scanned once,
--- the log copied once (bounded by maxBytes), the dropped lines' part scanned once.
+-- The log: "<dropped> <attempt> <last seq> <lines kept>\n<line>\n...". Work: the new lines scanned, the
+-- dropped lines' part scanned, the log copied twice (one sub, one concat): O(maxBytes).
 local function appendLog(logsKey, id, lines, firstSeq, attempt, maxLines, maxBytes)
   local old = redis.call('HGET', logsKey, id)
-  local dropped, lastAttempt, lastSeq, count, body = 0, 0, 0, 0, nil
+  local dropped, lastAttempt, lastSeq, count, from = 0, 0, 0, 0, nil
   if old then
-    local d, a, q, c, rest = string.match(old, '^(%d+) (%d+) (%d+) (%d+)\n(.*)$')
-    dropped, lastAttempt, lastSeq, count, body = tonumber(d) or 0, tonumber(a) or 0, tonumber(q) or 0, tonumber(c) or 0, rest
+    local d, a, q, c, at = string.match(old, '^(%d+) (%d+) (%d+) (%d+)\n()')
+    if d then dropped, lastAttempt, lastSeq, count, from = tonumber(d), tonumber(a), tonumber(q), tonumber(c), at end
   end
   if attempt < lastAttempt then return end
   if attempt > lastAttempt then lastSeq = 0 end
@@ -44,19 +44,35 @@ local function appendLog(logsKey, id, lines, firstSeq, attempt, maxLines, maxByt
   for _ in string.gmatch(lines, '\n') do n = n + 1 end
   local skip = lastSeq - firstSeq + 1
   if skip >= n then return end
-  local from = 1
-  for _ = 1, skip do from = string.find(lines, '\n', from, true) + 1 end
-  if skip > 0 then
-    lines, n, firstSeq = string.sub(lines, from), n - skip, firstSeq + skip
-  end
+  local lfrom = 1
+  for _ = 1, skip do lfrom = string.find(lines, '\n', lfrom, true) + 1 end
+  n, firstSeq = n - math.max(skip, 0), firstSeq + math.max(skip, 0)
   dropped = dropped + (firstSeq - lastSeq - 1)
-  local all = (body and body ~= '') and (body .. '\n' .. lines) or lines
-  count = ((body and body ~= '') and count or 0) + n
-  from = 1
-  while count > 1 and (count > maxLines or #all - from + 1 > maxBytes) do
-    from = string.find(all, '\n', from, true) + 1
+  -- the kept part of the old log: old[from..], empty when there is none
+  if not from or from > #old then old, from, count = '', 1, 0 end
+  count = count + n
+  local total = #lines - lfrom + 1
+  if #old >= from then total = total + (#old - from + 1) + 1 end
+  -- the oldest lines go: first from the old log, then (a report larger than the bounds) from the new lines
+  while count > 1 and (count > maxLines or total > maxBytes) do
+    if #old >= from then
+      local nl = string.find(old, '\n', from, true)
+      if nl then
+        total, from = total - (nl - from + 1), nl + 1
+      else
+        total, from = total - (#old - from + 1) - 1, #old + 1
+      end
+    else
+      local nl = string.find(lines, '\n', lfrom, true)
+      total, lfrom = total - (nl - lfrom + 1), nl + 1
+    end
     count, dropped = count - 1, dropped + 1
   end
-  if from > 1 then all = string.sub(all, from) end
-  redis.call('HSET', logsKey, id, dropped .. ' ' .. attempt .. ' ' .. (firstSeq + n - 1) .. ' ' .. count .. '\n' .. all)
+  local header = dropped .. ' ' .. attempt .. ' ' .. (firstSeq + n - 1) .. ' ' .. count .. '\n'
+  local new = lfrom > 1 and string.sub(lines, lfrom) or lines
+  if #old >= from then
+    redis.call('HSET', logsKey, id, header .. string.sub(old, from) .. '\n' .. new)
+  else
+    redis.call('HSET', logsKey, id, header .. new)
+  end
 end
