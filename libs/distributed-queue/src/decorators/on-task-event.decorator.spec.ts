@@ -21,6 +21,8 @@ describe('@OnTaskEvent', () => {
     expect(metadataOf(OnTaskEvent('*', '*'))[0].events).toEqual(['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered', 'rateLimited']);
     // rateLimited is local only: a fleet listener's '*' leaves it out
     expect(metadataOf(OnTaskEvent('*', '*', { scope: 'fleet' }))[0].events).toEqual(['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered']);
+    // progress is heard by name only, in both scopes
+    expect(metadataOf(OnTaskEvent('t', 'progress', { scope: 'fleet' }))[0].events).toEqual(['progress']);
   });
 
   it('refuses unknown events, scopes and types, naming them', () => {

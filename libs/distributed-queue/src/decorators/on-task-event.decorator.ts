@@ -1,6 +1,6 @@
 import { isTaskContract, type TaskContract } from '../contracts/task-contract';
 import { InvalidOptionsError } from '../errors';
-import { LOCAL_ONLY_EVENT_NAMES, TASK_EVENT_NAMES, type OnTaskEventOptions, type TaskEventName } from '../interfaces/task-event.interface';
+import { LOCAL_ONLY_EVENT_NAMES, NAMED_ONLY_EVENT_NAMES, TASK_EVENT_NAMES, type OnTaskEventOptions, type TaskEventName } from '../interfaces/task-event.interface';
 import { assertTaskType } from '../options/resolve-options';
 
 /** Metadata key of `@OnTaskEvent` (on the method). */
@@ -33,6 +33,7 @@ export interface TaskEventMetadata {
  * }
  * ```
  * `rateLimited` is local only: `'*'` of a fleet listener leaves it out, and naming it with `scope: 'fleet'` is refused.
+ * `progress` is heard by name only: `'*'` leaves it out (a handler may report it many times a second).
  * @throws InvalidOptionsError for an unknown event name or scope, or a local-only event with `scope: 'fleet'`
  * (at start-up, when the class loads).
  */
@@ -47,7 +48,7 @@ export function OnTaskEvent(
   const label = `@OnTaskEvent('${typeName}')`;
   if (scope !== 'local' && scope !== 'fleet') throw new InvalidOptionsError(`${label} scope`, "must be 'local' or 'fleet'");
   const every = scope === 'fleet' ? TASK_EVENT_NAMES.filter((name) => !LOCAL_ONLY_EVENT_NAMES.includes(name)) : TASK_EVENT_NAMES;
-  const names = events === '*' ? [...every] : Array.isArray(events) ? [...events] : [events as TaskEventName];
+  const names = events === '*' ? every.filter((name) => !NAMED_ONLY_EVENT_NAMES.includes(name)) : Array.isArray(events) ? [...events] : [events as TaskEventName];
   if (names.length === 0) throw new InvalidOptionsError(`${label} events`, 'must name at least one event');
   for (const name of names) {
     if (!TASK_EVENT_NAMES.includes(name)) {

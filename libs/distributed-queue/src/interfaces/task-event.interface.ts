@@ -19,6 +19,12 @@ export type TaskEventName = 'completed' | 'failed' | 'retrying' | 'dead' | 'canc
 /** Every event name, for validation and for `'*'`. */
 export const TASK_EVENT_NAMES: readonly TaskEventName[] = ['completed', 'failed', 'retrying', 'dead', 'cancelled', 'recovered', 'rateLimited', 'progress'];
 
+/**
+ * Events `'*'` leaves out: `progress` (as many as a handler reports, not a lifecycle step: listen to it by
+ * name).
+ */
+export const NAMED_ONLY_EVENT_NAMES: readonly TaskEventName[] = ['progress'];
+
 /** Events no stream carries: heard by `local` listeners only (`'*'` of a `fleet` listener leaves them out). */
 export const LOCAL_ONLY_EVENT_NAMES: readonly TaskEventName[] = ['rateLimited'];
 
