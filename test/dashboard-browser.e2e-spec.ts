@@ -213,6 +213,9 @@ const workers = [
     await textUntil(page, '[data-testid="detail-progress"]', (t) => t === '40 %', 'progress 40 shown');
     expect(await page.locator('[data-testid="progress-bar"]').getAttribute('value')).toBe('40');
     const lines = () => page.locator('[data-testid="log-text"]').allTextContents();
+    // NOTE: once in a full suite the first reading showed progress 40 and no lines (cause not found: Redis writes
+    // both in one script call); the lines must show by the next readings
+    await waitFor(async () => (await lines()).length === 2, { timeoutMs: 5000, message: 'the lines shown' });
     expect(await lines()).toEqual(['step 1: fetched 3 pages', XSS_LINE]);
     expect(await page.locator('[data-testid="log-line"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-attempt')))).toEqual(['1', '1']);
     expect(await page.locator('[data-testid="log-line"]').first().textContent()).toMatch(/^#1 \d\d:\d\d:\d\d\.\d{3} step 1/);

@@ -168,7 +168,7 @@ export class TaskConsumer {
       const unfinished = this.unfinished();
       for (const task of unfinished) this.settle(task);
       for (const task of unfinished) task.controller?.abort(reason);
-      if (unfinished.length > 0) this.handBack(unfinished.map(heldOf));
+      if (unfinished.length > 0) this.handBack(unfinished.map(heldOf), false, Promise.all(unfinished.map((t) => t.reportsSent)));
     });
     await this.idle.waitIdle(HAND_BACK_MS);
     this.timers.forEach(clearInterval);
@@ -185,8 +185,9 @@ export class TaskConsumer {
   }
 
   /**
-   * Releases reservations (no attempt counted); `thenTake`: look for work again once released; `first`: a
-   * call made before (a fleet-wide pause), whose failure is reported and does not keep the release back.
+   * Releases reservations (no attempt counted); `thenTake`: look for work again once released; `first`: calls
+   * made before (a fleet-wide pause, the attempts' last reports), whose failure is reported and does not keep
+   * the release back.
    */
   private handBack(held: Held[], thenTake = false, first: Promise<unknown> = Promise.resolve()): void {
     this.settling++;
@@ -368,8 +369,9 @@ export class TaskConsumer {
       return;
     }
     // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
-    if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)], true);
-    else if (error instanceof RateLimitedError) this.handBack([heldOf(task)], true, pauseForRateLimit(this.type, this.store.limits, this.events, task, error));
+    // NOTE: a hand-back after the attempt's last reports (the release ends the reservation they are checked against)
+    if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)], true, task.reportsSent);
+    else if (error instanceof RateLimitedError) this.handBack([heldOf(task)], true, Promise.all([task.reportsSent, pauseForRateLimit(this.type, this.store.limits, this.events, task, error)]));
     else void this.recordFailure(task, error);
   }
 
