@@ -9,6 +9,7 @@
  * | progress while running | getTask shows the last value; a local event per call, fleet events carry the last value |
  * | the attempt ends: done, retried, dead | no progress shown; the progress hash is empty |
  * | 2,000 progress calls and 400 lines from 40 tasks within 1 s | one round of report calls per 200 ms at most, each call writing the lines of at most 8 tasks (512 KiB of 64 KiB logs: about 2 ms of Redis) (counted on the real store) |
+ * | a run handed back (RateLimitedError), then run again as the same attempt | both runs' lines kept (lines are numbered per reservation, not per attempt) |
  * | two attempts log (the first fails) | getTask shows both attempts' lines, oldest first, with attempt and time; the dead letter keeps them; so does the done task |
  * | 1,000 lines with maxLines 50; lines of 3 KB with maxBytes 16 KiB; a 10,000-character line | the newest 50 kept, logsDropped 950; within maxBytes; the long line cut and says so |
  * | bad input: progress of undefined, a cycle, a BigInt, over maxProgressBytes; a log line that is not a string | InvalidArgumentError thrown in the handler; nothing written; the task goes on |
@@ -20,7 +21,7 @@
  * | the README example | it compiles and runs: getTask shows its lines and its result |
  */
 import { Injectable } from '@nestjs/common';
-import { InvalidArgumentError, OnTaskEvent, type ActiveTask, type TaskEvent } from 'nestjs-distributed-queue';
+import { InvalidArgumentError, OnTaskEvent, RateLimitedError, type ActiveTask, type TaskEvent } from 'nestjs-distributed-queue';
 import { ReportsStore } from 'nestjs-distributed-queue/delay/reports.store';
 import { killAllChildren, spawnChild } from './support/child';
 import { ImportCatalogWorker } from './fixtures/progress-readme';
@@ -42,7 +43,10 @@ interface Job {
   size?: number;
   /** Logs `tick <n>` and reports progress n every 100 ms until released. */
   tick?: boolean;
+  /** The first run logs a line, then throws RateLimitedError (handed back: the next run is the same attempt). */
+  limited?: boolean;
 }
+const limitedRuns = new Map<string, number>();
 
 const localProgress: TaskEvent[] = [];
 const fleetProgress: TaskEvent[] = [];
@@ -71,7 +75,14 @@ const tryTo = (fn: () => void): void => {
 };
 
 async function run(task: ActiveTask<Job>): Promise<string> {
-  const { steps = 0, lines = 0, fail, doomed, hold = 0, bad, size, tick } = task.payload;
+  const { steps = 0, lines = 0, fail, doomed, hold = 0, bad, size, tick, limited } = task.payload;
+  if (limited) {
+    const run = (limitedRuns.get(task.id) ?? 0) + 1;
+    limitedRuns.set(task.id, run);
+    task.log(`run ${run}, attempt ${task.attempt}`);
+    if (run === 1) throw new RateLimitedError(100);
+    return 'ran';
+  }
   for (let n = 1; tick && !release.has(task.id); n++) {
     task.log(`tick ${n}`);
     task.progress(n);
@@ -114,6 +125,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('progress and logs 
     fleetProgress.length = 0;
     thrown.length = 0;
     orderedThrown.length = 0;
+    limitedRuns.clear();
     release.clear();
     jest.restoreAllMocks();
   });
@@ -157,6 +169,14 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('progress and logs 
     expect(dead.logs?.map(({ attempt, line }) => [attempt, line])).toEqual([[1, 'line 1 of attempt 1'], [2, 'line 1 of attempt 2']]);
     expect(dead.progress).toBeUndefined();
     expect(await redis().hlen(progressHash(prefix))).toBe(0);
+  });
+
+  it('a run handed back (RateLimitedError: no attempt spent) keeps its lines, and the next run of the same attempt adds its own', async () => {
+    const prefix = uniquePrefix('pl-limited');
+    const app = await workers(prefix);
+    await app.submit.submit('pl', { limited: true }, { id: 'rl' });
+    await waitFor(async () => (await app.inspect.getState('pl', 'rl')) === 'done', { timeoutMs: 10_000 });
+    expect((await app.inspect.getTask('pl', 'rl')).logs?.map((l) => [l.attempt, l.line])).toEqual([[1, 'run 1, attempt 1'], [1, 'run 2, attempt 1']]);
   });
 
   it('coalesces: 2,000 progress calls and 400 lines from 40 tasks make a bounded number of calls', async () => {

@@ -9,7 +9,7 @@ export interface ReportEntry {
   progress: string;
   /** Its new log lines, '\n'-joined ('' for none). */
   lines: string;
-  /** The number of the first of them in its attempt (lines are numbered from 1 per attempt). */
+  /** The number of the first of them in its run (lines are numbered from 1 per reservation: see task-logs.lua). */
   firstSeq: number;
   /** The attempt ended: its progress is cleared. */
   final: boolean;

@@ -18,7 +18,7 @@ export interface RunningTask {
   view?: ActiveTask;
   /** Its progress was written to Redis: its attempt's end clears it (see `TaskReports`). */
   reported?: boolean;
-  /** Lines it logged so far (each line's number in its attempt: see scripts/includes/task-logs.lua). */
+  /** Lines it logged so far (each line's number in its run, this reservation: see scripts/includes/task-logs.lua). */
   logged?: number;
   /** Its last reports were sent as it ended: resolves once Redis answered (see `TaskReports.ended`). */
   reportsSent?: Promise<unknown>;

@@ -21,7 +21,7 @@ interface Pending {
   /** Its last progress (JSON) since the last call. */
   progress?: string;
   lines: string[];
-  /** The number of `lines[0]` in its attempt (see `RunningTask.logged`). */
+  /** The number of `lines[0]` in its run (see `RunningTask.logged`). */
   firstSeq: number;
   final: boolean;
 }

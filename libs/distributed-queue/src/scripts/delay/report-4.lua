@@ -7,7 +7,7 @@
   KEYS[4] its followed flag
   ARGV[1] event stream length (0: no events)  ARGV[2] log lines kept per task  ARGV[3] log bytes kept per task
   ARGV[4..] groups of 5: id, token, progress JSON ('' for none), log lines ('\n'-joined JSON arrays, '' for
-            none), the first line's number in its attempt; a token ending in '!' marks the attempt's last report
+            none), the first line's number in its run (its reservation); a token ending in '!' marks the attempt's last report
             (the attempt ended: clear its progress)
   Returns: the ids whose reservation is no longer the caller's (their reports were dropped)
 ]]
@@ -35,7 +35,7 @@ for n, id in ipairs(ids) do
       if not final then set[#set + 1], set[#set + 2] = id, token .. '\n' .. progress end
       evIds[#evIds + 1], evA[#evA + 1], evP[#evP + 1] = id, attempt, progress
     end
-    if lines ~= '' then appendLog(logsKey, id, lines, tonumber(ARGV[b + 4]), attempt, maxLines, maxBytes) end
+    if lines ~= '' then appendLog(logsKey, id, lines, tonumber(ARGV[b + 4]), string.match(token, '^(%d+):'), maxLines, maxBytes) end
     if final then clear[#clear + 1] = id end
   else
     refused[#refused + 1] = id
