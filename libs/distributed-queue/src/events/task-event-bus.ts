@@ -77,7 +77,12 @@ export class TaskEventBus {
     this.pending.push(event);
     if (this.flushQueued) return;
     this.flushQueued = true;
-    setImmediate(() => this.flush());
+    this.schedule(() => this.flush());
+  }
+
+  /** When queued events are delivered: the next turn of the event loop (the testing module: at once after the current call). */
+  protected schedule(flush: () => void): void {
+    setImmediate(flush);
   }
 
   /** Adds a listener of submits (`created` tasks of `type`). */

@@ -1,0 +1,173 @@
+import type { Due, NewTask } from '../delay/delay-queue.store';
+import type { DedupeOutcome, TaskDedupe } from '../delay/delay-queue.types';
+import type { TaskEventBus } from '../events/task-event-bus';
+import type { TaskErrorInfo, TaskEventName } from '../interfaces';
+import { waitersChannel } from '../delay/task-waiters';
+import { isInternalType } from '../distributed-queue.constants';
+import { splitTraceContext } from '../tracing/trace-carrier';
+import type { MemoryEventSubscriber } from './memory-event-subscriber';
+import type { TestClock } from './test-clock';
+import { MemoryType, type MemoryTask } from './memory-type';
+
+/** Events kept for `getActivity`, as the real stream keeps its newest entries. */
+const MAX_ACTIVITY = 10_000;
+
+/** A task as the testing module records its submit (`TestQueue.getSubmitted`). */
+export interface SubmittedTask<P = unknown> {
+  type: string;
+  id: string;
+  payload: P;
+  /** When it was due at its submit (epoch ms of the test clock). */
+  dueAt: number;
+  priority: number;
+  group?: string;
+  /** When it was submitted (test clock). */
+  submittedAt: number;
+}
+
+/** What the engine needs to know of a type beyond its tasks: its `defaultPriority`, `agingMs` and `keepDone`. */
+export interface TypeSettings {
+  defaultPriority?: number;
+  agingMs?: number;
+}
+
+/**
+ * The in-memory engine's state: every delay-queue type's tasks, the test clock, and the ends it tells
+ * (waiters and fleet listeners). The stores answer the services from it; the runner runs its tasks.
+ */
+export class MemoryEngine {
+  private readonly types = new Map<string, MemoryType>();
+  readonly submitted: SubmittedTask[] = [];
+  /** The events of the last MAX_ACTIVITY ends and failures (what `getActivity` counts). */
+  readonly activity: { type: string; event: TaskEventName; at: number }[] = [];
+  private readonly changeHooks = new Set<() => void>();
+
+  constructor(
+    readonly clock: TestClock,
+    private readonly keyPrefix: string,
+    readonly keepDone: number,
+    private readonly bus: TaskEventBus,
+    private readonly subscriber: MemoryEventSubscriber,
+    readonly settings: (type: string) => TypeSettings,
+  ) {}
+
+  type(name: string): MemoryType {
+    let queue = this.types.get(name);
+    if (!queue) this.types.set(name, (queue = new MemoryType(name)));
+    return queue;
+  }
+
+  /** Every type that has held a task. */
+  allTypes(): MemoryType[] {
+    return [...this.types.values()];
+  }
+
+  /** Calls `hook` whenever tasks may have become runnable (a submit, a resume, a re-drive). */
+  onChange(hook: () => void): () => void {
+    this.changeHooks.add(hook);
+    return () => this.changeHooks.delete(hook);
+  }
+
+  changed(): void {
+    for (const hook of this.changeHooks) hook();
+  }
+
+  /** A due time on the test clock; a time in the past means now. */
+  dueAt(due: Due): number {
+    const now = this.clock.now();
+    return 'at' in due ? Math.max(Math.floor(due.at), now) : now + Math.floor(due.delay);
+  }
+
+  /** Adds a task, as the submit script does: an id that is live (waiting, running, dead) creates nothing. */
+  add(type: string, task: NewTask, dedupeKey?: string): { id: string; created: boolean } {
+    const queue = this.type(type);
+    if (task.id && queue.live(task.id)) return { id: task.id, created: false };
+    const id = task.id || queue.nextId();
+    const now = this.clock.now();
+    const priority = task.priority ?? this.settings(type).defaultPriority ?? 0;
+    const created: MemoryTask = {
+      id, type, seq: queue.nextSeq(), payload: task.payload, state: 'waiting', dueAt: this.dueAt(task.due), priority, attempts: 0, logs: [], logBytes: 0, logsDropped: 0,
+    };
+    if (task.group !== undefined) created.group = task.group;
+    if (task.deadline) created.expireAt = 'at' in task.deadline ? Math.floor(task.deadline.at) : now + Math.floor(task.deadline.delay);
+    if (dedupeKey !== undefined) created.dedupeKey = dedupeKey;
+    const done = queue.tasks.get(id);
+    if (done) queue.done.splice(queue.done.indexOf(id), 1);
+    queue.tasks.set(id, created);
+    const record: SubmittedTask = { type, id, payload: parsed(task.payload), dueAt: created.dueAt, priority, submittedAt: now };
+    if (created.group !== undefined) record.group = created.group;
+    if (!isInternalType(type)) this.submitted.push(record);
+    this.changed();
+    return { id, created: true };
+  }
+
+  /** A submit under a dedupe key (see dedupe-11.lua, whose rules this follows). */
+  dedupe(type: string, task: NewTask, { key, mode, ttlMs }: TaskDedupe): { id: string; outcome: DedupeOutcome } {
+    const queue = this.type(type);
+    const now = this.clock.now();
+    const entry = queue.dedupe.get(key);
+    const standing = entry ? queue.live(entry.id) : undefined;
+    const stands = standing !== undefined && standing.state !== 'dead';
+    if (entry && (stands || entry.windowEndsAt > now)) {
+      if (mode === 'drop') return { id: entry.id, outcome: 'dropped' };
+      if (mode === 'extend') {
+        entry.windowEndsAt = now + ttlMs;
+        return { id: entry.id, outcome: 'extended' };
+      }
+      if (stands && standing.state === 'waiting') {
+        standing.payload = task.payload;
+        if (mode === 'debounce') standing.dueAt = this.dueAt(task.due);
+        this.changed();
+        return { id: standing.id, outcome: mode === 'replace' ? 'replaced' : 'debounced' };
+      }
+      if (mode === 'replace') return { id: entry.id, outcome: 'replaced' };
+    }
+    const added = this.add(type, task, key);
+    if (!added.created) return { id: added.id, outcome: 'exists' };
+    queue.dedupe.set(key, { id: added.id, windowEndsAt: ttlMs > 0 ? now + ttlMs : 0 });
+    return { id: added.id, outcome: 'created' };
+  }
+
+  /**
+   * A task ended (done, dead, cancelled): its waiters hear it, as the scripts tell them (awaiting.lua), and
+   * fleet listeners get its event.
+   */
+  ended(task: MemoryTask, event: 'completed' | 'dead' | 'cancelled', attempt: number, error?: TaskErrorInfo, result?: unknown): void {
+    const fields: string[] = ['ids', JSON.stringify([task.id]), 'a', JSON.stringify([attempt])];
+    if (event === 'completed' && task.result !== undefined) fields.push('r', JSON.stringify([task.result]));
+    if (error) fields.push('err', JSON.stringify([{ name: error.name, message: error.message, ...(error.stack ? { stack: error.stack } : {}) }]));
+    this.subscriber.publish(waitersChannel(this.keyPrefix, task.type), JSON.stringify([event, fields]));
+    this.fleet(task, event, attempt, error, result);
+  }
+
+  /** A fleet event (what another instance would read from the type's stream): no payload, Redis-clock time. */
+  fleet(task: MemoryTask, event: TaskEventName, attempt: number, error?: TaskErrorInfo, result?: unknown): void {
+    this.activity.push({ type: task.type, event, at: this.clock.now() });
+    if (this.activity.length > MAX_ACTIVITY) this.activity.splice(0, this.activity.length - MAX_ACTIVITY);
+    if (!this.bus.wants('fleet', task.type, event)) return;
+    const view = { id: task.id, type: task.type, payload: undefined, attempt, dueAt: task.dueAt };
+    this.bus.emit({ event, scope: 'fleet', task: view, ...(error ? { error } : {}), ...(result !== undefined ? { result } : {}), at: this.clock.now() });
+  }
+
+  /** Forgets a type's every task, dead letter and setting (`obliterate`). */
+  forget(type: string): void {
+    this.types.delete(type);
+  }
+
+  /** Forgets every task and submit record (`TestQueue.reset`). */
+  clear(): void {
+    this.types.clear();
+    this.submitted.length = 0;
+    this.activity.length = 0;
+  }
+}
+
+/** A stored payload's value (without the trace context it may carry). */
+export function parsed(stored: string): unknown {
+  const { json } = splitTraceContext(stored);
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return json;
+  }
+}

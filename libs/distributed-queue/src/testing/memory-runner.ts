@@ -1,0 +1,241 @@
+import { CRON_TICK_TYPE } from '../distributed-queue.constants';
+import type { DiscoveredWorker } from '../distributed-queue.explorer';
+import { RateLimitedError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import type { TaskEventBus } from '../events/task-event-bus';
+import type { ActiveTask, TaskErrorInfo, TaskEventName } from '../interfaces';
+import type { ResolvedModuleOptions } from '../options/resolve-options';
+import { activeTaskClass, type ActiveTaskClass } from '../runtime/active-task';
+import { backoffDelay } from '../runtime/backoff';
+import { keptError, stackOf } from '../runtime/error-stack';
+import { callHandler, runController } from '../runtime/handler-call';
+import { logLineText, progressText } from '../runtime/report-text';
+import { resultText } from '../runtime/result-text';
+import { splitTraceContext } from '../tracing/trace-carrier';
+import { parsed, type MemoryEngine } from './memory-engine';
+import type { MemoryLimits } from './memory-limits';
+import type { MemoryTask, MemoryType } from './memory-type';
+
+/** One attempt the runner started and has not settled. */
+interface Attempt {
+  task: MemoryTask;
+  view: ActiveTask;
+  startedAt: number;
+  done: Promise<void>;
+}
+
+/**
+ * Runs the in-memory engine's due delay-queue tasks through their workers as a consumer does: at most
+ * `concurrency` of a type at once, by priority, due time and submission; each attempt through the same
+ * handler call (its timeout, its abort signal), its failure retried after the type's backoff or buried
+ * after `maxAttempts`, its events emitted once its end is recorded. It runs only when asked (`runDue`).
+ */
+export class MemoryRunner {
+  private readonly attempts = new Set<Attempt>();
+  private readonly TaskClass: ActiveTaskClass;
+  private wake?: () => void;
+  private closed = false;
+
+  constructor(
+    private readonly engine: MemoryEngine,
+    private readonly workers: () => DiscoveredWorker[],
+    private readonly limits: MemoryLimits,
+    private readonly bus: TaskEventBus,
+    private readonly options: Pick<ResolvedModuleOptions, 'maxResultBytes' | 'maxProgressBytes' | 'taskLogs'>,
+  ) {
+    this.TaskClass = activeTaskClass({ progress: (view, value) => this.progress(view, value), log: (view, line) => this.log(view, line) });
+    engine.onChange(() => this.wake?.());
+  }
+
+  /** Attempts running now. */
+  get active(): number {
+    return this.attempts.size;
+  }
+
+  /**
+   * Runs every task due now (and those that fall due now while it runs: a handler's own submits), waiting for
+   * each attempt to settle; resolves with the number of attempts started. Tasks due later stay.
+   */
+  async runDue(): Promise<number> {
+    let started = 0;
+    for (;;) {
+      started += this.startDue();
+      if (this.attempts.size === 0 || this.closed) return started;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        void Promise.race([...this.attempts].map((a) => a.done)).then(resolve);
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** The earliest time a task of a type with a worker here falls due (or its pause ends), or null. */
+  nextDueAt(withoutTicks = false): number | null {
+    let next: number | null = null;
+    for (const worker of this.delayWorkers()) {
+      if (withoutTicks && worker.type === CRON_TICK_TYPE) continue;
+      const queue = this.engine.type(worker.type);
+      if (queue.paused) continue;
+      let due = queue.nextDueAt();
+      if (due !== null) due = Math.max(due, queue.pausedUntil, this.limits.nextStartAt(worker));
+      if (due !== null && (next === null || due < next)) next = due;
+    }
+    return next;
+  }
+
+  /** Starts what may start now; returns how many attempts it started. */
+  startDue(): number {
+    const now = this.engine.clock.now();
+    let started = 0;
+    for (const worker of this.delayWorkers()) {
+      const queue = this.engine.type(worker.type);
+      if (queue.paused || queue.pausedUntil > now) continue;
+      let free = Math.min(worker.options.concurrency - queue.running().length, this.limits.room(worker, queue));
+      for (const task of queue.due(now, this.engine.settings(worker.type).agingMs)) {
+        if (free <= 0) break;
+        if (task.expireAt !== undefined && task.expireAt <= now) {
+          this.bury(queue, task, { name: 'TaskExpiredError', message: `not started by its deadline (${task.expireAt})`, attempts: 0, failedAt: now });
+          continue;
+        }
+        if (!this.limits.take(worker, now)) break;
+        this.start(worker, task);
+        free--;
+        started++;
+      }
+    }
+    return started;
+  }
+
+  private delayWorkers(): DiscoveredWorker[] {
+    return this.workers().filter((w) => !w.options.ordered);
+  }
+
+  private start(worker: DiscoveredWorker, task: MemoryTask): void {
+    const now = this.engine.clock.now();
+    const attempt = task.attempts + 1;
+    const controller = runController(worker.handler);
+    const { json, traceContext } = splitTraceContext(task.payload);
+    const view = new this.TaskClass(task.id, task.type, parsed(json), attempt, task.dueAt, traceContext);
+    const entry = { task, view, startedAt: now } as Attempt;
+    task.state = 'running';
+    delete task.progress;
+    entry.done = new Promise<void>((resolve) => {
+      let settled = false;
+      const finish = (error: Error | null, result?: unknown): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error && controller && !controller.signal.aborted) controller.abort(error);
+        this.attempts.delete(entry);
+        this.settle(worker, entry, error, result);
+        resolve();
+      };
+      task.run = { attempt, token: `${now}:${attempt}`, leaseExpiresAt: now + worker.options.visibilityTimeoutMs, cancelled: false, controller, stop: finish };
+      const timer = setTimeout(() => finish(new TaskTimeoutError(worker.options.timeoutMs)), worker.options.timeoutMs);
+      timer.unref?.();
+      this.attempts.add(entry);
+      callHandler(worker.handler, view, controller, finish);
+    });
+  }
+
+  private settle(worker: DiscoveredWorker, { task, view, startedAt }: Attempt, error: Error | null, result: unknown): void {
+    if (this.closed) return;
+    const queue = this.engine.type(task.type);
+    const now = this.engine.clock.now();
+    const run = task.run!;
+    const local = (event: TaskEventName, extra: { error?: Error; result?: unknown } = {}): void => {
+      if (this.bus.wants('local', task.type, event)) this.bus.emit({ event, scope: 'local', task: view, ...extra, durationMs: now - startedAt, startedAt, at: now });
+    };
+    delete task.run;
+    delete task.progress;
+    if (!error) {
+      task.attempts = run.attempt;
+      task.result = resultText(result, this.options.maxResultBytes);
+      task.doneAt = now;
+      queue.release(task);
+      queue.finish(task, this.engine.keepDone);
+      local('completed', { result });
+      this.engine.ended(task, 'completed', run.attempt, undefined, task.result === undefined ? undefined : parsed(task.result));
+      this.engine.changed();
+      return;
+    }
+    if (error instanceof RateLimitedError) {
+      task.state = 'waiting';
+      queue.pausedUntil = now + error.retryAfterMs;
+      local('rateLimited', { error });
+      return;
+    }
+    const stack = stackOf(error);
+    const info: TaskErrorInfo = { ...keptError(error), attempts: run.attempt, failedAt: now, ...(stack ? { stack } : {}) };
+    task.error = info;
+    task.attempts = run.attempt;
+    local('failed', { error });
+    this.engine.fleet(task, 'failed', run.attempt, info);
+    if (run.cancelled || error instanceof TaskCancelledError) {
+      queue.remove(task);
+      local('cancelled', { error });
+      this.engine.ended(task, 'cancelled', run.attempt, info);
+    } else if (run.attempt >= worker.options.maxAttempts) {
+      this.bury(queue, task, info);
+      local('dead', { error });
+    } else {
+      task.state = 'waiting';
+      task.dueAt = now + backoffDelay(worker.options.backoff, run.attempt);
+      local('retrying', { error });
+      this.engine.fleet(task, 'retrying', run.attempt, info);
+    }
+    this.engine.changed();
+  }
+
+  /** Moves a task to dead letters with `error`. */
+  private bury(queue: MemoryType, task: MemoryTask, error: TaskErrorInfo): void {
+    task.state = 'dead';
+    task.error = error;
+    task.diedAt = this.engine.clock.now();
+    queue.dead.add(task.id);
+    queue.release(task);
+    this.engine.ended(task, 'dead', task.attempts, error);
+  }
+
+  /** The running attempt `view` is of, or undefined once it ended (a late call keeps nothing). */
+  private runningOf(view: ActiveTask): MemoryTask | undefined {
+    const task = this.engine.type(view.type).tasks.get(view.id);
+    return task?.run?.attempt === view.attempt ? task : undefined;
+  }
+
+  private progress(view: ActiveTask, value: unknown): void {
+    const text = progressText(value, this.options.maxProgressBytes);
+    const task = this.runningOf(view);
+    if (!task) return;
+    task.progress = text;
+    const at = this.engine.clock.now();
+    if (this.bus.wants('local', view.type, 'progress')) this.bus.emit({ event: 'progress', scope: 'local', task: view, progress: value, at });
+    if (this.bus.wants('fleet', view.type, 'progress')) {
+      this.bus.emit({ event: 'progress', scope: 'fleet', task: { id: view.id, type: view.type, payload: undefined, attempt: view.attempt, dueAt: view.dueAt }, progress: parsed(text), at });
+    }
+  }
+
+  private log(view: ActiveTask, line: string): void {
+    const text = logLineText(view.attempt, line, this.engine.clock.now());
+    const task = this.runningOf(view);
+    if (!task) return;
+    const { maxLines, maxBytes } = this.options.taskLogs;
+    task.logs.push(text);
+    task.logBytes += Buffer.byteLength(text) + 1;
+    while (task.logs.length > maxLines || (task.logBytes > maxBytes && task.logs.length > 0)) {
+      task.logBytes -= Buffer.byteLength(task.logs.shift()!) + 1;
+      task.logsDropped++;
+    }
+  }
+
+  /** Stops every running attempt as shutdown does: its signal aborts, it goes back to wait, no attempt spent. */
+  stopAll(): void {
+    this.closed = true;
+    for (const { task } of this.attempts) {
+      task.run?.controller?.abort(new ShutdownError());
+      delete task.run;
+      task.state = 'waiting';
+    }
+    this.attempts.clear();
+    this.wake?.();
+  }
+}

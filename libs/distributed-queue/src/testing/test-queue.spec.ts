@@ -1,0 +1,65 @@
+import 'reflect-metadata';
+import { Injectable } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { TaskSubmitService, TaskInspectorService, TaskWorker, OnTaskEvent, type Task, type TaskEvent } from '../index';
+import { DistributedQueueTestingModule, TestQueue } from './index';
+
+const seen: { id: string; attempt: number; at: number }[] = [];
+const events: string[] = [];
+
+@TaskWorker('order.cancel', { maxAttempts: 3, backoff: { type: 'fixed', delayMs: 1000, jitter: 0 } })
+class CancelWorker {
+  constructor(private readonly queue: TestQueue) {}
+  handle(task: Task<{ orderId: string; fail?: number }>): string {
+    seen.push({ id: task.id, attempt: task.attempt, at: this.queue.now() });
+    if (task.payload.fail && task.attempt <= task.payload.fail) throw new Error(`boom ${task.attempt}`);
+    return `cancelled ${task.payload.orderId}`;
+  }
+}
+
+@Injectable()
+class Listener {
+  @OnTaskEvent('order.cancel', ['completed', 'retrying', 'dead'])
+  on(event: TaskEvent): void {
+    events.push(`${event.event}:${event.task.id}`);
+  }
+}
+
+describe('TestQueue (smoke)', () => {
+  let moduleRef: TestingModule;
+  afterEach(async () => {
+    await moduleRef?.close();
+    seen.length = 0;
+    events.length = 0;
+  });
+
+  it('runs a delayed task when the clock reaches it, retries, and tells events', async () => {
+    moduleRef = await Test.createTestingModule({ imports: [DistributedQueueTestingModule.forRoot({ now: 1_000_000 })], providers: [CancelWorker, Listener] }).compile();
+    await moduleRef.init();
+    const submit = moduleRef.get(TaskSubmitService);
+    const inspect = moduleRef.get(TaskInspectorService);
+    const queue = moduleRef.get(TestQueue);
+    const id = await submit.submit('order.cancel', { orderId: 'o1', fail: 1 }, { delay: 30 * 60_000 });
+    queue.expectSubmitted('order.cancel', { orderId: 'o1' });
+    expect(await inspect.getState('order.cancel', id)).toBe('delayed');
+    expect(await queue.runDue()).toBe(0);
+    expect(await queue.advanceBy(30 * 60_000)).toBe(1);
+    expect(await inspect.getState('order.cancel', id)).toBe('delayed');
+    expect(await queue.advanceBy(1000)).toBe(1);
+    expect(seen).toEqual([{ id, attempt: 1, at: 1_000_000 + 1_800_000 }, { id, attempt: 2, at: 1_000_000 + 1_801_000 }]);
+    const info = await inspect.getTask('order.cancel', id);
+    expect(info).toMatchObject({ state: 'done', result: 'cancelled o1', attempts: 2 });
+    expect(events).toEqual([`retrying:${id}`, `completed:${id}`]);
+  });
+
+  it('submitAndWait resolves once the test runs the task', async () => {
+    moduleRef = await Test.createTestingModule({ imports: [DistributedQueueTestingModule.forRoot()], providers: [CancelWorker] }).compile();
+    await moduleRef.init();
+    const submit = moduleRef.get(TaskSubmitService);
+    const queue = moduleRef.get(TestQueue);
+    const waiting = submit.submitAndWait('order.cancel', { orderId: 'o2' });
+    await new Promise((r) => setImmediate(r));
+    await queue.runDue();
+    await expect(waiting).resolves.toBe('cancelled o2');
+  });
+});
