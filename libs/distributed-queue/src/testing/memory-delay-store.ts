@@ -71,6 +71,8 @@ export class MemoryDelayStore extends DelayQueueStore {
     const none = { record: null, error: null, due: null, attempt: null, leaseExpiresAt: null, leaseHolder: null, result: null, logs: null, progress: null };
     if (!task) return { state: 'unknown', ...none };
     const running = task.state === 'running' ? task.run! : undefined;
+    // NOTE: a done task keeps no record (no attempts, due time, payload or error): its result and log only
+    if (task.state === 'done') return { ...none, state: 'done', result: task.result ?? null, logs: this.logsOf(task) };
     return {
       state: this.stateOf(task),
       record: recordOf(task),
@@ -79,8 +81,8 @@ export class MemoryDelayStore extends DelayQueueStore {
       attempt: running ? running.attempt : null,
       leaseExpiresAt: running ? running.leaseExpiresAt : null,
       leaseHolder: running ? 'memory' : null,
-      result: task.state === 'done' ? (task.result ?? null) : null,
-      logs: task.logs.length > 0 || task.logsDropped > 0 ? `${task.logsDropped} 0 0 ${task.logs.length}\n${task.logs.join('\n')}` : null,
+      result: null,
+      logs: this.logsOf(task),
       progress: running ? (task.progress ?? null) : null,
     };
   }
@@ -158,7 +160,7 @@ export class MemoryDelayStore extends DelayQueueStore {
     return tasks.slice(offset, offset + limit).map((task) => ({
       id: task.id,
       due: task.dueAt,
-      record: recordOf(task),
+      record: task.state === 'done' ? null : recordOf(task),
       attempt: task.state === 'running' ? task.run!.attempt : null,
     }));
   }
@@ -190,6 +192,11 @@ export class MemoryDelayStore extends DelayQueueStore {
     const now = this.engine.clock.now();
     const waiting = this.engine.type(type).waiting().sort(byDue);
     return range === 'all' ? waiting : waiting.filter((t) => (range === 'ready') === t.dueAt <= now);
+  }
+
+  /** The log as the store keeps it ("<dropped> <run> <last line> <lines>\n<line>...", see readLogs), or null. */
+  private logsOf(task: MemoryTask): string | null {
+    return task.logs.length > 0 || task.logsDropped > 0 ? `${task.logsDropped} 0 0 ${task.logs.length}\n${task.logs.join('\n')}` : null;
   }
 
   private stateOf(task: MemoryTask): TaskState {

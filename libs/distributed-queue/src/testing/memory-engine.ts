@@ -72,21 +72,22 @@ export class MemoryEngine {
     for (const hook of this.changeHooks) hook();
   }
 
-  /** A due time on the test clock; a time in the past means now. */
+  /** A due time on the test clock (a time in the past is kept: it is due at once, before later ones). */
   dueAt(due: Due): number {
-    const now = this.clock.now();
-    return 'at' in due ? Math.max(Math.floor(due.at), now) : now + Math.floor(due.delay);
+    return 'at' in due ? Math.floor(due.at) : this.clock.now() + Math.floor(due.delay);
   }
 
   /** Adds a task, as the submit script does: an id that is live (waiting, running, dead) creates nothing. */
   add(type: string, task: NewTask, dedupeKey?: string): { id: string; created: boolean } {
     const queue = this.type(type);
+    // NOTE: every item takes a number of the type's sequence, created or not; a generated id is that number
+    const seq = queue.nextSeq();
     if (task.id && queue.live(task.id)) return { id: task.id, created: false };
-    const id = task.id || queue.nextId();
+    const id = task.id || `#${seq.toString(16)}`;
     const now = this.clock.now();
     const priority = task.priority ?? this.settings(type).defaultPriority ?? 0;
     const created: MemoryTask = {
-      id, type, seq: queue.nextSeq(), payload: task.payload, state: 'waiting', dueAt: this.dueAt(task.due), priority, attempts: 0, logs: [], logBytes: 0, logsDropped: 0,
+      id, type, seq, payload: task.payload, state: 'waiting', dueAt: this.dueAt(task.due), priority, attempts: 0, logs: [], logBytes: 0, logsDropped: 0,
     };
     if (task.group !== undefined) created.group = task.group;
     if (task.deadline) created.expireAt = 'at' in task.deadline ? Math.floor(task.deadline.at) : now + Math.floor(task.deadline.delay);

@@ -13,6 +13,7 @@ import { resultText } from '../runtime/result-text';
 import { splitTraceContext } from '../tracing/trace-carrier';
 import { parsed, type MemoryEngine } from './memory-engine';
 import type { MemoryLimits } from './memory-limits';
+import type { MemoryOrderedRunner } from './memory-ordered-runner';
 import type { MemoryTask, MemoryType } from './memory-type';
 
 /** One attempt the runner started and has not settled. */
@@ -35,6 +36,9 @@ export class MemoryRunner {
   private wake?: () => void;
   private closed = false;
 
+  /** The route queue's runner, when the module has `route`. */
+  ordered?: MemoryOrderedRunner;
+
   constructor(
     private readonly engine: MemoryEngine,
     private readonly workers: () => DiscoveredWorker[],
@@ -48,7 +52,7 @@ export class MemoryRunner {
 
   /** Attempts running now. */
   get active(): number {
-    return this.attempts.size;
+    return this.attempts.size + (this.ordered?.attempts.size ?? 0);
   }
 
   /**
@@ -58,11 +62,11 @@ export class MemoryRunner {
   async runDue(): Promise<number> {
     let started = 0;
     for (;;) {
-      started += this.startDue();
-      if (this.attempts.size === 0 || this.closed) return started;
+      started += this.startDue() + (this.ordered?.startDue() ?? 0);
+      if (this.active === 0 || this.closed) return started;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        void Promise.race([...this.attempts].map((a) => a.done)).then(resolve);
+        void Promise.race([...[...this.attempts].map((a) => a.done), ...(this.ordered?.attempts ?? [])]).then(resolve);
       });
       this.wake = undefined;
     }
@@ -79,7 +83,8 @@ export class MemoryRunner {
       if (due !== null) due = Math.max(due, queue.pausedUntil, this.limits.nextStartAt(worker));
       if (due !== null && (next === null || due < next)) next = due;
     }
-    return next;
+    const retry = this.ordered?.nextDueAt() ?? null;
+    return retry !== null && (next === null || retry < next) ? retry : next;
   }
 
   /** Starts what may start now; returns how many attempts it started. */
@@ -230,6 +235,7 @@ export class MemoryRunner {
   /** Stops every running attempt as shutdown does: its signal aborts, it goes back to wait, no attempt spent. */
   stopAll(): void {
     this.closed = true;
+    this.ordered?.stop();
     for (const { task } of this.attempts) {
       task.run?.controller?.abort(new ShutdownError());
       delete task.run;

@@ -56,20 +56,11 @@ export class MemoryType {
   /** The fleet-wide pause a `RateLimitedError` starts: nothing is taken before it ends. */
   pausedUntil = 0;
   private seqCounter = 0;
-  private idCounter = 0;
 
   constructor(readonly name: string) {}
 
   nextSeq(): number {
     return ++this.seqCounter;
-  }
-
-  /** A generated id: `#<hex counter>`, as the real engine makes them. */
-  nextId(): string {
-    let id: string;
-    do id = `#${(++this.idCounter).toString(16)}`;
-    while (this.tasks.has(id));
-    return id;
   }
 
   /** The live task of `id` (waiting, running or dead), or undefined; a done one is not live. */

@@ -48,7 +48,7 @@ describe('TestQueue (smoke)', () => {
     expect(await queue.advanceBy(1000)).toBe(1);
     expect(seen).toEqual([{ id, attempt: 1, at: 1_000_000 + 1_800_000 }, { id, attempt: 2, at: 1_000_000 + 1_801_000 }]);
     const info = await inspect.getTask('order.cancel', id);
-    expect(info).toMatchObject({ state: 'done', result: 'cancelled o1', attempts: 2 });
+    expect(info).toEqual({ id, type: 'order.cancel', state: 'done', result: 'cancelled o1' });
     expect(events).toEqual([`retrying:${id}`, `completed:${id}`]);
   });
 
@@ -61,5 +61,48 @@ describe('TestQueue (smoke)', () => {
     await new Promise((r) => setImmediate(r));
     await queue.runDue();
     await expect(waiting).resolves.toBe('cancelled o2');
+  });
+});
+
+const orderedSeen: string[] = [];
+
+@TaskWorker('acct.event', { ordered: true, maxAttempts: 2, backoff: { type: 'fixed', delayMs: 500, jitter: 0 } })
+class AccountWorker {
+  async handle(task: Task<{ n: number; fail?: boolean }>): Promise<void> {
+    orderedSeen.push(`${task.key}:${task.payload.n}:${task.attempt}`);
+    await new Promise((r) => setImmediate(r));
+    if (task.payload.fail) throw new Error('nope');
+  }
+}
+
+describe('TestQueue ordered (smoke)', () => {
+  let moduleRef: TestingModule;
+  afterEach(async () => {
+    await moduleRef?.close();
+    orderedSeen.length = 0;
+  });
+
+  it('runs a key in order, keys side by side, retries in place then dead-letters; delayed ones enter when due', async () => {
+    moduleRef = await Test.createTestingModule({
+      imports: [DistributedQueueTestingModule.forRoot({ route: { qId: 'acct', partitions: 4 } })], providers: [AccountWorker],
+    }).compile();
+    await moduleRef.init();
+    const submit = moduleRef.get(TaskSubmitService);
+    const inspect = moduleRef.get(TaskInspectorService);
+    const queue = moduleRef.get(TestQueue);
+    const r = await submit.submitOrdered('acct.event', 'a', { n: 1, fail: true });
+    expect(r).toMatchObject({ outcome: 'queued' });
+    await submit.submitOrdered('acct.event', 'a', { n: 2 });
+    await submit.submitOrdered('acct.event', 'b', { n: 1 });
+    expect((await submit.submitOrdered('acct.event', 'a', { n: 3 }, { delay: 10_000 })).outcome).toBe('scheduled');
+    await queue.runDue();
+    expect(orderedSeen).toEqual(['a:1:1', 'b:1:1']);
+    await queue.advanceBy(500);
+    expect(orderedSeen).toEqual(['a:1:1', 'b:1:1', 'a:1:2', 'a:2:1']);
+    const dead = await inspect.listOrderedDead();
+    expect(dead).toMatchObject([{ key: 'a', type: 'acct.event', payload: { n: 1, fail: true }, error: { message: 'nope', attempts: 2 } }]);
+    await queue.advanceBy(10_000);
+    expect(orderedSeen.at(-1)).toBe('a:3:1');
+    expect((await inspect.getCounts('acct.event'))).toMatchObject({ ready: 0, running: 0, dead: 1 });
   });
 });

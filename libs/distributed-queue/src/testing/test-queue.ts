@@ -1,6 +1,13 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { TaskScheduleService } from '../cron/task-schedule.service';
+import { TaskSubmitService } from '../services/task-submit.service';
+import { routeDelayType } from '../distributed-queue.constants';
+import { mergeWorkerOptions } from '../options/resolve-options';
+import type { Task } from '../interfaces';
+import type { MoverPayload } from '../route/route-producer';
+import { MemoryRouteStore } from './memory-route-store';
+import { MemoryOrderedRunner } from './memory-ordered-runner';
 import { MemoryCron } from './memory-cron';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import { DistributedQueueExplorer, type DiscoveredWorker } from '../distributed-queue.explorer';
@@ -53,6 +60,10 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
   private readonly clock: TestClock;
   private started = false;
   private readonly cron: MemoryCron;
+  /** @internal the route queue (with the module's `route` option) */
+  readonly route?: MemoryRouteStore;
+  /** The internal worker moving due delayed ordered tasks into their partition. */
+  private readonly mover?: DiscoveredWorker;
 
   constructor(
     @Inject(TESTING_OPTIONS) private readonly testing: ResolvedTestingOptions,
@@ -74,6 +85,11 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     this.engine = new MemoryEngine(this.clock, options.keyPrefix, options.keepDone, bus, subscriber, settings);
     this.limits = new MemoryLimits(this.engine, workerOf);
     this.runner = new MemoryRunner(this.engine, () => this.workers(), this.limits, bus, options);
+    if (options.route) {
+      this.route = new MemoryRouteStore(options.route, this.clock, () => this.engine.changed());
+      this.runner.ordered = new MemoryOrderedRunner(this.route, () => this.workers(), bus);
+      this.mover = this.moverWorker(options.route.qId, () => moduleRef.get(TaskSubmitService, { strict: false }));
+    }
     if (testing.run === 'auto') this.auto = new AutoRun(this.engine, this.runner, this.clock);
   }
 
@@ -210,7 +226,16 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
 
   /** The discovered workers (after the module's init; found at first use when the test did not init it). */
   private workers(): DiscoveredWorker[] {
-    return [...this.explorer.getWorkers(), ...this.cron.workers()];
+    const workers = this.explorer.getWorkers();
+    const movers = this.mover && workers.some((w) => w.options.ordered) ? [this.mover] : [];
+    return [...workers, ...this.cron.workers(), ...movers];
+  }
+
+  /** The mover of delayed ordered tasks, as the real orchestrator makes it. */
+  private moverWorker(qId: string, submit: () => TaskSubmitService): DiscoveredWorker {
+    const options = mergeWorkerOptions(this.options.defaults, { concurrency: 10 });
+    const handler = { handle: (task: Task<MoverPayload>) => submit().enqueueDueOrdered(task.id, task.payload, task.dueAt, options.visibilityTimeoutMs) };
+    return { type: routeDelayType(qId), className: 'DelayedOrderedMover', handler, options };
   }
 
   /** Discovers workers and listeners once (Nest's init does it; a test that did not init gets it here). */

@@ -16,6 +16,8 @@ import type { DurableWrites } from '../redis/durable-writes';
 import type { EventStreams } from '../events/event-streams';
 import { noRedis } from '../redis/no-redis';
 import { RouteControlStore } from '../route/route-control.store';
+import type { RouteStore } from '../route/route.store';
+import { MemoryRouteControl } from './memory-route-store';
 import { EventSubscriber } from '../runtime/event-subscriber';
 import { QueueControlService } from '../services/queue-control.service';
 import { TaskGroupsService } from '../services/task-groups.service';
@@ -61,8 +63,8 @@ export class DistributedQueueTestingModule {
       { provide: DISTRIBUTED_QUEUE_REDIS, useFactory: noRedis },
       { provide: RedisConnections, useValue: { abortStartup: (): void => undefined } },
       { provide: TASK_TRACER, useValue: null },
-      { provide: ROUTE_STORE, useValue: null },
-      { provide: RouteControlStore, useValue: null },
+      { provide: ROUTE_STORE, useFactory: (queue: TestQueue) => queue.route ?? null, inject: [TestQueue] },
+      { provide: RouteControlStore, useFactory: (queue: TestQueue) => (queue.route ? new MemoryRouteControl(queue.route) : null), inject: [TestQueue] },
       { provide: FLOW_PROGRESS, useValue: null },
       { provide: EventSubscriber, useClass: MemoryEventSubscriber },
       { provide: TaskEventBus, useClass: MemoryEventBus },
@@ -80,13 +82,16 @@ export class DistributedQueueTestingModule {
       TaskSubmitService,
       {
         provide: TaskInspectorService,
-        useFactory: (queue: TestQueue, store: DelayQueueStore, explorer: DistributedQueueExplorer, options: ResolvedModuleOptions, durable: DurableWrites | null) => {
-          // NOTE: no route queue and no event streams: getActivity is the engine's (see MemoryInspectorService)
-          const inspector = new MemoryInspectorService(store, explorer, null, null, null as unknown as EventStreams, options, durable);
+        useFactory: (
+          queue: TestQueue, store: DelayQueueStore, explorer: DistributedQueueExplorer, options: ResolvedModuleOptions, durable: DurableWrites | null,
+          route: RouteStore | null, control: RouteControlStore | null,
+        ) => {
+          // NOTE: no event streams: getActivity is the engine's (see MemoryInspectorService)
+          const inspector = new MemoryInspectorService(store, explorer, route, control, null as unknown as EventStreams, options, durable);
           inspector.useQueue(queue);
           return inspector;
         },
-        inject: [TestQueue, DelayQueueStore, DistributedQueueExplorer, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES],
+        inject: [TestQueue, DelayQueueStore, DistributedQueueExplorer, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES, ROUTE_STORE, RouteControlStore],
       },
       QueueControlService,
       TaskGroupsService,
