@@ -53,7 +53,7 @@ export class AutoRun {
     clearTimeout(this.timer);
     const next = this.runner.nextDueAt();
     if (next !== null) {
-      this.timer = setTimeout(() => this.kick(), Math.max(1, next - this.clock.now()));
+      this.timer = setTimeout(() => this.kick(), next - this.clock.now());
       this.timer.unref?.();
     }
     for (const resolve of this.idleWaiters) resolve();

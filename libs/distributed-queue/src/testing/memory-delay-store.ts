@@ -6,6 +6,7 @@ import { noRedis } from '../redis/no-redis';
 import { TaskCancelledError } from '../errors';
 import type { MemoryEngine } from './memory-engine';
 import type { MemoryLimits } from './memory-limits';
+import type { MemoryGroups } from './memory-groups';
 import { byDue, recordOf, type MemoryTask } from './memory-type';
 
 /**
@@ -18,12 +19,17 @@ export class MemoryDelayStore extends DelayQueueStore {
   constructor(
     private readonly engine: MemoryEngine,
     private readonly memoryLimits: MemoryLimits,
+    private readonly memoryGroups: MemoryGroups,
   ) {
     super(noRedis(), 'memory');
   }
 
   override get limits(): MemoryLimits {
     return this.memoryLimits;
+  }
+
+  override get groups(): MemoryGroups {
+    return this.memoryGroups;
   }
 
   override async submit(type: string, tasks: NewTask[]): Promise<{ id: string; created: boolean }[]> {

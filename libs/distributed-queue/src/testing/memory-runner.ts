@@ -13,6 +13,7 @@ import { resultText } from '../runtime/result-text';
 import { splitTraceContext } from '../tracing/trace-carrier';
 import { parsed, type MemoryEngine } from './memory-engine';
 import type { MemoryLimits } from './memory-limits';
+import type { MemoryGroups } from './memory-groups';
 import type { MemoryOrderedRunner } from './memory-ordered-runner';
 import type { MemoryTask, MemoryType } from './memory-type';
 
@@ -43,6 +44,7 @@ export class MemoryRunner {
     private readonly engine: MemoryEngine,
     private readonly workers: () => DiscoveredWorker[],
     private readonly limits: MemoryLimits,
+    private readonly groups: MemoryGroups,
     private readonly bus: TaskEventBus,
     private readonly options: Pick<ResolvedModuleOptions, 'maxResultBytes' | 'maxProgressBytes' | 'taskLogs'>,
   ) {
@@ -62,8 +64,14 @@ export class MemoryRunner {
   async runDue(): Promise<number> {
     let started = 0;
     for (;;) {
-      started += this.startDue() + (this.ordered?.startDue() ?? 0);
-      if (this.active === 0 || this.closed) return started;
+      const now = this.startDue() + (this.ordered?.startDue() ?? 0);
+      started += now;
+      if (this.closed) return started;
+      // NOTE: a synchronous handler ends within startDue: what it freed (or submitted) starts on the next turn
+      if (this.active === 0) {
+        if (now === 0) return started;
+        continue;
+      }
       await new Promise<void>((resolve) => {
         this.wake = resolve;
         void Promise.race([...[...this.attempts].map((a) => a.done), ...(this.ordered?.attempts ?? [])]).then(resolve);
@@ -72,19 +80,34 @@ export class MemoryRunner {
     }
   }
 
-  /** The earliest time a task of a type with a worker here falls due (or its pause ends), or null. */
+  /**
+   * The next time after now at which something may start that cannot now: a waiting task falls due, a
+   * rate limit or a `RateLimitedError` pause lets due tasks in, an ordered retry's backoff ends; null when
+   * nothing waits for time (`withoutTicks`: leaving out the ticks of schedules, which never end).
+   */
   nextDueAt(withoutTicks = false): number | null {
+    const now = this.engine.clock.now();
     let next: number | null = null;
+    const consider = (at: number | null): void => {
+      if (at !== null && at > now && (next === null || at < next)) next = at;
+    };
     for (const worker of this.delayWorkers()) {
       if (withoutTicks && worker.type === CRON_TICK_TYPE) continue;
       const queue = this.engine.type(worker.type);
       if (queue.paused) continue;
-      let due = queue.nextDueAt();
-      if (due !== null) due = Math.max(due, queue.pausedUntil, this.limits.nextStartAt(worker));
-      if (due !== null && (next === null || due < next)) next = due;
+      let due = false;
+      for (const task of queue.tasks.values()) {
+        if (task.state !== 'waiting') continue;
+        if (task.dueAt > now) consider(task.dueAt);
+        else due = true;
+      }
+      if (!due) continue;
+      consider(queue.pausedUntil);
+      consider(this.limits.nextStartAt(worker));
+      consider(this.groups.nextAllowedAt(worker, now));
     }
-    const retry = this.ordered?.nextDueAt() ?? null;
-    return retry !== null && (next === null || retry < next) ? retry : next;
+    consider(this.ordered?.nextDueAt() ?? null);
+    return next;
   }
 
   /** Starts what may start now; returns how many attempts it started. */
@@ -94,16 +117,20 @@ export class MemoryRunner {
     for (const worker of this.delayWorkers()) {
       const queue = this.engine.type(worker.type);
       if (queue.paused || queue.pausedUntil > now) continue;
-      let free = Math.min(worker.options.concurrency - queue.running().length, this.limits.room(worker, queue));
+      const running = queue.running();
+      const free = Math.min(worker.options.concurrency - running.length, this.limits.room(worker, queue));
+      if (free <= 0) continue;
+      const due: MemoryTask[] = [];
       for (const task of queue.due(now, this.engine.settings(worker.type).agingMs)) {
-        if (free <= 0) break;
         if (task.expireAt !== undefined && task.expireAt <= now) {
           this.bury(queue, task, { name: 'TaskExpiredError', message: `not started by its deadline (${task.expireAt})`, attempts: 0, failedAt: now });
-          continue;
-        }
+        } else due.push(task);
+      }
+      const byGroup = new Map<string, number>();
+      for (const task of running) byGroup.set(task.group ?? '', (byGroup.get(task.group ?? '') ?? 0) + 1);
+      for (const task of this.groups.pick(worker, due, free, byGroup, now)) {
         if (!this.limits.take(worker, now)) break;
         this.start(worker, task);
-        free--;
         started++;
       }
     }

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TaskSubmitService, TaskInspectorService, TaskWorker, OnTaskEvent, type Task, type TaskEvent } from '../index';
+import { TaskGroupsService, TaskSubmitService, TaskInspectorService, TaskWorker, OnTaskEvent, type Task, type TaskEvent } from '../index';
 import { DistributedQueueTestingModule, TestQueue } from './index';
 
 const seen: { id: string; attempt: number; at: number }[] = [];
@@ -104,5 +104,42 @@ describe('TestQueue ordered (smoke)', () => {
     await queue.advanceBy(10_000);
     expect(orderedSeen.at(-1)).toBe('a:3:1');
     expect((await inspect.getCounts('acct.event'))).toMatchObject({ ready: 0, running: 0, dead: 1 });
+  });
+});
+
+const groupRuns: string[] = [];
+
+@TaskWorker('render', { concurrency: 1 })
+class RenderWorker {
+  handle(task: Task<string>): void {
+    groupRuns.push(task.payload);
+  }
+}
+
+describe('TestQueue groups (smoke)', () => {
+  let moduleRef: TestingModule;
+  afterEach(async () => {
+    await moduleRef?.close();
+    groupRuns.length = 0;
+  });
+
+  it('serves groups round-robin, weighted; a paused group waits', async () => {
+    moduleRef = await Test.createTestingModule({ imports: [DistributedQueueTestingModule.forRoot()], providers: [RenderWorker] }).compile();
+    await moduleRef.init();
+    const submit = moduleRef.get(TaskSubmitService);
+    const groups = moduleRef.get(TaskGroupsService);
+    const queue = moduleRef.get(TestQueue);
+    await submit.submitMany('render', [1, 2, 3, 4, 5, 6].map((n) => ({ payload: `big${n}`, group: 'big' })));
+    await submit.submitMany('render', [1, 2].map((n) => ({ payload: `small${n}`, group: 'small' })));
+    await submit.submitMany('render', [1, 2].map((n) => ({ payload: `paused${n}`, group: 'p' })));
+    await groups.pauseGroup('render', 'p');
+    await groups.setGroupWeight('render', 'big', 2);
+    expect(await groups.getGroups('render')).toMatchObject({ total: 3, groups: [{ group: 'big', waiting: 6 }, { group: 'p', waiting: 2, paused: true }, { group: 'small', waiting: 2 }] });
+    await queue.runDue();
+    expect(groupRuns).toEqual(['big1', 'small1', 'big2', 'big3', 'small2', 'big4', 'big5', 'big6']);
+    expect(await queue.advanceBy(60_000)).toBe(0);
+    await groups.resumeGroup('render', 'p');
+    await queue.runDue();
+    expect(groupRuns.slice(8)).toEqual(['paused1', 'paused2']);
   });
 });

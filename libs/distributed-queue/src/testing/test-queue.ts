@@ -23,6 +23,7 @@ import { UnkeptTask } from '../runtime/active-task';
 import { MemoryEngine, type SubmittedTask } from './memory-engine';
 import type { MemoryEventSubscriber } from './memory-event-subscriber';
 import { MemoryLimits } from './memory-limits';
+import { MemoryGroups } from './memory-groups';
 import { MemoryRunner } from './memory-runner';
 import { assertSubmitted, type PayloadMatcher } from './submitted-matcher';
 import { epochMs, TestClock } from './test-clock';
@@ -55,6 +56,8 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
   readonly engine: MemoryEngine;
   /** @internal */
   readonly limits: MemoryLimits;
+  /** @internal */
+  readonly groups: MemoryGroups;
   private readonly runner: MemoryRunner;
   private readonly auto?: AutoRun;
   private readonly clock: TestClock;
@@ -84,7 +87,8 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     };
     this.engine = new MemoryEngine(this.clock, options.keyPrefix, options.keepDone, bus, subscriber, settings);
     this.limits = new MemoryLimits(this.engine, workerOf);
-    this.runner = new MemoryRunner(this.engine, () => this.workers(), this.limits, bus, options);
+    this.groups = new MemoryGroups(this.engine);
+    this.runner = new MemoryRunner(this.engine, () => this.workers(), this.limits, this.groups, bus, options);
     if (options.route) {
       this.route = new MemoryRouteStore(options.route, this.clock, () => this.engine.changed());
       this.runner.ordered = new MemoryOrderedRunner(this.route, () => this.workers(), bus);
@@ -149,9 +153,7 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
       if (ran > maxTasks) throw new Error(`drain() ran ${ran} attempts, more than maxTasks (${maxTasks}): something keeps submitting tasks`);
       // NOTE: a schedule always has a next tick: the ticks due on the way run, but do not keep drain going
       if (this.runner.nextDueAt(true) === null) return ran;
-      const next = this.runner.nextDueAt();
-      if (next === null) return ran;
-      this.clock.moveTo(Math.max(next, this.clock.now() + 1));
+      this.clock.moveTo(this.runner.nextDueAt()!);
     }
   }
 
@@ -260,9 +262,7 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     for (;;) {
       const next = this.runner.nextDueAt();
       if (next === null || next > target) break;
-      // NOTE: a task due but not started (its rate limit's turn not yet come) waits at least a ms
-      this.clock.moveTo(Math.min(target, Math.max(next, this.clock.now() + 1)));
-      if (this.clock.now() >= target) break;
+      this.clock.moveTo(next);
       ran += await this.runner.runDue();
     }
     this.clock.moveTo(target);

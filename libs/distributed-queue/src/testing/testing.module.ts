@@ -71,7 +71,7 @@ export class DistributedQueueTestingModule {
       FlowEvents,
       DistributedQueueExplorer,
       TestQueue,
-      { provide: DelayQueueStore, useFactory: (queue: TestQueue) => new MemoryDelayStore(queue.engine, queue.limits), inject: [TestQueue] },
+      { provide: DelayQueueStore, useFactory: (queue: TestQueue) => new MemoryDelayStore(queue.engine, queue.limits, queue.groups), inject: [TestQueue] },
       { provide: DelayCleaningStore, useFactory: (queue: TestQueue) => new MemoryCleaningStore(queue.engine, (type) => queue.hasWorker(type)), inject: [TestQueue] },
       {
         provide: DURABLE_WRITES,
