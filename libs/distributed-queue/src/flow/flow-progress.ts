@@ -99,8 +99,13 @@ export class FlowProgress {
     const { flowId, ref } = parseFlowNodeId(id)!;
     return new Promise((resolve, reject) => {
       this.pending.push({ flowId, ref, outcome, json, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => void this.flush());
+      if (this.pending.length === 1) this.schedule(() => void this.flush());
     });
+  }
+
+  /** When the nodes finished in this turn are settled: the next turn of the event loop (the testing module: a microtask). */
+  protected schedule(flush: () => void): void {
+    setImmediate(flush);
   }
 
   /** Settles what finished since the last flush: per flow, then tells the dependents per type, then cascades. */

@@ -43,7 +43,7 @@ export class MemoryDelayStore extends DelayQueueStore {
   override async cancel(type: string, id: string): Promise<CancelResult> {
     const queue = this.engine.type(type);
     const task = queue.live(id);
-    if (!task || task.state === 'dead') return 'not-found';
+    if (!task || task.state === 'dead' || task.state === 'parked') return 'not-found';
     if (task.state === 'running') {
       if (!task.run!.cancelled) {
         task.run!.cancelled = true;
@@ -206,6 +206,7 @@ export class MemoryDelayStore extends DelayQueueStore {
   }
 
   private stateOf(task: MemoryTask): TaskState {
+    if (task.state === 'parked') return 'pending';
     if (task.state === 'waiting') return task.dueAt <= this.engine.clock.now() ? 'ready' : 'delayed';
     return task.state;
   }

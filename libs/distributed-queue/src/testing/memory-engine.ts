@@ -102,6 +102,44 @@ export class MemoryEngine {
     return { id, created: true };
   }
 
+  /**
+   * Parks a flow node: a task that exists (its id taken, `getTask` says `pending`) but does not wait to run
+   * until `unpark` (its dependencies are the flow store's to count). False when its id is live.
+   */
+  park(type: string, node: { id: string; payload: string; priority?: number; group?: string }): boolean {
+    const queue = this.type(type);
+    const seq = queue.nextSeq();
+    if (queue.live(node.id)) return false;
+    const priority = node.priority ?? this.settings(type).defaultPriority ?? 0;
+    const task: MemoryTask = {
+      id: node.id, type, seq, payload: node.payload, state: 'parked', dueAt: 0, priority, attempts: 0, logs: [], logBytes: 0, logsDropped: 0,
+    };
+    if (node.group !== undefined) task.group = node.group;
+    queue.tasks.set(node.id, task);
+    return true;
+  }
+
+  /** A parked node's dependencies are met: it waits to run, due `delay` ms from now. False when it is not parked. */
+  unpark(type: string, id: string, delay: number): boolean {
+    const task = this.type(type).tasks.get(id);
+    if (task?.state !== 'parked') return false;
+    task.state = 'waiting';
+    task.dueAt = this.clock.now() + delay;
+    const record: SubmittedTask = { type, id, payload: parsed(task.payload), dueAt: task.dueAt, priority: task.priority, submittedAt: this.clock.now() };
+    if (!isInternalType(type)) this.submitted.push(record);
+    this.changed();
+    return true;
+  }
+
+  /** Removes a parked node (its flow was cancelled). False when it is not parked. */
+  dropParked(type: string, id: string): boolean {
+    const queue = this.type(type);
+    const task = queue.tasks.get(id);
+    if (task?.state !== 'parked') return false;
+    queue.remove(task);
+    return true;
+  }
+
   /** A submit under a dedupe key (see dedupe-11.lua, whose rules this follows). */
   dedupe(type: string, task: NewTask, { key, mode, ttlMs }: TaskDedupe): { id: string; outcome: DedupeOutcome } {
     const queue = this.type(type);

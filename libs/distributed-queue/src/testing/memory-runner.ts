@@ -1,4 +1,5 @@
 import { CRON_TICK_TYPE } from '../distributed-queue.constants';
+import { FlowProgress } from '../flow/flow-progress';
 import type { DiscoveredWorker } from '../distributed-queue.explorer';
 import { RateLimitedError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskEventBus } from '../events/task-event-bus';
@@ -16,6 +17,9 @@ import type { MemoryLimits } from './memory-limits';
 import type { MemoryGroups } from './memory-groups';
 import type { MemoryOrderedRunner } from './memory-ordered-runner';
 import type { MemoryTask, MemoryType } from './memory-type';
+
+/** The library's own tasks that are not runs of the application's code: schedules' ticks, delayed ordered tasks' moves. */
+const isPlumbing = (type: string): boolean => type === CRON_TICK_TYPE || type.startsWith('__route__.');
 
 /** One attempt the runner started and has not settled. */
 interface Attempt {
@@ -39,6 +43,8 @@ export class MemoryRunner {
 
   /** The route queue's runner, when the module has `route`. */
   ordered?: MemoryOrderedRunner;
+  /** Flows' progress: a node's context before it runs, its completion and death recorded. */
+  flows?: FlowProgress;
 
   constructor(
     private readonly engine: MemoryEngine,
@@ -124,6 +130,7 @@ export class MemoryRunner {
       for (const task of queue.due(now, this.engine.settings(worker.type).agingMs)) {
         if (task.expireAt !== undefined && task.expireAt <= now) {
           this.bury(queue, task, { name: 'TaskExpiredError', message: `not started by its deadline (${task.expireAt})`, attempts: 0, failedAt: now });
+          if (this.flows && FlowProgress.isNode(task.type, task.id)) void this.flows.dead(task.id, task.error!).catch(() => undefined);
         } else due.push(task);
       }
       const byGroup = new Map<string, number>();
@@ -131,7 +138,7 @@ export class MemoryRunner {
       for (const task of this.groups.pick(worker, due, free, byGroup, now)) {
         if (!this.limits.take(worker, now)) break;
         this.start(worker, task);
-        started++;
+        if (!isPlumbing(worker.type)) started++;
       }
     }
     return started;
@@ -148,29 +155,46 @@ export class MemoryRunner {
     const { json, traceContext } = splitTraceContext(task.payload);
     const view = new this.TaskClass(task.id, task.type, parsed(json), attempt, task.dueAt, traceContext);
     const entry = { task, view, startedAt: now } as Attempt;
+    const node = this.flows && FlowProgress.isNode(task.type, task.id) && !task.type.startsWith('__cron__') ? this.flows : undefined;
     task.state = 'running';
     delete task.progress;
     entry.done = new Promise<void>((resolve) => {
       let settled = false;
+      const end = (error: Error | null, result?: unknown): void => {
+        this.attempts.delete(entry);
+        const outcome = this.settle(worker, entry, error, result);
+        // NOTE: a node's death is its flow's to learn (as the consumer tells it after the burial)
+        if (node && outcome === 'dead') void node.dead(task.id, task.error!).catch(() => undefined).finally(resolve);
+        else resolve();
+      };
       const finish = (error: Error | null, result?: unknown): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         if (error && controller && !controller.signal.aborted) controller.abort(error);
-        this.attempts.delete(entry);
-        this.settle(worker, entry, error, result);
-        resolve();
+        if (error || !node) return end(error, result);
+        // NOTE: a node's completion is recorded (its dependents told) before its task is done, as before an ack
+        let json: string;
+        try {
+          json = node.encodeResult(result);
+        } catch (refused) {
+          return end(refused as Error);
+        }
+        node.completed(task.id, json).then(() => end(null, result), (failure: Error) => end(failure));
       };
       task.run = { attempt, token: `${now}:${attempt}`, leaseExpiresAt: now + worker.options.visibilityTimeoutMs, cancelled: false, controller, stop: finish };
       const timer = setTimeout(() => finish(new TaskTimeoutError(worker.options.timeoutMs)), worker.options.timeoutMs);
       timer.unref?.();
       this.attempts.add(entry);
-      callHandler(worker.handler, view, controller, finish);
+      if (!node) return callHandler(worker.handler, view, controller, finish);
+      // NOTE: a node reads its dependencies' results first (task.flow)
+      node.context(task.id).then((flow) => !settled && callHandler(worker.handler, Object.assign(view, { flow }), controller, finish), (error: Error) => finish(error));
     });
   }
 
-  private settle(worker: DiscoveredWorker, { task, view, startedAt }: Attempt, error: Error | null, result: unknown): void {
-    if (this.closed) return;
+  /** Records an attempt's end; returns what became of the task. */
+  private settle(worker: DiscoveredWorker, { task, view, startedAt }: Attempt, error: Error | null, result: unknown): 'done' | 'rateLimited' | 'cancelled' | 'dead' | 'retried' | 'closed' {
+    if (this.closed) return 'closed';
     const queue = this.engine.type(task.type);
     const now = this.engine.clock.now();
     const run = task.run!;
@@ -188,13 +212,13 @@ export class MemoryRunner {
       local('completed', { result });
       this.engine.ended(task, 'completed', run.attempt, undefined, task.result === undefined ? undefined : parsed(task.result));
       this.engine.changed();
-      return;
+      return 'done';
     }
     if (error instanceof RateLimitedError) {
       task.state = 'waiting';
       queue.pausedUntil = now + error.retryAfterMs;
       local('rateLimited', { error });
-      return;
+      return 'rateLimited';
     }
     const stack = stackOf(error);
     const info: TaskErrorInfo = { ...keptError(error), attempts: run.attempt, failedAt: now, ...(stack ? { stack } : {}) };
@@ -202,20 +226,25 @@ export class MemoryRunner {
     task.attempts = run.attempt;
     local('failed', { error });
     this.engine.fleet(task, 'failed', run.attempt, info);
+    let outcome: 'cancelled' | 'dead' | 'retried';
     if (run.cancelled || error instanceof TaskCancelledError) {
       queue.remove(task);
       local('cancelled', { error });
       this.engine.ended(task, 'cancelled', run.attempt, info);
+      outcome = 'cancelled';
     } else if (run.attempt >= worker.options.maxAttempts) {
       this.bury(queue, task, info);
       local('dead', { error });
+      outcome = 'dead';
     } else {
       task.state = 'waiting';
       task.dueAt = now + backoffDelay(worker.options.backoff, run.attempt);
       local('retrying', { error });
       this.engine.fleet(task, 'retrying', run.attempt, info);
+      outcome = 'retried';
     }
     this.engine.changed();
+    return outcome;
   }
 
   /** Moves a task to dead letters with `error`. */

@@ -1,7 +1,8 @@
 import type { TaskErrorInfo } from '../interfaces';
 
 /** Where a task of the in-memory engine is. */
-export type MemoryTaskState = 'waiting' | 'running' | 'done' | 'dead';
+/** `parked`: a flow node waiting for its dependencies (`pending` to the inspector). */
+export type MemoryTaskState = 'parked' | 'waiting' | 'running' | 'done' | 'dead';
 
 /** A delay-queue task as the in-memory engine keeps it (one object through its whole life). */
 export interface MemoryTask {
@@ -63,7 +64,7 @@ export class MemoryType {
     return ++this.seqCounter;
   }
 
-  /** The live task of `id` (waiting, running or dead), or undefined; a done one is not live. */
+  /** The live task of `id` (parked, waiting, running or dead), or undefined; a done one is not live. */
   live(id: string): MemoryTask | undefined {
     const task = this.tasks.get(id);
     return task && task.state !== 'done' ? task : undefined;

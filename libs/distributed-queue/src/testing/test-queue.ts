@@ -133,7 +133,8 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
 
   /**
    * Runs every task due now, and those that fall due now while they run, waiting for each attempt to end;
-   * resolves with the attempts run. Does not move the clock: a retry after a backoff waits for it.
+   * resolves with the attempts run (of delay and ordered tasks, `@DistributedCron` runs included; not the
+   * library's own schedule ticks and moves). Does not move the clock: a retry after a backoff waits for it.
    */
   async runDue(): Promise<number> {
     await this.ready();

@@ -28,6 +28,7 @@ import { MemoryCleaningStore } from './memory-cleaning-store';
 import { MemoryDelayStore } from './memory-delay-store';
 import { MemoryEventSubscriber } from './memory-event-subscriber';
 import { MemoryEventBus } from './memory-event-bus';
+import { LazyExplorer } from './lazy-explorer';
 import { MemoryInspectorService } from './memory-inspector.service';
 import { MemoryScheduleService } from './memory-schedule.service';
 import { memoryDurableWrites } from './memory-durable-writes';
@@ -69,7 +70,7 @@ export class DistributedQueueTestingModule {
       { provide: EventSubscriber, useClass: MemoryEventSubscriber },
       { provide: TaskEventBus, useClass: MemoryEventBus },
       FlowEvents,
-      DistributedQueueExplorer,
+      { provide: DistributedQueueExplorer, useClass: LazyExplorer },
       TestQueue,
       { provide: DelayQueueStore, useFactory: (queue: TestQueue) => new MemoryDelayStore(queue.engine, queue.limits, queue.groups), inject: [TestQueue] },
       { provide: DelayCleaningStore, useFactory: (queue: TestQueue) => new MemoryCleaningStore(queue.engine, (type) => queue.hasWorker(type)), inject: [TestQueue] },

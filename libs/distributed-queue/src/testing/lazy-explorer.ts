@@ -1,0 +1,38 @@
+import { Injectable } from '@nestjs/common';
+import { DistributedQueueExplorer, type DiscoveredWorker } from '../distributed-queue.explorer';
+
+/**
+ * The explorer of the testing module: it finds the `@TaskWorker` providers at module init, as the real one
+ * does, or at its first use when the test did not init the module (`Test.createTestingModule(...).compile()`
+ * runs no lifecycle hook), so that a service submitting in such a test knows its types.
+ */
+@Injectable()
+export class LazyExplorer extends DistributedQueueExplorer {
+  private discovered = false;
+
+  override onModuleInit(): void {
+    if (this.discovered) return;
+    this.discovered = true;
+    super.onModuleInit();
+  }
+
+  override getWorkers(): DiscoveredWorker[] {
+    this.onModuleInit();
+    return super.getWorkers();
+  }
+
+  override knownTypes(): string[] {
+    this.onModuleInit();
+    return super.knownTypes();
+  }
+
+  override isKnown(type: string): boolean {
+    this.onModuleInit();
+    return super.isKnown(type);
+  }
+
+  override isOrdered(type: string): boolean {
+    this.onModuleInit();
+    return super.isOrdered(type);
+  }
+}
