@@ -58,19 +58,19 @@ function resumePairs(flat: string[]): CascadeStep[] {
 }
 
 /** Refs as the flow's record keeps a node's dependencies: one per line. */
-function lines(refs: string[]): string {
+export function lines(refs: string[]): string {
   return refs.length === 0 ? '' : `${refs.join('\n')}\n`;
 }
 
 /** Dependents (ref, park type pairs) as the flow's record keeps them: `<ref>\t<type>` per line. */
-function dependentLines(pairs: string[]): string {
+export function dependentLines(pairs: string[]): string {
   let out = '';
   for (let i = 0; i < pairs.length; i += 2) out += `${pairs[i]}\t${pairs[i + 1]}\n`;
   return out;
 }
 
 /** A def read back: its JSON and its dependencies' lines (its dependents are not read back). */
-function parseDef(json: string, deps: string): FlowDef {
+export function parseDef(json: string, deps: string): FlowDef {
   return { ...(JSON.parse(json) as Omit<FlowDef, 'd' | 'n'>), d: deps.split('\n').filter(Boolean), n: [] };
 }
 

@@ -123,6 +123,7 @@ export class MemoryDelayStore extends DelayQueueStore {
       Object.assign(task, { state: 'waiting', attempts: 0, dueAt: this.engine.clock.now(), seq: queue.nextSeq() });
       delete task.expireAt;
       delete task.diedAt;
+      delete task.error;
       count++;
     }
     if (count > 0) this.engine.changed();

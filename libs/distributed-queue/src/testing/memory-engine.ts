@@ -68,7 +68,11 @@ export class MemoryEngine {
     return () => this.changeHooks.delete(hook);
   }
 
+  /** How many times something changed that may let a task start (see `changed`). */
+  changes = 0;
+
   changed(): void {
+    this.changes++;
     for (const hook of this.changeHooks) hook();
   }
 
@@ -159,7 +163,8 @@ export class MemoryEngine {
         this.changed();
         return { id: standing.id, outcome: mode === 'replace' ? 'replaced' : 'debounced' };
       }
-      if (mode === 'replace') return { id: entry.id, outcome: 'replaced' };
+      // NOTE: replace leaves a running task (or none) as it is: nothing to replace
+      if (mode === 'replace') return { id: entry.id, outcome: 'dropped' };
     }
     const added = this.add(type, task, key);
     if (!added.created) return { id: added.id, outcome: 'exists' };

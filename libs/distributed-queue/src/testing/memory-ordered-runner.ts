@@ -1,4 +1,5 @@
 import type { DiscoveredWorker } from '../distributed-queue.explorer';
+import type { FlowProgress } from '../flow/flow-progress';
 import { TaskTimeoutError } from '../errors';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { TaskEventName } from '../interfaces';
@@ -16,8 +17,11 @@ import type { MemoryItem, MemoryRouteStore } from './memory-route-store';
  * as the partition runner emits them.
  */
 export class MemoryOrderedRunner {
-  readonly attempts = new Set<Promise<void>>();
+  /** Running attempts: each one's end. */
+  readonly attempts = new Map<object, Promise<void>>();
   private closed = false;
+  /** Flows' progress: an ordered node's context before it runs, its completion and death recorded (see runner-flows.ts). */
+  flows?: FlowProgress;
 
   constructor(
     private readonly route: MemoryRouteStore,
@@ -35,7 +39,8 @@ export class MemoryOrderedRunner {
       if (p.paused) return;
       const busy = new Set([...p.running.values()].map((e) => e.item.key));
       let free = this.route.options.keyConcurrency - busy.size;
-      for (const entry of p.list) {
+      // NOTE: a copy: starting an item takes it out of the list (and a synchronous handler may end at once)
+      for (const entry of [...p.list]) {
         if (free <= 0) break;
         if (busy.has(entry.item.key)) continue;
         // NOTE: the key's first item, whether it can start now or not: the items behind it wait for it
@@ -60,6 +65,21 @@ export class MemoryOrderedRunner {
     return next;
   }
 
+  /** Whether an item could start now: the first item of a key, its retry due, a worker for its type. */
+  hasDue(): boolean {
+    const now = this.route.clock.now();
+    const types = new Set(this.workers().filter((w) => w.options.ordered).map((w) => w.type));
+    return this.route.partitions.some((p) => {
+      if (p.paused) return false;
+      const seen = new Set<string>();
+      return p.list.some((e) => {
+        if (seen.has(e.item.key)) return false;
+        seen.add(e.item.key);
+        return types.has(e.item.type) && (e.retryAt === undefined || e.retryAt <= now);
+      });
+    });
+  }
+
   stop(): void {
     this.closed = true;
   }
@@ -73,6 +93,9 @@ export class MemoryOrderedRunner {
     const view = new OrderedTask(id, type, key, payload, attempt, at, { partition, epoch: 1 }, traceContext);
     const controller = runController(worker.handler);
     const startedAt = this.route.clock.now();
+    const node = this.flows && id.startsWith('&') ? this.flows : undefined;
+    const handle = {};
+    let ended = false;
     const done = new Promise<void>((resolve) => {
       const timer = setTimeout(() => finish(new TaskTimeoutError(worker.options.timeoutMs)), worker.options.timeoutMs);
       timer.unref?.();
@@ -82,16 +105,35 @@ export class MemoryOrderedRunner {
         settled = true;
         clearTimeout(timer);
         if (error) controller?.abort(error);
-        this.attempts.delete(done);
-        if (!this.closed) this.settle(worker, partition, entry, view, startedAt, error, result);
-        resolve();
+        const end = (failure: Error | null): void => {
+          ended = true;
+          this.attempts.delete(handle);
+          if (this.closed) return resolve();
+          const buried = this.settle(worker, partition, entry, view, startedAt, failure, result);
+          if (node && buried) void node.dead(id, { ...buried, failedAt: this.route.clock.now() }).catch(() => undefined).finally(resolve);
+          else resolve();
+        };
+        if (error || !node) return end(error);
+        let json: string;
+        try {
+          json = node.encodeResult(result);
+        } catch (refused) {
+          // NOTE: a result the flow refuses buries the node at once (see settleFlowNode)
+          entry.failures = worker.options.maxAttempts - 1;
+          return end(refused as Error);
+        }
+        node.completed(id, json).then(() => end(null), (failure: Error) => end(failure));
       };
-      callHandler(worker.handler, view, controller, finish);
+      if (!node) return callHandler(worker.handler, view, controller, finish);
+      node.context(id).then((flow) => !settled && callHandler(worker.handler, Object.assign(view, { flow }), controller, finish), (error: Error) => finish(error));
     });
-    this.attempts.add(done);
+    if (!ended) this.attempts.set(handle, done);
   }
 
-  private settle(worker: DiscoveredWorker, partition: number, entry: MemoryItem, view: OrderedTask, startedAt: number, error: Error | null, result: unknown): void {
+  /** Records an attempt's end; returns the dead letter's error when it buried the item. */
+  private settle(
+    worker: DiscoveredWorker, partition: number, entry: MemoryItem, view: OrderedTask, startedAt: number, error: Error | null, result: unknown,
+  ): { name: string; message: string; attempts: number; stack?: string } | undefined {
     const p = this.route.partitions[partition];
     const now = this.route.clock.now();
     const emit = (event: TaskEventName, extra: { error?: Error; result?: unknown }): void => {
@@ -101,13 +143,15 @@ export class MemoryOrderedRunner {
     if (!error) {
       emit('completed', { result });
       this.route.notify();
-      return;
+      return undefined;
     }
     emit('failed', { error });
     entry.failures++;
+    let buried: { name: string; message: string; attempts: number; stack?: string } | undefined;
     if (entry.failures >= worker.options.maxAttempts) {
       const stack = stackOf(error);
-      this.route.bury(partition, entry, { ...keptError(error), attempts: entry.failures, ...(stack ? { stack } : {}) });
+      buried = { ...keptError(error), attempts: entry.failures, ...(stack ? { stack } : {}) };
+      this.route.bury(partition, entry, buried);
       emit('dead', { error });
     } else {
       entry.retryAt = now + backoffDelay(worker.options.backoff, entry.failures);
@@ -116,6 +160,7 @@ export class MemoryOrderedRunner {
       emit('retrying', { error });
     }
     this.route.notify();
+    return buried;
   }
 
   /** Where a retried item goes back: before every waiting item that came after it. */

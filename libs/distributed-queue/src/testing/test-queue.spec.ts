@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TaskGroupsService, TaskSubmitService, TaskInspectorService, TaskWorker, OnTaskEvent, type Task, type TaskEvent } from '../index';
+import { TaskFlowService, TaskGroupsService, TaskSubmitService, TaskInspectorService, TaskWorker, OnTaskEvent, type Task, type TaskEvent } from '../index';
 import { DistributedQueueTestingModule, TestQueue } from './index';
 
 const seen: { id: string; attempt: number; at: number }[] = [];
@@ -141,5 +141,28 @@ describe('TestQueue groups (smoke)', () => {
     await groups.resumeGroup('render', 'p');
     await queue.runDue();
     expect(groupRuns.slice(8)).toEqual(['paused1', 'paused2']);
+  });
+});
+
+describe('TestQueue flows (smoke)', () => {
+  let moduleRef: TestingModule;
+  afterEach(async () => moduleRef?.close());
+
+  it("runs the README's invoice flow: lines, then render with their results, then email; getFlow says completed", async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { PriceLineWorker, RenderInvoiceWorker, EmailInvoiceWorker, InvoiceService } = require('../../../../test/fixtures/flows-readme') as typeof import('../../../../test/fixtures/flows-readme');
+    moduleRef = await Test.createTestingModule({
+      imports: [DistributedQueueTestingModule.forRoot()], providers: [PriceLineWorker, RenderInvoiceWorker, EmailInvoiceWorker, InvoiceService],
+    }).compile();
+    await moduleRef.init();
+    const queue = moduleRef.get(TestQueue);
+    const ended: string[] = [];
+    moduleRef.get(TaskFlowService).onFlowEnded((e) => void ended.push(`${e.flowId}:${e.state}`));
+    const id = await moduleRef.get(InvoiceService).bill('42', [{ sku: 'a', qty: 2 }, { sku: 'b', qty: 3 }]);
+    expect(await moduleRef.get(TaskInspectorService).getState('invoice.render', `&${id}:render`)).toBe('pending');
+    await queue.runDue();
+    expect(moduleRef.get(EmailInvoiceWorker).sent).toEqual([1250]);
+    expect(await moduleRef.get(TaskFlowService).getFlow(id)).toMatchObject({ id, state: 'completed' });
+    expect(ended).toEqual([`${id}:completed`]);
   });
 });

@@ -9,6 +9,8 @@ import type { MoverPayload } from '../route/route-producer';
 import { MemoryRouteStore } from './memory-route-store';
 import { MemoryOrderedRunner } from './memory-ordered-runner';
 import { MemoryCron } from './memory-cron';
+import type { MemoryFlowProgress } from './memory-flow-progress';
+import type { MemoryFlowStore } from './memory-flow-store';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import { DistributedQueueExplorer, type DiscoveredWorker } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
@@ -63,6 +65,7 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
   private readonly clock: TestClock;
   private started = false;
   private readonly cron: MemoryCron;
+  private flows?: MemoryFlowProgress;
   /** @internal the route queue (with the module's `route` option) */
   readonly route?: MemoryRouteStore;
   /** The internal worker moving due delayed ordered tasks into their partition. */
@@ -216,9 +219,18 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     });
   }
 
-  /** Forgets every task, dead letter and submit record (the workers and schedules stay). */
+  /** Forgets every task, dead letter, flow and submit record (the workers and schedules stay). */
   reset(): void {
     this.engine.clear();
+    (this.flows?.store as MemoryFlowStore | undefined)?.clear();
+  }
+
+  /** @internal Flows' progress: the runners tell it of nodes; reset clears its store. */
+  useFlows(progress: MemoryFlowProgress): MemoryFlowProgress {
+    this.flows = progress;
+    this.runner.flows = progress;
+    if (this.runner.ordered) this.runner.ordered.flows = progress;
+    return progress;
   }
 
   /** @internal Whether a worker here runs `type`. */

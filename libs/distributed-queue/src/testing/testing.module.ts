@@ -14,7 +14,6 @@ import { resolveModuleOptions, type ResolvedModuleOptions } from '../options/res
 import { RedisConnections } from '../redis/redis-connections';
 import type { DurableWrites } from '../redis/durable-writes';
 import type { EventStreams } from '../events/event-streams';
-import { noRedis } from '../redis/no-redis';
 import { RouteControlStore } from '../route/route-control.store';
 import type { RouteStore } from '../route/route.store';
 import { MemoryRouteControl } from './memory-route-store';
@@ -28,6 +27,9 @@ import { MemoryCleaningStore } from './memory-cleaning-store';
 import { MemoryDelayStore } from './memory-delay-store';
 import { MemoryEventSubscriber } from './memory-event-subscriber';
 import { MemoryEventBus } from './memory-event-bus';
+import { MemoryFlowProgress, memoryPublisher } from './memory-flow-progress';
+import { MemoryFlowStore } from './memory-flow-store';
+import { TaskFlowService } from '../services/task-flow.service';
 import { LazyExplorer } from './lazy-explorer';
 import { MemoryInspectorService } from './memory-inspector.service';
 import { MemoryScheduleService } from './memory-schedule.service';
@@ -37,7 +39,7 @@ import { checkTestingOptions, type DistributedQueueTestingOptions } from './test
 
 /**
  * `DistributedQueueModule` for an application's unit tests: the same services (`TaskSubmitService`,
- * `TaskInspectorService`, `QueueControlService`, `TaskGroupsService`, `TaskScheduleService`), the same
+ * `TaskInspectorService`, `QueueControlService`, `TaskGroupsService`, `TaskFlowService`, `TaskScheduleService`), the same
  * `@TaskWorker`, `@OnTaskEvent` and `@DistributedCron` discovery and the same checks and errors, on an
  * in-memory engine: no Redis, no connection, no timer left when the test ends. `TestQueue` (injectable)
  * runs the tasks and moves the clock. Global, as the real module is by default.
@@ -61,12 +63,17 @@ export class DistributedQueueTestingModule {
     const providers: Provider[] = [
       { provide: TESTING_OPTIONS, useValue: testing },
       { provide: DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, useValue: resolved },
-      { provide: DISTRIBUTED_QUEUE_REDIS, useFactory: noRedis },
+      // NOTE: no Redis; what is published (flow ends) goes to the in-process channels
+      { provide: DISTRIBUTED_QUEUE_REDIS, useFactory: (subscriber: MemoryEventSubscriber) => memoryPublisher(subscriber), inject: [EventSubscriber] },
       { provide: RedisConnections, useValue: { abortStartup: (): void => undefined } },
       { provide: TASK_TRACER, useValue: null },
       { provide: ROUTE_STORE, useFactory: (queue: TestQueue) => queue.route ?? null, inject: [TestQueue] },
       { provide: RouteControlStore, useFactory: (queue: TestQueue) => (queue.route ? new MemoryRouteControl(queue.route) : null), inject: [TestQueue] },
-      { provide: FLOW_PROGRESS, useValue: null },
+      {
+        provide: FLOW_PROGRESS,
+        useFactory: (queue: TestQueue, options: ResolvedModuleOptions, events: FlowEvents) => queue.useFlows(new MemoryFlowProgress(new MemoryFlowStore(queue.engine, options.flows.retentionMs), options.flows.maxResultBytes, events)),
+        inject: [TestQueue, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, FlowEvents],
+      },
       { provide: EventSubscriber, useClass: MemoryEventSubscriber },
       { provide: TaskEventBus, useClass: MemoryEventBus },
       FlowEvents,
@@ -96,6 +103,7 @@ export class DistributedQueueTestingModule {
       },
       QueueControlService,
       TaskGroupsService,
+      TaskFlowService,
       {
         provide: TaskScheduleService,
         useFactory: (queue: TestQueue, store: MemoryDelayStore, explorer: DistributedQueueExplorer, options: ResolvedModuleOptions) =>
@@ -108,7 +116,7 @@ export class DistributedQueueTestingModule {
       global: true,
       imports: [DiscoveryModule],
       providers,
-      exports: [TestQueue, TaskSubmitService, TaskInspectorService, QueueControlService, TaskGroupsService, TaskScheduleService],
+      exports: [TestQueue, TaskSubmitService, TaskInspectorService, QueueControlService, TaskGroupsService, TaskFlowService, TaskScheduleService],
     };
   }
 }

@@ -1,0 +1,554 @@
+import { dependentLines, FlowStore, lines, parseDef, type CascadeStep, type FlowDef, type ParkedNode, type SettleReply } from '../flow/flow.store';
+import { noRedis } from '../redis/no-redis';
+import type { MemoryEngine } from './memory-engine';
+
+/**
+ * A flow's record as the flow scripts keep it (scripts/includes/flow-record.lua), its seven hashes one map
+ * each, with the same fields and the same text values, so that every answer is built as the scripts build it.
+ */
+interface MemoryFlow {
+  /** HASH meta: state, id, total, created, ended, done, dead, deadFail, cancelled, blocked, cancel (insertion order, as HGETALL). */
+  meta: Record<string, string>;
+  /** HASH defs: ref -> def JSON; '\r<ref>' -> its dependencies' lines; '\n<ref>' -> its dependents' lines. */
+  defs: Map<string, string>;
+  /** The node fields of defs, in the order they were written (HSCAN's order here; getFlow sorts by `i`). */
+  refs: string[];
+  /** HASH st: ref -> 'c' | 'x' | 'k'. */
+  st: Map<string, string>;
+  /** HASH bk: '#<ref>' -> blocking count (text), '<ref>\n<dependency>' -> '1'. */
+  bk: Map<string, string>;
+  /** HASH res / err: ref -> result / error JSON. */
+  res: Map<string, string>;
+  err: Map<string, string>;
+  /** The record's TTL (PEXPIRE, every key at once): the last ms it exists (Redis: expired once now > it); null: none. */
+  expireAt: number | null;
+}
+
+/** A parked node's entry in `<ws>:fp` (see flow-park.lua): dependencies left, its delay, nothing to read so far. */
+interface ParkedEntry {
+  left: number;
+  delay: number;
+  group: string;
+  none: boolean;
+}
+
+/** A type's parked bookkeeping: `<ws>:fp` (id -> entry) and `<ws>:fd` ('<id>\n<dependency ref>' fields). */
+interface ParkedOfType {
+  fp: Map<string, ParkedEntry>;
+  fd: Set<string>;
+}
+
+/** A flow node buried and not swept yet (ZSET `<dead>:f`, see bury.lua): its time of death and the error it was buried with. */
+interface BuriedNode {
+  diedAt: number;
+  errorJson: string;
+}
+
+/**
+ * flow-record.lua's `linesFrom`: at most `count` lines of `s` from position `pos` (1-based), the part of each
+ * before its first tab; and the position to resume at (null: none left). Positions count UTF-16 units, not
+ * bytes as in Lua: they are opaque to the callers (cascade steps, context pages), which only hand them back.
+ */
+function linesFrom(s: string | undefined, pos: number, count: number): [string[], number | null] {
+  const out: string[] = [];
+  if (s === undefined) return [out, null];
+  while (out.length < count && pos <= s.length) {
+    let e = s.indexOf('\n', pos - 1) + 1;
+    if (e === 0) e = s.length + 1;
+    let tab = s.indexOf('\t', pos - 1) + 1;
+    if (tab === 0 || tab > e) tab = e;
+    out.push(s.slice(pos - 1, tab - 1));
+    pos = e + 1;
+  }
+  return [out, pos <= s.length ? pos : null];
+}
+
+/** Whether a defs field holds a node (not the edges of one). */
+function isNodeField(field: string): boolean {
+  const b = field.charCodeAt(0);
+  return b !== 10 && b !== 13;
+}
+
+/** Lua's `string.format('%.0f', n)`: rounded half to even. */
+function wholeMs(n: number): string {
+  const r = Math.round(n);
+  return String(Math.abs(n % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r);
+}
+
+/** `tonumber(v) or 0`. */
+function num(v: string | undefined): number {
+  const n = v === undefined || v === '' ? NaN : Number(v);
+  return Number.isNaN(n) ? 0 : n;
+}
+
+/** A ZRANGE / ZREVRANGE of `sorted` by index, with Redis's rules for negative and out-of-range indexes. */
+function rangeOf<T>(sorted: T[], start: number, stop: number): T[] {
+  const len = sorted.length;
+  if (start < 0) start = Math.max(len + start, 0);
+  if (stop < 0) stop = len + stop;
+  if (start > stop || start >= len) return [];
+  return sorted.slice(start, Math.min(stop, len - 1) + 1);
+}
+
+/** A reply of settleOne as the script returns it: changed, delta, next refs, tell lines, resume pairs. */
+type RawSettle = [number, number, string[], string, (string | number)[]];
+
+/**
+ * The flows of the testing module, as the flow scripts keep them (define-7, settle-7, block-7, context-7,
+ * cancel-7, page-7 and flow-record.lua), with the parked nodes' bookkeeping of flow-park-4, flow-release-5
+ * and flow-unpark-2 (flow-park.lua): a parked node is a task of the in-memory engine (`engine.park`: its id
+ * taken, `getTask` says pending), and the dependencies it still waits for are counted here; the one that
+ * loses its last enters its queue (`engine.unpark`). Every answer has the shape and the text encodings the
+ * real `FlowStore` gives, so `FlowProgress`, `TaskFlowService` and `readFlow` run unchanged. An ended flow
+ * expires `retentionMs` after its end on the engine's clock; the flows' index is the dashboard's list.
+ * `nodeBuried` stands for bury.lua's `<dead>:f` (the runner calls it when it buries a flow node).
+ */
+export class MemoryFlowStore extends FlowStore {
+  private readonly flows = new Map<string, MemoryFlow>();
+  private readonly parked = new Map<string, ParkedOfType>();
+  /** Per type: `<dead>:f`. */
+  private readonly buried = new Map<string, Map<string, BuriedNode>>();
+  /** The flows' index (ZSET flow id -> created). */
+  private readonly index = new Map<string, number>();
+
+  constructor(
+    private readonly engine: MemoryEngine,
+    retentionMs: number,
+  ) {
+    super(noRedis(), 'memory', 0, retentionMs);
+  }
+
+  // ---- the flow's record -------------------------------------------------------------------------------
+
+  override async define(flowId: string, total: number, last: boolean, nodes: { ref: string; def: FlowDef }[]): Promise<{ created: boolean; ended: string; settled: boolean[] }> {
+    const now = this.engine.clock.now();
+    let flow = this.live(flowId);
+    let state = flow?.meta.state;
+    let created = false;
+    const settled: boolean[] = [];
+    if (!flow || state === undefined) {
+      created = true;
+      state = 'creating';
+      // NOTE: a new flow: what a flow of the same id left goes first (define-7.lua DELs the other hashes)
+      flow = this.fresh();
+      flow.meta = { state, id: flowId, total: String(total), created: String(now), done: '0', dead: '0', deadFail: '0', cancelled: '0', blocked: '0' };
+      this.flows.set(flowId, flow);
+      for (const { ref, def: { d, n, ...def } } of nodes) {
+        this.setDef(flow, ref, JSON.stringify(def), false);
+        if (d.length > 0) this.setDef(flow, `\r${ref}`, lines(d), false);
+        if (n.length > 0) this.setDef(flow, `\n${ref}`, dependentLines(n), false);
+        settled.push(false);
+      }
+    } else {
+      for (const { ref, def: { d, n, ...def } } of nodes) {
+        if (state === 'creating') {
+          this.setDef(flow, ref, JSON.stringify(def), true);
+          if (d.length > 0) this.setDef(flow, `\r${ref}`, lines(d), true);
+          if (n.length > 0) this.setDef(flow, `\n${ref}`, dependentLines(n), true);
+          settled.push(flow.st.has(ref));
+        } else if (!flow.defs.has(ref)) {
+          settled.push(true); // a node the flow does not have: a repeat writes nothing new
+        } else {
+          settled.push(flow.st.has(ref));
+        }
+      }
+    }
+    let ended = '';
+    if (last && state === 'creating') {
+      flow.meta.state = 'running';
+      ended = this.flowEnd(flow, now);
+    }
+    return { created, ended, settled };
+  }
+
+  override async settle(flowId: string, nodes: { ref: string; outcome: 'c' | 'x'; json: string }[]): Promise<{ ended: string; replies: SettleReply[] }> {
+    const flow = this.live(flowId) ?? this.fresh();
+    // NOTE: a call visits at most 200 dependents in all (settle-7.lua), the rest go back as resume pairs
+    const budget = { left: 200 };
+    let anyChange = false;
+    const raw = nodes.map(({ ref, outcome, json }) => {
+      const reply = this.settleOne(flow, ref, outcome, json, budget);
+      if (reply[0] === 1) anyChange = true;
+      return reply;
+    });
+    const ended = anyChange ? this.flowEnd(flow, this.engine.clock.now()) : '';
+    return {
+      ended,
+      replies: raw.map(([changed, delta, next, tell, rest]) => ({
+        changed: changed === -1 ? null : changed === 1,
+        delta,
+        tell: tell.split('\n').filter(Boolean).flatMap((line) => line.split('\t')),
+        next: [...resumePairs(rest), ...next.map((r): CascadeStep => [r, 1])],
+      })),
+    };
+  }
+
+  override async block(flowId: string, delta: number, steps: CascadeStep[], budget: number): Promise<{ ended: string; next: CascadeStep[] }> {
+    const flow = this.live(flowId) ?? this.fresh();
+    const walk = delta === 2;
+    const d = walk ? 1 : delta;
+    let left = budget;
+    const next: string[] = [];
+    const rest: (string | number)[] = [];
+    for (const [ref, from] of steps) {
+      if (left > 0) left = this.cascadeFrom(flow, ref, Number(from), d, walk, left, next, rest);
+      else rest.push(ref, from);
+    }
+    const ended = this.flowEnd(flow, this.engine.clock.now());
+    return { ended, next: [...resumePairs(rest), ...next.map((r): CascadeStep => [r, 1])] };
+  }
+
+  override async context(flowId: string, ref: string): Promise<[string, string, string][]> {
+    const flow = this.live(flowId);
+    if (!flow) return [];
+    // NOTE: the real store reads 250 a call; one call here (nothing runs between the pages in memory)
+    const [deps] = linesFrom(flow.defs.get(`\r${ref}`), 1, Infinity);
+    return deps.map((dep): [string, string, string] => {
+      const s = flow.st.get(dep) ?? '';
+      return [dep, s, this.jsonOf(flow, dep, s)];
+    });
+  }
+
+  override async cancelPage(flowId: string, cursor: string, count: number): Promise<{ cursor: string; ended: string; nodes: [string, FlowDef][] } | null> {
+    const flow = this.live(flowId);
+    if (!flow) return null;
+    const { next, refs } = this.scan(flow, cursor, count);
+    const nodes: [string, FlowDef][] = [];
+    let cancelled = 0;
+    let unblocked = 0;
+    for (const ref of refs) {
+      if (flow.st.has(ref)) continue;
+      flow.st.set(ref, 'k');
+      cancelled++;
+      if (this.blockingOf(flow, ref) > 0) unblocked++;
+      nodes.push([ref, parseDef(flow.defs.get(ref)!, flow.defs.get(`\r${ref}`) ?? '')]);
+    }
+    // NOTE: a flow with nothing left to cancel (it completed) keeps its state (cancel-7.lua)
+    if (cancelled > 0) {
+      this.incr(flow, 'cancelled', cancelled);
+      flow.meta.cancel = '1';
+    }
+    if (unblocked > 0) this.incr(flow, 'blocked', -unblocked);
+    return { cursor: next, ended: this.flowEnd(flow, this.engine.clock.now()), nodes };
+  }
+
+  override async page(flowId: string, cursor: string, count: number): Promise<{
+    cursor: string; meta: Record<string, string>; nodes: { ref: string; def: FlowDef; state: string; blocking: number; json: string }[];
+  } | null> {
+    const flow = this.live(flowId);
+    if (!flow) return null;
+    const meta = cursor === '0' ? { ...flow.meta } : {};
+    const { next, refs } = this.scan(flow, cursor, count);
+    const nodes = refs.map((ref) => {
+      const state = flow.st.get(ref) ?? '';
+      return {
+        ref,
+        def: parseDef(flow.defs.get(ref)!, flow.defs.get(`\r${ref}`) ?? ''),
+        state,
+        blocking: this.blockingOf(flow, ref),
+        json: this.jsonOf(flow, ref, state),
+      };
+    });
+    return { cursor: next, meta, nodes };
+  }
+
+  override async meta(flowId: string): Promise<Record<string, string> | null> {
+    const flow = this.live(flowId);
+    return flow ? { ...flow.meta } : null;
+  }
+
+  // ---- parked nodes (in their delay-queue types) -------------------------------------------------------
+
+  override async park(type: string, nodes: ParkedNode[]): Promise<boolean[]> {
+    const { fp, fd } = this.parkedOf(type);
+    return nodes.map((n) => {
+      const node: { id: string; payload: string; priority?: number; group?: string } = { id: n.id, payload: n.payload };
+      if (n.priority !== undefined) node.priority = n.priority;
+      if (n.group !== undefined && n.group !== '') node.group = n.group;
+      if (!this.engine.park(type, node)) return false;
+      // NOTE: HSET, as flow-park-4.lua: fields a former parking of this id left stay, the entry is new
+      for (const dep of n.deps) fd.add(`${n.id}\n${dep}`);
+      fp.set(n.id, { left: n.deps.length, delay: Math.floor(n.delay), group: n.group ?? '', none: true });
+      return true;
+    });
+  }
+
+  override async release(type: string, pairs: [string, string, '0' | '1'][]): Promise<string[]> {
+    const { fp, fd } = this.parkedOf(type);
+    const released: string[] = [];
+    for (const [id, dep, left] of pairs) {
+      // NOTE: a repeated or late news finds no field and changes nothing: a node enters its queue at most once
+      if (!fd.delete(`${id}\n${dep}`)) continue;
+      const entry = fp.get(id);
+      if (!entry) continue;
+      entry.none = entry.none && left === '0';
+      if (entry.left > 1) {
+        entry.left--;
+        continue;
+      }
+      fp.delete(id);
+      // NOTE: the real script also drops the payload's leading '&' when `entry.none` (its worker then reads no
+      // dependencies); the engine's task keeps it (the memory runner reads every node's context, which gives
+      // the same empty results and failures, and every reader of the payload strips the '&')
+      if (this.engine.unpark(type, id, entry.delay)) released.push(id);
+    }
+    return released;
+  }
+
+  override async unpark(type: string, nodes: { id: string; deps: string[] }[]): Promise<boolean[]> {
+    const { fp, fd } = this.parkedOf(type);
+    return nodes.map(({ id, deps }) => {
+      if (!fp.delete(id)) return false;
+      this.engine.dropParked(type, id);
+      for (const dep of deps) fd.delete(`${id}\n${dep}`);
+      return true;
+    });
+  }
+
+  // ---- the dead-letter sweep ---------------------------------------------------------------------------
+
+  /**
+   * A flow node of `type` was buried (bury.lua notes it in `<dead>:f`): the runner calls this at each burial,
+   * with the time of death and the error JSON it stored. Ids that are not flow nodes' are ignored, as there.
+   */
+  nodeBuried(type: string, id: string, diedAt: number, errorJson: string): void {
+    if (id.charCodeAt(0) !== 38 /* & */) return;
+    let buried = this.buried.get(type);
+    if (!buried) this.buried.set(type, (buried = new Map()));
+    buried.set(id, { diedAt, errorJson });
+  }
+
+  override async deadNodes(type: string, count: number): Promise<[string, number, string | null][]> {
+    const buried = [...(this.buried.get(type) ?? new Map<string, BuriedNode>())].sort(([a, x], [b, y]) => x.diedAt - y.diedAt || (a < b ? -1 : a > b ? 1 : 0));
+    return rangeOf(buried, 0, count - 1).map(([id, { diedAt, errorJson }]) => [id, diedAt, this.errorNow(type, id, errorJson)]);
+  }
+
+  override async swept(type: string, ids: string[]): Promise<void> {
+    const buried = this.buried.get(type);
+    for (const id of ids) buried?.delete(id);
+  }
+
+  // ---- the flows' index --------------------------------------------------------------------------------
+
+  override async indexed(flowId: string, createdAt: number): Promise<void> {
+    this.index.set(flowId, createdAt);
+  }
+
+  override async newest(offset: number, limit: number): Promise<string[]> {
+    const ids = [...this.index].sort(([a, x], [b, y]) => y - x || (a < b ? 1 : a > b ? -1 : 0)).map(([id]) => id);
+    return rangeOf(ids, offset, offset + limit - 1);
+  }
+
+  override async unindex(ids: string[]): Promise<void> {
+    for (const id of ids) this.index.delete(id);
+  }
+
+  /** Forgets every flow, parked node's bookkeeping, buried node and index entry (for `TestQueue.reset`). */
+  clear(): void {
+    this.flows.clear();
+    this.parked.clear();
+    this.buried.clear();
+    this.index.clear();
+  }
+
+  // ---- flow-record.lua ---------------------------------------------------------------------------------
+
+  /** The flow's record, or undefined when it does not exist or expired (then it is dropped). */
+  private live(flowId: string): MemoryFlow | undefined {
+    const flow = this.flows.get(flowId);
+    if (flow && flow.expireAt !== null && this.engine.clock.now() > flow.expireAt) {
+      this.flows.delete(flowId);
+      return undefined;
+    }
+    return flow;
+  }
+
+  /** An empty record: what a script reads of a flow that does not exist (no script writes into it then). */
+  private fresh(): MemoryFlow {
+    return { meta: {}, defs: new Map(), refs: [], st: new Map(), bk: new Map(), res: new Map(), err: new Map(), expireAt: null };
+  }
+
+  /** HSET (or HSETNX with `nx`) of a defs field. */
+  private setDef(flow: MemoryFlow, field: string, value: string, nx: boolean): void {
+    const known = flow.defs.has(field);
+    if (known && nx) return;
+    if (!known && isNodeField(field)) flow.refs.push(field);
+    flow.defs.set(field, value);
+  }
+
+  /** HINCRBY of a meta counter. */
+  private incr(flow: MemoryFlow, field: string, by: number): void {
+    flow.meta[field] = String(num(flow.meta[field]) + by);
+  }
+
+  /** One page of the node fields of defs (HSCAN of defs, its edge fields skipped): the next cursor ('0': the last). */
+  private scan(flow: MemoryFlow, cursor: string, count: number): { next: string; refs: string[] } {
+    const from = Math.max(0, Math.floor(Number(cursor)) || 0);
+    const to = from + Math.max(1, count);
+    return { next: to < flow.refs.length ? String(to) : '0', refs: flow.refs.slice(from, to) };
+  }
+
+  /** The result ('c') or error ('x') JSON of a node, '' none. */
+  private jsonOf(flow: MemoryFlow, ref: string, state: string): string {
+    if (state === 'c') return flow.res.get(ref) ?? '';
+    if (state === 'x') return flow.err.get(ref) ?? '';
+    return '';
+  }
+
+  /** PEXPIRE of every key of the record (`ms` > 0), else PERSIST. */
+  private expire(flow: MemoryFlow, now: number, ms: number): void {
+    flow.expireAt = ms > 0 ? now + ms : null;
+  }
+
+  /** flowEnd: the flow ends when every node is settled or blocked; it may run again (a re-drive). Its end state now, else ''. */
+  private flowEnd(flow: MemoryFlow, now: number): string {
+    const m = flow.meta;
+    const state = m.state;
+    if (state === undefined || state === 'creating') return '';
+    const settled = num(m.done) + num(m.dead) + num(m.cancelled) + num(m.blocked);
+    if (settled < num(m.total)) {
+      if (state !== 'running') {
+        m.state = 'running';
+        delete m.ended;
+        this.expire(flow, now, 0);
+      }
+      return '';
+    }
+    let final = 'completed';
+    if (m.cancel === '1') final = 'cancelled';
+    else if (num(m.deadFail) > 0) final = 'failed';
+    if (state === final) return '';
+    m.state = final;
+    m.ended = wholeMs(now);
+    this.expire(flow, now, this.retentionMs);
+    return final;
+  }
+
+  /** How many of ref's dependencies block it. */
+  private blockingOf(flow: MemoryFlow, ref: string): number {
+    return num(flow.bk.get(`#${ref}`));
+  }
+
+  /** flowCascade: dependency `from` of each of `refs` became blocking (delta 1) or no longer is (-1); the refs to go on to. */
+  private cascade(flow: MemoryFlow, from: string, refs: string[], delta: number, walk: boolean): string[] {
+    const out: string[] = [];
+    let blocked = 0;
+    for (const r of refs) {
+      const edge = `${r}\n${from}`;
+      let changed: boolean;
+      if (delta > 0) {
+        changed = !flow.bk.has(edge);
+        if (changed) flow.bk.set(edge, '1');
+      } else {
+        changed = flow.bk.delete(edge);
+      }
+      let k: number;
+      if (changed) {
+        k = num(flow.bk.get(`#${r}`)) + delta;
+        flow.bk.set(`#${r}`, String(k));
+        if (k <= 0) flow.bk.delete(`#${r}`);
+      } else {
+        k = this.blockingOf(flow, r);
+      }
+      if (!flow.st.has(r)) {
+        const flipped = changed && ((delta > 0 && k === 1) || (delta < 0 && k <= 0));
+        if (flipped) blocked += delta;
+        if (flipped || (walk && delta > 0 && k > 0)) out.push(r);
+      }
+    }
+    if (blocked !== 0) this.incr(flow, 'blocked', blocked);
+    return out;
+  }
+
+  /** flowCascadeFrom: a cascade from `ref` over its dependents from position `from`, at most `budget`; the budget left. */
+  private cascadeFrom(flow: MemoryFlow, ref: string, from: number, delta: number, walk: boolean, budget: number, next: string[], rest: (string | number)[]): number {
+    const [refs, resume] = linesFrom(flow.defs.get(`\n${ref}`), from, budget);
+    next.push(...this.cascade(flow, ref, refs, delta, walk));
+    if (resume !== null) rest.push(ref, resume);
+    return budget - refs.length;
+  }
+
+  /** settle-7.lua's settleOne. */
+  private settleOne(flow: MemoryFlow, ref: string, outcome: 'c' | 'x', json: string, budget: { left: number }): RawSettle {
+    const raw = isNodeField(ref) ? flow.defs.get(ref) : undefined;
+    if (raw === undefined) return [-1, 0, [], '', []];
+    const def = JSON.parse(raw) as Omit<FlowDef, 'd' | 'n'>;
+    const prev = flow.st.get(ref);
+    let changed = 0;
+    let delta = 0;
+    if (outcome === 'c') {
+      if (prev !== 'c') {
+        changed = 1;
+        flow.st.set(ref, 'c');
+        if (json !== '') flow.res.set(ref, json);
+        flow.err.delete(ref);
+        this.incr(flow, 'done', 1);
+        if (prev === 'x') {
+          this.incr(flow, 'dead', -1);
+          if (def.f === 'fail') this.incr(flow, 'deadFail', -1);
+          if (def.f !== 'ignore') delta = -1;
+        } else if (prev === 'k') {
+          this.incr(flow, 'cancelled', -1);
+        } else if (this.blockingOf(flow, ref) > 0) {
+          this.incr(flow, 'blocked', -1);
+        }
+      }
+    } else if (outcome === 'x') {
+      if (prev === 'c' || prev === 'k') return [0, 0, [], '', []];
+      if (prev === undefined) {
+        changed = 1;
+        flow.st.set(ref, 'x');
+        if (json !== '') flow.err.set(ref, json);
+        this.incr(flow, 'dead', 1);
+        if (def.f === 'fail') this.incr(flow, 'deadFail', 1);
+        if (def.f !== 'ignore') delta = 1;
+        if (this.blockingOf(flow, ref) > 0) this.incr(flow, 'blocked', -1);
+      }
+    }
+    // NOTE: a repeated death walks its blocked dependents again: the worker that recorded it may have died in
+    // the middle of the cascade (each edge counts once)
+    let walk = false;
+    if (outcome === 'x' && changed === 0 && def.f !== 'ignore') {
+      delta = 1;
+      walk = true;
+    }
+    const next: string[] = [];
+    const rest: (string | number)[] = [];
+    if (delta !== 0) {
+      if (budget.left > 0) budget.left = this.cascadeFrom(flow, ref, 1, delta, walk, budget.left, next, rest);
+      else rest.push(ref, 1);
+    }
+    let tell = '';
+    if (outcome === 'c' || def.f === 'ignore') tell = flow.defs.get(`\n${ref}`) ?? '';
+    if (walk) delta = 2;
+    return [changed, delta, next, tell, rest];
+  }
+
+  // ---- flow-park.lua -----------------------------------------------------------------------------------
+
+  private parkedOf(type: string): ParkedOfType {
+    let parked = this.parked.get(type);
+    if (!parked) this.parked.set(type, (parked = { fp: new Map(), fd: new Set() }));
+    return parked;
+  }
+
+  /**
+   * What the type's errors hash holds for a buried node now (deadNodes reads it at the time of the call): the
+   * error it was buried with while it is dead, a retry's error while it runs again after a re-drive, none once
+   * it was re-driven (and not failed since), completed or deleted.
+   */
+  private errorNow(type: string, id: string, errorJson: string): string | null {
+    const task = this.engine.type(type).tasks.get(id);
+    if (!task) return null;
+    if (task.state === 'dead') return errorJson;
+    if ((task.state === 'waiting' || task.state === 'running') && task.error) return JSON.stringify(task.error);
+    return null;
+  }
+}
+
+/** Resume pairs (ref, position) as `CascadeStep`s. */
+function resumePairs(flat: (string | number)[]): CascadeStep[] {
+  const out: CascadeStep[] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([String(flat[i]), Number(flat[i + 1])]);
+  return out;
+}
