@@ -2,7 +2,8 @@
  * The library as users get it: built, packed with `npm pack`, installed from the tarball into fresh
  * applications whose other dependencies come from the npm registry (Nest 11 + ioredis 5 + TypeScript 5, a
  * CommonJS app; Nest 12 + ioredis 6 + TypeScript 7, an ES module app), compiled with `tsc --strict` and run
- * with node against a redis-server started here. Fails when the tarball misses a file or holds one it
+ * with node against a redis-server started here; its unit test of a worker with the testing entry point
+ * (`nestjs-distributed-queue/testing`) runs without Redis and exits by itself. Fails when the tarball misses a file or holds one it
  * should not, when an application's tree gets a second copy of a peer (@nestjs/core, ...), when the
  * typings do not compile, when a task does not run, or when the app does not exit 0 soon after SIGTERM.
  *
@@ -127,6 +128,14 @@ const ORDERED = 5;
       expect(loadedModules(main)).toEqual({
         format: variant.format,
         modules: ['@nestjs/common', '@nestjs/core', 'nestjs-distributed-queue', 'reflect-metadata'],
+      });
+
+      // The testing entry point (`nestjs-distributed-queue/testing`): a worker's unit test without Redis, which
+      // exits by itself once its module is closed.
+      const tested = await run('node', [path.join(dir, 'dist', 'unit-test.js')], { cwd: dir, timeoutMs: 30_000 });
+      const line = tested.stdout.split('\n').find((l) => l.startsWith('DQ-CONSUMER '));
+      expect(line && JSON.parse(line.slice('DQ-CONSUMER '.length))).toEqual({
+        event: 'tested', ran: 2, state: 'done', result: 'expired o-1', attempts: [1, 2], now: 31 * 60_000,
       });
 
       // Run: a delayed task and ordered tasks of one key, then SIGTERM.

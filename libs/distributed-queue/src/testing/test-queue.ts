@@ -4,7 +4,8 @@ import { TaskScheduleService } from '../cron/task-schedule.service';
 import { TaskSubmitService } from '../services/task-submit.service';
 import { routeDelayType } from '../distributed-queue.constants';
 import { mergeWorkerOptions } from '../options/resolve-options';
-import type { Task } from '../interfaces';
+import type { Task, TaskInfo, TaskState } from '../interfaces';
+import { TaskInspectorService } from '../services/task-inspector.service';
 import type { MoverPayload } from '../route/route-producer';
 import { MemoryRouteStore } from './memory-route-store';
 import { MemoryOrderedRunner } from './memory-ordered-runner';
@@ -79,7 +80,7 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     @Inject(EventSubscriber) subscriber: MemoryEventSubscriber,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-    moduleRef: ModuleRef,
+    private readonly moduleRef: ModuleRef,
   ) {
     this.cron = new MemoryCron(options, () => moduleRef.get(TaskScheduleService, { strict: false }));
     this.clock = new TestClock(testing.run, testing.now);
@@ -217,6 +218,16 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
       };
       callHandler(worker.handler, task, controller, settle);
     });
+  }
+
+  /** A task's state and record, as `TaskInspectorService.getTask` gives them. */
+  getTask<P = unknown>(type: string | TaskContract<P>, id: string): Promise<TaskInfo<P>> {
+    return this.moduleRef.get(TaskInspectorService, { strict: false }).getTask<P>(type, id);
+  }
+
+  /** A task's state (`delayed`, `ready`, `running`, `done`, `dead`, `pending`, `unknown`), as `getState` gives it. */
+  getState(type: string | TaskContract<unknown>, id: string): Promise<TaskState> {
+    return this.moduleRef.get(TaskInspectorService, { strict: false }).getState(type, id);
   }
 
   /** Forgets every task, dead letter, flow and submit record (the workers and schedules stay). */

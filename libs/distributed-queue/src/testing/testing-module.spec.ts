@@ -90,7 +90,9 @@ describe('DistributedQueueTestingModule', () => {
     const mailer = moduleRef.get(Mailer);
     const submit = moduleRef.get(TaskSubmitService);
     expect(queue.now()).toBe(START);
-    await mailer.welcome('a@x');
+    const welcome = await mailer.welcome('a@x');
+    expect(await queue.getState('mail', welcome)).toBe('delayed');
+    expect(await queue.getTask('mail', welcome)).toEqual({ id: welcome, type: 'mail', state: 'delayed', attempts: 0, dueAt: START + 60_000, payload: { to: 'a@x' } });
     await submit.submit('mail', { to: 'b@x', fail: true }, { delay: 30_000 });
     await new Promise((r) => setTimeout(r, 20));
     expect(queue.now()).toBe(START);
@@ -102,6 +104,7 @@ describe('DistributedQueueTestingModule', () => {
       { payload: { to: 'a@x' }, at: START + 60_000 },
     ]);
     expect(queue.now()).toBe(START + 120_000);
+    expect(await queue.getTask('mail', welcome)).toEqual({ id: welcome, type: 'mail', state: 'done', result: 'sent to a@x', logs: [{ attempt: 1, at: START + 60_000, line: 'to a@x' }] });
     await expect(queue.advanceBy(-1)).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(queue.advanceBy(Number.NaN)).rejects.toBeInstanceOf(InvalidArgumentError);
     expect(await queue.setTime(START)).toBe(0);
