@@ -244,6 +244,11 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     return progress;
   }
 
+  /** @internal The types of the workers here (the library's own included). */
+  workerTypes(): string[] {
+    return this.workers().map((w) => w.type);
+  }
+
   /** @internal Whether a worker here runs `type`. */
   hasWorker(type: string): boolean {
     this.start();

@@ -9,7 +9,7 @@ import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { AssertionError } from 'assert';
 import {
-  DistributedCron, InvalidArgumentError, TaskInspectorService, InvalidOptionsError, InvalidPayloadError, TaskScheduleService, TaskSubmitService, TaskTimeoutError, TaskWorker,
+  DistributedCron, DistributedQueueHealthIndicator, HistoryNotConfiguredError, InvalidArgumentError, TaskHistoryService, TaskInspectorService, InvalidOptionsError, InvalidPayloadError, TaskScheduleService, TaskSubmitService, TaskTimeoutError, TaskWorker,
   UnknownTaskTypeError, type ActiveTask, type CronRun, type Task,
 } from '../index';
 import { DistributedQueueTestingModule, TestQueue, type DistributedQueueTestingOptions } from './index';
@@ -224,6 +224,22 @@ describe('DistributedQueueTestingModule', () => {
     await expect(queue.runTask('sms', {})).rejects.toBeInstanceOf(UnknownTaskTypeError);
     await expect(queue.runTask('mail', { to: 1n } as never)).rejects.toBeInstanceOf(InvalidPayloadError);
     expect(queue.getSubmitted()).toEqual([]);
+  });
+});
+
+describe('the rest of the real module', () => {
+  let moduleRef: TestingModule | undefined;
+  afterEach(async () => moduleRef?.close());
+
+  it('provides the health indicator (up, no Redis) and the history service (not configured, as without `history`)', async () => {
+    moduleRef = await start();
+    expect(await moduleRef.get(DistributedQueueHealthIndicator).isHealthy('queues')).toEqual({
+      queues: { status: 'up', redis: { status: 'up', message: expect.stringContaining('not used') }, consumers: { mail: { status: 'up', message: 'in memory (testing module)' } } },
+    });
+    const history = moduleRef.get(TaskHistoryService);
+    expect(history.enabled).toBe(false);
+    await expect(history.getHistory('mail', 'x')).rejects.toBeInstanceOf(HistoryNotConfiguredError);
+    await expect(history.flush()).rejects.toBeInstanceOf(HistoryNotConfiguredError);
   });
 });
 

@@ -30,6 +30,10 @@ import { MemoryEventBus } from './memory-event-bus';
 import { MemoryFlowProgress, memoryPublisher } from './memory-flow-progress';
 import { MemoryFlowStore } from './memory-flow-store';
 import { TaskFlowService } from '../services/task-flow.service';
+import { DistributedQueueHealthIndicator } from '../health/distributed-queue.health';
+import { TaskHistoryService } from '../history/task-history.service';
+import type { HistoryWriter } from '../history/history-writer';
+import { MemoryHealthIndicator } from './memory-health';
 import { LazyExplorer } from './lazy-explorer';
 import { MemoryInspectorService } from './memory-inspector.service';
 import { MemoryScheduleService } from './memory-schedule.service';
@@ -104,6 +108,9 @@ export class DistributedQueueTestingModule {
       QueueControlService,
       TaskGroupsService,
       TaskFlowService,
+      { provide: DistributedQueueHealthIndicator, useFactory: (queue: TestQueue) => new MemoryHealthIndicator(queue), inject: [TestQueue] },
+      // NOTE: no history (PostgreSQL): its calls say so, as without the module's `history` option
+      { provide: TaskHistoryService, useFactory: () => new TaskHistoryService(null, null as unknown as HistoryWriter) },
       {
         provide: TaskScheduleService,
         useFactory: (queue: TestQueue, store: MemoryDelayStore, explorer: DistributedQueueExplorer, options: ResolvedModuleOptions) =>
@@ -116,7 +123,10 @@ export class DistributedQueueTestingModule {
       global: true,
       imports: [DiscoveryModule],
       providers,
-      exports: [TestQueue, TaskSubmitService, TaskInspectorService, QueueControlService, TaskGroupsService, TaskFlowService, TaskScheduleService],
+      exports: [
+        TestQueue, TaskSubmitService, TaskInspectorService, QueueControlService, TaskGroupsService, TaskFlowService, TaskScheduleService,
+        DistributedQueueHealthIndicator, TaskHistoryService,
+      ],
     };
   }
 }
