@@ -1,6 +1,6 @@
 /**
  * Two projects:
- *  - unit: libs/**\/*.spec.ts, no Redis.
+ *  - unit: libs/**\/*.spec.ts and apps/**\/*.spec.ts, no Redis.
  *  - e2e:  test/**\/*.e2e-spec.ts; its globalSetup starts a standalone Redis and a 3-master cluster
  *          (see test/support/global-setup.ts; DQ_TEST_TARGETS=single starts only the standalone one).
  *
@@ -39,7 +39,7 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/libs/**/*.spec.ts'],
+      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'],
     },
     {
       ...common,
