@@ -143,6 +143,21 @@ const CASES: Record<string, string> = {
     }
     const Flexible = defineTask<number>('flexible', { ordered: Math.random() > 0.5 }); //! TS2769
   `,
+
+  'testing-matchers.ts': `
+    import type { TestQueue } from 'nestjs-distributed-queue/testing';
+    declare const queue: TestQueue;
+    declare const any: { asymmetricMatch(other: unknown): boolean };
+    queue.expectSubmitted(CloseOrder, { orderId: 'o1' });
+    queue.expectSubmitted(CloseOrder, { orderId: any }, 2);
+    queue.expectSubmitted(CloseOrder, (payload) => payload.orderId.startsWith('o'));
+    queue.expectNotSubmitted('anything', { whatever: 1 });
+    const ids: string[] = queue.getSubmitted(CloseOrder).map((t) => t.payload.orderId);
+    queue.expectSubmitted(CloseOrder, { orderid: 'o1' }); //! TS2353
+    queue.expectSubmitted(CloseOrder, { orderId: 1 }); //! TS2322
+    queue.expectSubmitted(CloseOrder, (payload) => payload.n === 1); //! TS2339
+    void queue.runTask(CloseOrder, { orderId: 1 }); //! TS2322
+  `,
 };
 
 const COMPILER_OPTIONS: ts.CompilerOptions = {
@@ -159,7 +174,7 @@ const COMPILER_OPTIONS: ts.CompilerOptions = {
   skipLibCheck: true,
   // NOTE: the package name resolves to the library's sources, as in the repo's tsconfig.json.
   baseUrl: ROOT,
-  paths: { 'nestjs-distributed-queue': ['libs/distributed-queue/src'] },
+  paths: { 'nestjs-distributed-queue': ['libs/distributed-queue/src'], 'nestjs-distributed-queue/testing': ['libs/distributed-queue/src/testing'] },
 };
 
 /** A Program over the cases, served from memory. */

@@ -1,19 +1,28 @@
 import { Injectable } from '@nestjs/common';
 import { DistributedQueueExplorer, type DiscoveredWorker } from '../distributed-queue.explorer';
+import type { TaskWorkerOptions } from '../interfaces';
+import { mergeWorkerOptions } from '../options/resolve-options';
 
 /**
  * The explorer of the testing module: it finds the `@TaskWorker` providers at module init, as the real one
  * does, or at its first use when the test did not init the module (`Test.createTestingModule(...).compile()`
- * runs no lifecycle hook), so that a service submitting in such a test knows its types.
+ * runs no lifecycle hook), so that a service submitting in such a test knows its types. The testing
+ * module's `workerOptions` are laid over the workers' own.
  */
 @Injectable()
 export class LazyExplorer extends DistributedQueueExplorer {
   private discovered = false;
+  /** The testing module's `workerOptions`, laid over each worker's own once found. */
+  overrides: Record<string, TaskWorkerOptions> = {};
 
   override onModuleInit(): void {
     if (this.discovered) return;
     this.discovered = true;
     super.onModuleInit();
+    for (const worker of super.getWorkers()) {
+      const layer = this.overrides[worker.type];
+      if (layer) worker.options = mergeWorkerOptions(worker.options, layer);
+    }
   }
 
   override getWorkers(): DiscoveredWorker[] {

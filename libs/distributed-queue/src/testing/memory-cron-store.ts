@@ -1,6 +1,6 @@
 import { CRON_TICK_TYPE } from '../distributed-queue.constants';
 import { CronStore, type AdvanceOutcome, type StoredSchedule, type SubmitRunOutcome, type TickPayload, type TickPlan } from '../cron/cron.store';
-import type { ScheduleDefinition } from '../cron/schedule-definition';
+import { nextTick, type ScheduleDefinition } from '../cron/schedule-definition';
 import { noRedis } from '../redis/no-redis';
 import type { MemoryEngine } from './memory-engine';
 import type { MemoryDelayStore } from './memory-delay-store';
@@ -105,6 +105,20 @@ export class MemoryCronStore extends CronStore {
     const schedule = this.schedules.get(name);
     if (!schedule?.definition) return null;
     return { name, definition: schedule.definition, version: schedule.version, nextTickAt: schedule.next, lastTickAt: schedule.last };
+  }
+
+  /**
+   * Starts every schedule's chain of ticks again from now (`TestQueue.reset` forgot the tick tasks): the
+   * next two ticks after now, as an upsert makes them.
+   */
+  rearm(): void {
+    const now = this.engine.clock.now();
+    for (const [name, schedule] of this.schedules) {
+      if (!schedule.definition) continue;
+      const first = nextTick(schedule.definition, now);
+      Object.assign(schedule, { furthest: null, next: first, caught: undefined });
+      this.addTicks(name, schedule, [first, first === null ? null : nextTick(schedule.definition, first)]);
+    }
   }
 
   /** Adds the tick tasks of `ticks` beyond the chain's end. */

@@ -2,14 +2,21 @@ import { AssertionError } from 'assert';
 import { inspect } from 'util';
 import type { SubmittedTask } from './memory-engine';
 
-/** What `expectSubmitted` compares payloads with: a partial value (deep; Jest's asymmetric matchers work) or a predicate. */
-export type PayloadMatcher<P> = ((payload: P, task: SubmittedTask<P>) => boolean) | (P extends object ? DeepPartial<P> : P) | object;
-
-type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> | unknown : T[K] | unknown };
-
-interface AsymmetricMatcher {
+/** An asymmetric matcher (Jest's `expect.any(...)`, `expect.stringMatching(...)`, ...). */
+export interface AsymmetricMatcher {
   asymmetricMatch(other: unknown): boolean;
 }
+
+/** A value compared as `matches` does: a partial object (any depth), an array, or an asymmetric matcher anywhere. */
+export type PartialMatch<T> =
+  | AsymmetricMatcher
+  | (T extends readonly (infer E)[] ? readonly PartialMatch<E>[] : T extends Date ? Date : T extends object ? { [K in keyof T]?: PartialMatch<T[K]> } : T);
+
+/**
+ * What `expectSubmitted` compares payloads with: a partial payload (deep; checked against the payload type
+ * of a contract; Jest's asymmetric matchers work anywhere) or a predicate.
+ */
+export type PayloadMatcher<P> = ((payload: P, task: SubmittedTask<P>) => boolean) | PartialMatch<P>;
 
 const isAsymmetric = (value: unknown): value is AsymmetricMatcher =>
   typeof value === 'object' && value !== null && typeof (value as Partial<AsymmetricMatcher>).asymmetricMatch === 'function';

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors';
 
-/** How the in-memory engine tells time and when it runs tasks (see `DistributedQueueTestingOptions.mode`). */
+/** How the in-memory engine tells time and when it runs tasks (see `DistributedQueueTestingOptions.run`). */
 export type TestingMode = 'manual' | 'auto';
 
 /**

@@ -12,6 +12,7 @@ import { MemoryOrderedRunner } from './memory-ordered-runner';
 import { MemoryCron } from './memory-cron';
 import type { MemoryFlowProgress } from './memory-flow-progress';
 import type { MemoryFlowStore } from './memory-flow-store';
+import type { MemoryCronStore } from './memory-cron-store';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
 import { DistributedQueueExplorer, type DiscoveredWorker } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
@@ -22,7 +23,8 @@ import { encodePayload } from '../delay/task-codec';
 import { EventSubscriber } from '../runtime/event-subscriber';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { callHandler, runController } from '../runtime/handler-call';
-import { UnkeptTask } from '../runtime/active-task';
+import { OrderedTask, UnkeptTask } from '../runtime/active-task';
+import { partitionOf } from '../route/route-keys';
 import { MemoryEngine, type SubmittedTask } from './memory-engine';
 import type { MemoryEventSubscriber } from './memory-event-subscriber';
 import { MemoryLimits } from './memory-limits';
@@ -47,6 +49,8 @@ export interface RunTaskOptions {
   attempt?: number;
   /** The due time the handler sees (epoch ms). @default the test clock's now */
   dueAt?: number;
+  /** An ordered worker's task: its key (`task.key`; `task.fence` is its partition's, epoch 1). @default 'test' */
+  key?: string;
 }
 
 /**
@@ -170,20 +174,21 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
 
   /** Every task submitted (created, not deduplicated) since the start or the last `reset`, oldest first; of `type` when given. */
   getSubmitted<P = unknown>(type?: string | TaskContract<P, boolean>): SubmittedTask<P>[] {
-    const name = type === undefined ? undefined : checkedTypeOf(type);
+    const name = type === undefined ? undefined : this.knownType(type);
     return this.engine.submitted.filter((t) => name === undefined || t.type === name) as SubmittedTask<P>[];
   }
 
   /**
    * Asserts that a task of `type` was submitted whose payload matches `matcher` (a partial object, compared
    * deeply, where Jest's asymmetric matchers work; or a predicate); with `times`, exactly that many.
-   * @throws AssertionError naming what was submitted
+   * @throws AssertionError naming what was submitted; UnknownTaskTypeError for a type this application does
+   * not know (`strictTypes`)
    */
   expectSubmitted<P = unknown>(type: string | TaskContract<P, boolean>, matcher?: PayloadMatcher<P>, times?: number): void {
     assertSubmitted(checkedTypeOf(type), this.getSubmitted<P>(type), matcher, times);
   }
 
-  /** Asserts that no task of `type` whose payload matches `matcher` was submitted. @throws AssertionError */
+  /** Asserts that no task of `type` whose payload matches `matcher` was submitted. @throws AssertionError, UnknownTaskTypeError */
   expectNotSubmitted<P = unknown>(type: string | TaskContract<P, boolean>, matcher?: PayloadMatcher<P>): void {
     assertSubmitted(checkedTypeOf(type), this.getSubmitted<P>(type), matcher, 0);
   }
@@ -200,8 +205,12 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     const worker = this.workers().find((w) => w.type === name);
     if (!worker) throw new UnknownTaskTypeError(name);
     const json = encodePayload(payload, this.options.maxPayloadBytes);
-    const { id = 'test', attempt = 1, dueAt = this.clock.now() } = options;
-    const task = new UnkeptTask(id, name, JSON.parse(json) as unknown, attempt, dueAt);
+    const { id = 'test', attempt = 1, dueAt = this.clock.now(), key } = options ?? {};
+    if (key !== undefined && !worker.options.ordered) throw new InvalidArgumentError('key', `"${name}" is not ordered: its tasks have no key`);
+    const payloadValue = JSON.parse(json) as unknown;
+    const task = worker.options.ordered
+      ? new OrderedTask(id, name, key ?? 'test', payloadValue, attempt, dueAt, { partition: partitionOf(key ?? 'test', this.options.route?.partitions ?? 1), epoch: 1 })
+      : new UnkeptTask(id, name, payloadValue, attempt, dueAt);
     const controller = runController(worker.handler);
     return new Promise<R>((resolve, reject) => {
       const timer = setTimeout(() => settle(new TaskTimeoutError(worker.options.timeoutMs)), worker.options.timeoutMs);
@@ -234,6 +243,8 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
   reset(): void {
     this.engine.clear();
     (this.flows?.store as MemoryFlowStore | undefined)?.clear();
+    // NOTE: the schedules stay: their tick tasks went with the rest, so their chains start again from now
+    (this.moduleRef.get(TaskScheduleService, { strict: false }).store as MemoryCronStore).rearm();
   }
 
   /** @internal Flows' progress: the runners tell it of nodes; reset clears its store. */
@@ -253,6 +264,16 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
   hasWorker(type: string): boolean {
     this.start();
     return this.workers().some((w) => w.type === type);
+  }
+
+  /**
+   * A type to look for, checked: under `strictTypes` (the default) one this application knows, so that a
+   * misspelt type fails rather than passing `expectNotSubmitted`. @throws UnknownTaskTypeError
+   */
+  private knownType(type: string | TaskContract<unknown, boolean>): string {
+    const name = checkedTypeOf(type);
+    if (this.options.strictTypes && !this.explorer.isKnown(name)) throw new UnknownTaskTypeError(name);
+    return name;
   }
 
   /** The discovered workers (after the module's init; found at first use when the test did not init it). */

@@ -71,6 +71,8 @@ describe('DistributedQueueTestingModule', () => {
     const cases: [unknown, string][] = [
       [{ run: 'sometimes' }, 'run'], [{ now: 'yesterday' }, 'now'], [{ now: -1 }, 'now'], [{ mode: 'service' }, 'mode'], [{ scheduler: {} }, 'scheduler'],
       [{ keepDone: -1 }, 'keepDone'], [{ defaults: { maxAttempts: 0 } }, 'defaults.maxAttempts'], [{ colour: 'red' }, 'colour'], [null, 'options'],
+      [{ workerOptions: [] }, 'workerOptions'], [{ workerOptions: { mail: { timeoutMs: 0 } } }, 'workerOptions.mail.timeoutMs'],
+      [{ workerOptions: { mail: { ordered: true } } }, 'workerOptions.mail.ordered'], [{ workerOptions: { mail: { colour: 1 } } }, 'workerOptions.mail.colour'],
     ];
     for (const [options, name] of cases) {
       let thrown: unknown;
@@ -153,7 +155,8 @@ describe('DistributedQueueTestingModule', () => {
     await submit.submit('mail', { to: 'soon@x' }, { delay: 100 });
     await queue.idle();
     expect(runs.map((r) => (r.payload as { to: string }).to)).toEqual(['now@x']);
-    await new Promise((r) => setTimeout(r, 150));
+    // NOTE: real time: bounded by a deadline, not a fixed sleep (a loaded machine runs timers late)
+    for (const until = Date.now() + 5_000; runs.length < 2 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
     await queue.idle();
     expect(runs.map((r) => (r.payload as { to: string }).to)).toEqual(['now@x', 'soon@x']);
     expect(runs[1].at - before).toBeGreaterThanOrEqual(100);
@@ -199,7 +202,6 @@ describe('DistributedQueueTestingModule', () => {
     queue.expectSubmitted('mail', { to: expect.stringMatching(/@x$/) }, 2);
     queue.expectSubmitted('mail', (payload: { to: string }) => payload.to.startsWith('b'));
     queue.expectNotSubmitted('mail', { to: 'c@x' });
-    queue.expectNotSubmitted('sms');
     expect(queue.getSubmitted('mail')).toEqual([
       { type: 'mail', id: '#1', payload: { to: 'a@x' }, dueAt: START + 60_000, priority: 0, submittedAt: START },
       { type: 'mail', id: '#2', payload: { to: 'b@x' }, dueAt: START + 60_000, priority: 0, submittedAt: START },
@@ -208,10 +210,32 @@ describe('DistributedQueueTestingModule', () => {
     expect(() => queue.expectSubmitted('mail', { to: 'c@x' })).toThrow(/expected at least one task of type "mail" matching \{ to: 'c@x' \}, found 0; submitted \(2\):\n  #1: \{ to: 'a@x' \}/);
     expect(() => queue.expectSubmitted('mail', undefined, 3)).toThrow(/expected 3 tasks of type "mail", found 2/);
     expect(() => queue.expectNotSubmitted('mail', { to: 'a@x' })).toThrow(/expected 0 tasks of type "mail" matching/);
-    expect(() => queue.expectSubmitted('sms')).toThrow(/none was submitted/);
+    queue.reset();
+    expect(() => queue.expectSubmitted('mail')).toThrow(/none was submitted/);
+    expect(() => queue.expectNotSubmitted('mial')).toThrow(UnknownTaskTypeError);
+    expect(() => queue.getSubmitted('mial')).toThrow(UnknownTaskTypeError);
     queue.reset();
     expect(queue.getSubmitted()).toEqual([]);
     expect(await moduleRef.get(TaskSubmitService).submit('mail', { to: 'again@x' })).toBe('#1');
+  });
+
+  it('reset forgets tasks and submits, and the schedules tick on from now', async () => {
+    moduleRef = await start();
+    const queue = moduleRef.get(TestQueue);
+    await queue.advanceBy(86_400_000);
+    expect(ticks).toEqual([START + 3 * 3_600_000]);
+    queue.reset();
+    await queue.advanceBy(2 * 86_400_000);
+    expect(ticks).toEqual([START + 3 * 3_600_000, START + 27 * 3_600_000, START + 51 * 3_600_000]);
+  });
+
+  it('workerOptions lays test options over a worker\'s own: a short timeout, no jitter', async () => {
+    moduleRef = await start({ workerOptions: { mail: { timeoutMs: 20, maxAttempts: 3, backoff: { type: 'exponential', delayMs: 100 } } } });
+    const queue = moduleRef.get(TestQueue);
+    const id = await moduleRef.get(TaskSubmitService).submit('mail', { to: 'slow@x', hang: true });
+    await queue.advanceBy(1_000);
+    expect(runs.map((r) => r.at - START)).toEqual([0, 100, 300]);
+    expect(await queue.getTask('mail', id)).toMatchObject({ state: 'dead', lastError: { name: 'TaskTimeoutError', message: 'Task timed out after 20 ms', attempts: 3 } });
   });
 
   it('runTask calls the worker as the engine would: JSON payload, its result, its error, its timeout', async () => {
@@ -223,7 +247,27 @@ describe('DistributedQueueTestingModule', () => {
     await expect(queue.runTask('mail', { to: 'x@y', hang: true })).rejects.toBeInstanceOf(TaskTimeoutError);
     await expect(queue.runTask('sms', {})).rejects.toBeInstanceOf(UnknownTaskTypeError);
     await expect(queue.runTask('mail', { to: 1n } as never)).rejects.toBeInstanceOf(InvalidPayloadError);
+    await expect(queue.runTask('mail', { to: 'x@y' }, { key: 'k' })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(queue.runTask('mail', { to: 'x@y' }, { id: 'm-1', attempt: 2, dueAt: 5 })).resolves.toBe('sent to x@y');
     expect(queue.getSubmitted()).toEqual([]);
+  });
+
+  it('runTask gives an ordered worker its key and fence', async () => {
+    const seen: unknown[] = [];
+    @TaskWorker('ledger', { ordered: true })
+    class LedgerWorker {
+      handle(task: Task<{ amount: number }>): void {
+        seen.push({ key: task.key, fence: task.fence, payload: task.payload, attempt: task.attempt });
+      }
+    }
+    const ref = await Test.createTestingModule({ imports: [DistributedQueueTestingModule.forRoot({ route: { qId: 'l', partitions: 8 } })], providers: [LedgerWorker] }).compile();
+    moduleRef = ref;
+    await ref.get(TestQueue).runTask('ledger', { amount: 5 }, { key: 'acct-7' });
+    await ref.get(TestQueue).runTask('ledger', { amount: 6 });
+    expect(seen).toEqual([
+      { key: 'acct-7', fence: { partition: expect.any(Number), epoch: 1 }, payload: { amount: 5 }, attempt: 1 },
+      { key: 'test', fence: { partition: expect.any(Number), epoch: 1 }, payload: { amount: 6 }, attempt: 1 },
+    ]);
   });
 });
 

@@ -39,7 +39,7 @@ import { MemoryInspectorService } from './memory-inspector.service';
 import { MemoryScheduleService } from './memory-schedule.service';
 import { memoryDurableWrites } from './memory-durable-writes';
 import { TestQueue, TESTING_OPTIONS } from './test-queue';
-import { checkTestingOptions, type DistributedQueueTestingOptions } from './testing-options';
+import { checkTestingOptions, type DistributedQueueTestingOptions, type ResolvedTestingOptions } from './testing-options';
 
 /**
  * `DistributedQueueModule` for an application's unit tests: the same services (`TaskSubmitService`,
@@ -58,7 +58,8 @@ import { checkTestingOptions, type DistributedQueueTestingOptions } from './test
 export class DistributedQueueTestingModule {
   /**
    * The module with `options`: the real module's (workers' defaults, `types`, `strictTypes`, limits,
-   * `route`, ...; those of the connection are ignored) and the testing ones (`mode`, `now`).
+   * `route`, `keepDone`, ...; the connection's, `durability`'s replicas, `metrics`, `tracing` and `history`
+   * are accepted and do nothing) and the testing ones (`run`, `now`, `workerOptions`).
    * @throws InvalidOptionsError for a bad option, as `DistributedQueueModule.forRoot` does, at once
    */
   static forRoot(options: DistributedQueueTestingOptions = {}): DynamicModule {
@@ -81,7 +82,12 @@ export class DistributedQueueTestingModule {
       { provide: EventSubscriber, useClass: MemoryEventSubscriber },
       { provide: TaskEventBus, useClass: MemoryEventBus },
       FlowEvents,
-      { provide: DistributedQueueExplorer, useClass: LazyExplorer },
+      LazyExplorer,
+      {
+        provide: DistributedQueueExplorer,
+        useFactory: (explorer: LazyExplorer, testing: ResolvedTestingOptions) => Object.assign(explorer, { overrides: testing.workerOptions }),
+        inject: [LazyExplorer, TESTING_OPTIONS],
+      },
       TestQueue,
       { provide: DelayQueueStore, useFactory: (queue: TestQueue) => new MemoryDelayStore(queue.engine, queue.limits, queue.groups), inject: [TestQueue] },
       { provide: DelayCleaningStore, useFactory: (queue: TestQueue) => new MemoryCleaningStore(queue.engine, (type) => queue.hasWorker(type)), inject: [TestQueue] },
