@@ -104,7 +104,8 @@ export class MemoryDelayStore extends DelayQueueStore {
 
   override async deadList(type: string, offset: number, limit: number): ReturnType<DelayQueueStore['deadList']> {
     const queue = this.engine.type(type);
-    const ids = [...queue.dead];
+    // NOTE: as the dead set's scores order them: time of death, then id (ties are common on a still clock)
+    const ids = [...queue.dead].sort((a, b) => (queue.tasks.get(a)!.diedAt ?? 0) - (queue.tasks.get(b)!.diedAt ?? 0) || (a < b ? -1 : a > b ? 1 : 0));
     const items = ids.slice(offset, offset + limit).map((id) => {
       const task = queue.tasks.get(id)!;
       return { id, diedAt: task.diedAt ?? 0, record: recordOf(task), error: task.error ? JSON.stringify(task.error) : null };
@@ -114,7 +115,7 @@ export class MemoryDelayStore extends DelayQueueStore {
 
   override async redrive(type: string, ids: string[], limit: number): Promise<number> {
     const queue = this.engine.type(type);
-    const picked = ids.length > 0 ? ids : [...queue.dead].slice(0, limit);
+    const picked = ids.length > 0 ? ids : (await this.deadList(type, 0, limit)).items.map((item) => item.id);
     let count = 0;
     for (const id of picked) {
       const task = queue.tasks.get(id);
