@@ -19,6 +19,7 @@ import { prioritized } from './priorities';
 import { groups } from './groups';
 import { flows } from './flows';
 import { results } from './results';
+import { testingModule } from './testing';
 import { each } from './workloads';
 
 async function main(): Promise<void> {
@@ -53,6 +54,7 @@ async function main(): Promise<void> {
     ['groups', () => groups(server.url, quick)],
     ['flows', () => flows(server.url, quick)],
     ['results', () => results(server.url, quick)],
+    ['testing', () => testingModule(quick)],
   ];
   try {
     for (const [name, run] of workloads) {
