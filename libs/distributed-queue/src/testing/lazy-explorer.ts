@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DistributedQueueExplorer, type DiscoveredWorker } from '../distributed-queue.explorer';
 import type { TaskWorkerOptions } from '../interfaces';
 import { mergeWorkerOptions } from '../options/resolve-options';
+import { InvalidOptionsError } from '../errors';
 
 /**
  * The explorer of the testing module: it finds the `@TaskWorker` providers at module init, as the real one
@@ -19,10 +20,13 @@ export class LazyExplorer extends DistributedQueueExplorer {
     if (this.discovered) return;
     this.discovered = true;
     super.onModuleInit();
-    for (const worker of super.getWorkers()) {
+    const workers = super.getWorkers();
+    for (const worker of workers) {
       const layer = this.overrides[worker.type];
       if (layer) worker.options = mergeWorkerOptions(worker.options, layer);
     }
+    const unknown = Object.keys(this.overrides).find((type) => !workers.some((w) => w.type === type));
+    if (unknown !== undefined) throw new InvalidOptionsError(`workerOptions.${unknown}`, 'no @TaskWorker here handles this type (a misspelt type?)');
   }
 
   override getWorkers(): DiscoveredWorker[] {

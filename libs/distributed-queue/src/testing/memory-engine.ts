@@ -23,6 +23,8 @@ export interface SubmittedTask<P = unknown> {
   group?: string;
   /** When it was submitted (test clock). */
   submittedAt: number;
+  /** An ordered task's key. */
+  key?: string;
 }
 
 /** What the engine needs to know of a type beyond its tasks: its `defaultPriority`, `agingMs` and `keepDone`. */
@@ -102,8 +104,25 @@ export class MemoryEngine {
     const record: SubmittedTask = { type, id, payload: parsed(task.payload), dueAt: created.dueAt, priority, submittedAt: now };
     if (created.group !== undefined) record.group = created.group;
     if (!isInternalType(type)) this.submitted.push(record);
+    else if (type.startsWith('__route__.')) this.recordDelayedOrdered(id, task.payload, created.dueAt, now);
     this.changed();
     return { id, created: true };
+  }
+
+  /** An ordered task submitted: recorded for `getSubmitted` with its key (due now, or `dueAt` when delayed). */
+  recordOrdered(item: { id: string; type: string; key: string; payload: unknown }, dueAt = this.clock.now()): void {
+    this.submitted.push({ type: item.type, id: item.id, key: item.key, payload: item.payload, dueAt, priority: 0, submittedAt: this.clock.now() });
+  }
+
+  /** A delayed ordered task waits in the route's delay type as `{ key, item }` (see MoverPayload): recorded as the task it is. */
+  private recordDelayedOrdered(id: string, stored: string, dueAt: number, now: number): void {
+    try {
+      const { item } = JSON.parse(stored) as { item: string };
+      const { type, key, payload } = JSON.parse(item) as { type: string; key: string; payload: unknown };
+      this.submitted.push({ type, id, key, payload, dueAt, priority: 0, submittedAt: now });
+    } catch {
+      // NOTE: not a mover's payload: nothing to record
+    }
   }
 
   /**

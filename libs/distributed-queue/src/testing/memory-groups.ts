@@ -31,6 +31,11 @@ export class MemoryGroups extends GroupsStore {
     super(noRedis(), 'memory');
   }
 
+  /** Forgets every group's settings and turn (`TestQueue.reset`). */
+  clear(): void {
+    this.types.clear();
+  }
+
   private of(type: string): { groups: Map<string, GroupState>; pass: number } {
     let state = this.types.get(type);
     if (!state) this.types.set(type, (state = { groups: new Map(), pass: 0 }));

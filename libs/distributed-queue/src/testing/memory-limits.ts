@@ -37,6 +37,11 @@ export class MemoryLimits extends LimitsStore {
     super(noRedis(), 'memory');
   }
 
+  /** Forgets every override and rate limit's debt (`TestQueue.reset`). */
+  clear(): void {
+    this.types.clear();
+  }
+
   private of(type: string): TypeLimitState {
     let limits = this.types.get(type);
     if (!limits) this.types.set(type, (limits = { tat: 0 }));

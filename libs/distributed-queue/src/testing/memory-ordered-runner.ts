@@ -1,6 +1,6 @@
 import type { DiscoveredWorker } from '../distributed-queue.explorer';
 import type { FlowProgress } from '../flow/flow-progress';
-import { TaskTimeoutError } from '../errors';
+import { ShutdownError, TaskTimeoutError } from '../errors';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { TaskEventName } from '../interfaces';
 import { OrderedTask } from '../runtime/active-task';
@@ -19,6 +19,8 @@ import type { MemoryItem, MemoryRouteStore } from './memory-route-store';
 export class MemoryOrderedRunner {
   /** Running attempts: each one's end. */
   readonly attempts = new Map<object, Promise<void>>();
+  /** Running attempts' abort controllers (those whose handler can see its signal). */
+  private readonly controllers = new Map<object, AbortController>();
   private closed = false;
   /** Flows' progress: an ordered node's context before it runs, its completion and death recorded (see runner-flows.ts). */
   flows?: FlowProgress;
@@ -80,8 +82,11 @@ export class MemoryOrderedRunner {
     });
   }
 
+  /** Stops: every running handler's signal aborts (ShutdownError); nothing starts any more. */
   stop(): void {
     this.closed = true;
+    for (const controller of this.controllers.values()) controller.abort(new ShutdownError());
+    this.controllers.clear();
   }
 
   private start(worker: DiscoveredWorker, partition: number, entry: MemoryItem): void {
@@ -108,6 +113,7 @@ export class MemoryOrderedRunner {
         const end = (failure: Error | null): void => {
           ended = true;
           this.attempts.delete(handle);
+          this.controllers.delete(handle);
           if (this.closed) return resolve();
           const buried = this.settle(worker, partition, entry, view, startedAt, failure, result);
           if (node && buried) void node.dead(id, { ...buried, failedAt: this.route.clock.now() }).catch(() => undefined).finally(resolve);
@@ -127,7 +133,10 @@ export class MemoryOrderedRunner {
       if (!node) return callHandler(worker.handler, view, controller, finish);
       node.context(id).then((flow) => !settled && callHandler(worker.handler, Object.assign(view, { flow }), controller, finish), (error: Error) => finish(error));
     });
-    if (!ended) this.attempts.set(handle, done);
+    if (!ended) {
+      this.attempts.set(handle, done);
+      if (controller) this.controllers.set(handle, controller);
+    }
   }
 
   /** Records an attempt's end; returns the dead letter's error when it buried the item. */

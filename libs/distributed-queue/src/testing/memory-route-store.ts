@@ -38,6 +38,7 @@ export class MemoryRouteStore extends RouteStore {
     options: ResolvedRouteOptions,
     readonly clock: TestClock,
     private readonly pushed: () => void,
+    private readonly recorded: (item: RouteItem) => void = () => undefined,
   ) {
     super(noRedis(), 'memory', options);
     this.partitions = Array.from({ length: options.partitions }, () => ({ list: [], running: new Map(), dead: [], paused: false }));
@@ -62,11 +63,11 @@ export class MemoryRouteStore extends RouteStore {
           continue;
         }
         const dropped = p.list.shift()!;
-        this.append(p, json);
+        this.append(p, json, !entering);
         results.push({ outcome: 'dropped-oldest', dropped: dropped.raw.slice(dropped.raw.indexOf(':', dropped.raw.indexOf(':') + 1) + 1) });
         continue;
       }
-      this.append(p, json);
+      this.append(p, json, !entering);
       results.push({ outcome: 'queued' });
     }
     if (entering && requestId) this.replies.set(requestId, results);
@@ -74,9 +75,18 @@ export class MemoryRouteStore extends RouteStore {
     return items.map((_, i) => results[i] ?? { outcome: 'rejected' });
   }
 
-  private append(p: MemoryPartition, json: string): void {
+  /** Appends a task; `submitted`: a submit (not a delayed task entering), recorded for `getSubmitted`. */
+  private append(p: MemoryPartition, json: string, submitted: boolean): void {
     const raw = `${++this.seq}:${this.clock.now()}:${json}`;
-    p.list.push({ raw, item: decodeRouteItem(raw)!, failures: 0 });
+    const item = decodeRouteItem(raw)!;
+    p.list.push({ raw, item, failures: 0 });
+    if (submitted) this.recorded(item);
+  }
+
+  /** Forgets every partition's tasks, dead letters and pause (`TestQueue.reset`). */
+  clear(): void {
+    for (const p of this.partitions) Object.assign(p, { list: [], running: new Map(), dead: [], paused: false });
+    this.replies.clear();
   }
 
   override async partitionState(partition: number): Promise<PartitionState> {

@@ -141,6 +141,7 @@ export class MemoryRunner {
 
   /** Starts what may start now; returns how many attempts it started. */
   startDue(): number {
+    if (this.closed) return 0;
     const now = this.engine.clock.now();
     let started = 0;
     for (const worker of this.delayWorkers()) {

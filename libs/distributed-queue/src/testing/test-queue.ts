@@ -25,6 +25,7 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { callHandler, runController } from '../runtime/handler-call';
 import { OrderedTask, UnkeptTask } from '../runtime/active-task';
 import { partitionOf } from '../route/route-keys';
+import { checkKey } from '../services/task-input';
 import { MemoryEngine, type SubmittedTask } from './memory-engine';
 import type { MemoryEventSubscriber } from './memory-event-subscriber';
 import { MemoryLimits } from './memory-limits';
@@ -98,7 +99,7 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     this.groups = new MemoryGroups(this.engine);
     this.runner = new MemoryRunner(this.engine, () => this.workers(), this.limits, this.groups, bus, options);
     if (options.route) {
-      this.route = new MemoryRouteStore(options.route, this.clock, () => this.engine.changed());
+      this.route = new MemoryRouteStore(options.route, this.clock, () => this.engine.changed(), (item) => this.engine.recordOrdered(item));
       this.runner.ordered = new MemoryOrderedRunner(this.route, () => this.workers(), bus);
       this.mover = this.moverWorker(options.route.qId, () => moduleRef.get(TaskSubmitService, { strict: false }));
     }
@@ -207,6 +208,7 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     const json = encodePayload(payload, this.options.maxPayloadBytes);
     const { id = 'test', attempt = 1, dueAt = this.clock.now(), key } = options ?? {};
     if (key !== undefined && !worker.options.ordered) throw new InvalidArgumentError('key', `"${name}" is not ordered: its tasks have no key`);
+    if (key !== undefined) checkKey(key, 0);
     const payloadValue = JSON.parse(json) as unknown;
     const task = worker.options.ordered
       ? new OrderedTask(id, name, key ?? 'test', payloadValue, attempt, dueAt, { partition: partitionOf(key ?? 'test', this.options.route?.partitions ?? 1), epoch: 1 })
@@ -239,9 +241,15 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     return this.moduleRef.get(TaskInspectorService, { strict: false }).getState(type, id);
   }
 
-  /** Forgets every task, dead letter, flow and submit record (the workers and schedules stay). */
+  /**
+   * Forgets every task (ordered ones too), dead letter, flow, submit record and run-time setting (pauses,
+   * group settings, limit overrides), as a fresh Redis would; the workers and schedules stay.
+   */
   reset(): void {
     this.engine.clear();
+    this.route?.clear();
+    this.groups.clear();
+    this.limits.clear();
     (this.flows?.store as MemoryFlowStore | undefined)?.clear();
     // NOTE: the schedules stay: their tick tasks went with the rest, so their chains start again from now
     (this.moduleRef.get(TaskScheduleService, { strict: false }).store as MemoryCronStore).rearm();

@@ -9,7 +9,7 @@ import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { AssertionError } from 'assert';
 import {
-  DistributedCron, DistributedQueueHealthIndicator, HistoryNotConfiguredError, InvalidArgumentError, TaskHistoryService, TaskInspectorService, InvalidOptionsError, InvalidPayloadError, TaskScheduleService, TaskSubmitService, TaskTimeoutError, TaskWorker,
+  DistributedCron, DistributedQueueHealthIndicator, InvalidSubmitOptionsError, QueueControlService, TaskGroupsService, HistoryNotConfiguredError, InvalidArgumentError, TaskHistoryService, TaskInspectorService, InvalidOptionsError, InvalidPayloadError, TaskScheduleService, TaskSubmitService, TaskTimeoutError, TaskWorker,
   UnknownTaskTypeError, type ActiveTask, type CronRun, type Task,
 } from '../index';
 import { DistributedQueueTestingModule, TestQueue, type DistributedQueueTestingOptions } from './index';
@@ -268,6 +268,99 @@ describe('DistributedQueueTestingModule', () => {
       { key: 'acct-7', fence: { partition: expect.any(Number), epoch: 1 }, payload: { amount: 5 }, attempt: 1 },
       { key: 'test', fence: { partition: expect.any(Number), epoch: 1 }, payload: { amount: 6 }, attempt: 1 },
     ]);
+  });
+});
+
+describe('ordered tasks, reset and close', () => {
+  let moduleRef: TestingModule | undefined;
+  const started: string[] = [];
+  afterEach(async () => {
+    await moduleRef?.close();
+    moduleRef = undefined;
+    started.length = 0;
+  });
+
+  @TaskWorker('acct', { ordered: true })
+  class AcctWorker {
+    async handle(task: Task<{ n: number; hang?: boolean }>, signal: AbortSignal): Promise<void> {
+      started.push(`${task.key}:${task.payload.n}`);
+      if (task.payload.hang) await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error)));
+    }
+  }
+
+  @TaskWorker('slow')
+  class SlowWorker {
+    async handle(_task: Task, signal: AbortSignal): Promise<void> {
+      started.push('slow');
+      await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error)));
+    }
+  }
+
+  const open = async (): Promise<TestingModule> => {
+    const ref = await Test.createTestingModule({
+      imports: [DistributedQueueTestingModule.forRoot({ now: START, route: { qId: 'q', partitions: 2 } })], providers: [AcctWorker, SlowWorker, MailWorker],
+    }).compile();
+    await ref.init();
+    return ref;
+  };
+
+  it('records ordered submits (now and delayed) with their key', async () => {
+    moduleRef = await open();
+    const submit = moduleRef.get(TaskSubmitService);
+    const queue = moduleRef.get(TestQueue);
+    const now = await submit.submitOrdered('acct', 'a', { n: 1 });
+    const later = await submit.submitOrdered('acct', 'b', { n: 2 }, { delay: 5_000 });
+    expect(queue.getSubmitted('acct')).toEqual([
+      { type: 'acct', id: now.id, key: 'a', payload: { n: 1 }, dueAt: START, priority: 0, submittedAt: START },
+      { type: 'acct', id: later.id, key: 'b', payload: { n: 2 }, dueAt: START + 5_000, priority: 0, submittedAt: START },
+    ]);
+    queue.expectSubmitted('acct', { n: 2 }, 1);
+    await queue.advanceBy(5_000);
+    expect(started).toEqual(['a:1', 'b:2']);
+    expect(queue.getSubmitted('acct')).toHaveLength(2);
+  });
+
+  it('reset forgets ordered tasks, dead letters, group settings and limit overrides too', async () => {
+    moduleRef = await open();
+    const submit = moduleRef.get(TaskSubmitService);
+    const queue = moduleRef.get(TestQueue);
+    await moduleRef.get(QueueControlService).pause('acct');
+    await submit.submitOrdered('acct', 'a', { n: 1 });
+    await moduleRef.get(TaskGroupsService).pauseGroup('mail', 'g');
+    await moduleRef.get(QueueControlService).setGlobalConcurrency('mail', 1);
+    queue.reset();
+    expect(await moduleRef.get(TaskInspectorService).getCounts('acct')).toMatchObject({ ready: 0, running: 0, dead: 0 });
+    expect(await moduleRef.get(QueueControlService).isPaused('acct')).toBe(false);
+    expect(await moduleRef.get(TaskGroupsService).getGroup('mail', 'g')).toMatchObject({ paused: false });
+    expect((await moduleRef.get(QueueControlService).getLimits('mail')).globalConcurrency.override).toBeUndefined();
+    expect(await queue.runDue()).toBe(0);
+  });
+
+  it('close aborts running handlers (delay and ordered) and starts nothing again', async () => {
+    moduleRef = await open();
+    const submit = moduleRef.get(TaskSubmitService);
+    const queue = moduleRef.get(TestQueue);
+    await submit.submit('slow', {});
+    await submit.submitOrdered('acct', 'a', { n: 1, hang: true });
+    const running = queue.runDue();
+    await new Promise((r) => setImmediate(r));
+    expect(started.sort()).toEqual(['a:1', 'slow']);
+    await moduleRef.close();
+    moduleRef = undefined;
+    await running;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(started).toEqual(['a:1', 'slow']);
+  });
+
+  it('refuses a runTask key an ordered submit would refuse, and workerOptions for a type no worker runs', async () => {
+    moduleRef = await open();
+    await expect(moduleRef.get(TestQueue).runTask('acct', { n: 1 }, { key: '' })).rejects.toBeInstanceOf(InvalidSubmitOptionsError);
+    await moduleRef.close();
+    const ref = await Test.createTestingModule({ imports: [DistributedQueueTestingModule.forRoot({ workerOptions: { mial: { timeoutMs: 5 } } })], providers: [MailWorker] }).compile();
+    moduleRef = undefined;
+    await expect(ref.init()).rejects.toMatchObject({ option: 'workerOptions.mial' });
+    // NOTE: Nest's close() of a context whose init failed rethrows that failure
+    await expect(ref.close()).rejects.toMatchObject({ option: 'workerOptions.mial' });
   });
 });
 
