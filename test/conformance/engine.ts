@@ -137,3 +137,17 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
     (error: unknown) => error,
   );
 }
+
+/**
+ * Polls `read` (every 20 ms, at most `timeoutMs`) until it gives a value: for what Redis shows a little after
+ * the call that made it (reports written every 200 ms, a flow's end, a hand-back). Memory gives it at once.
+ */
+export async function until<T>(read: () => Promise<T | null | undefined | false>, what: string, timeoutMs = 3000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

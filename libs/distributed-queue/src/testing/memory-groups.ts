@@ -60,7 +60,8 @@ export class MemoryGroups extends GroupsStore {
 
   override async list(type: string, offset: number, limit: number): Promise<{ total: number; groups: Omit<TaskGroup, 'due'>[] }> {
     const names = new Set(this.waitingOf(type).map((t) => t.group!));
-    const groups = [...names].map((name) => this.view(type, name)).sort((a, b) => b.waiting - a.waiting || (a.group < b.group ? -1 : 1));
+    // NOTE: as the backlog set's reverse range gives them: the largest first, equal ones by name, descending
+    const groups = [...names].map((name) => this.view(type, name)).sort((a, b) => b.waiting - a.waiting || (a.group < b.group ? 1 : -1));
     return { total: groups.length, groups: groups.slice(offset, offset + limit).map(({ due: _due, ...rest }) => rest) };
   }
 
@@ -101,7 +102,8 @@ export class MemoryGroups extends GroupsStore {
         if (!group.rotating) Object.assign(group, { rotating: true, pass: state.pass });
         const limit = group.concurrency ?? worker.options.groupConcurrency;
         if (tasks.length === 0 || group.paused || (limit !== undefined && (running.get(name) ?? 0) >= limit) || !this.allowed(worker, group, now)) continue;
-        if (!best || group.pass < best[1].pass) best = [name, group];
+        // NOTE: the rotation is a sorted set by pass: equal passes go by group name
+        if (!best || group.pass < best[1].pass || (group.pass === best[1].pass && name < best[0])) best = [name, group];
       }
       if (!best) break;
       const [name, group] = best;

@@ -63,7 +63,8 @@ export class MemoryLimits extends LimitsStore {
   }
 
   override async pauseFor(type: string, ms: number): Promise<void> {
-    this.engine.type(type).pausedUntil = this.engine.clock.now() + ms;
+    const queue = this.engine.type(type);
+    queue.pausedUntil = Math.max(queue.pausedUntil, this.engine.clock.now() + ms);
   }
 
   override async reset(type: string): Promise<void> {

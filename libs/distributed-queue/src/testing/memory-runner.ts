@@ -18,6 +18,9 @@ import type { MemoryGroups } from './memory-groups';
 import type { MemoryOrderedRunner } from './memory-ordered-runner';
 import type { MemoryTask, MemoryType } from './memory-type';
 
+/** A dead node's error as its flow keeps it (see ConsumerFlows.dead): no stack. */
+const flowError = ({ name, message, attempts, failedAt }: TaskErrorInfo): TaskErrorInfo => ({ name, message, attempts, failedAt });
+
 /** Microtask rounds `runDue` lets pass before it looks for work (a submit chain is some 20 deep). */
 const MICROTASK_ROUNDS = 100;
 
@@ -154,7 +157,7 @@ export class MemoryRunner {
       for (const task of queue.due(now, this.engine.settings(worker.type).agingMs)) {
         if (task.expireAt !== undefined && task.expireAt <= now) {
           this.bury(queue, task, { name: 'TaskExpiredError', message: `not started by its deadline (${task.expireAt})`, attempts: 0, failedAt: now });
-          if (this.flows && FlowProgress.isNode(task.type, task.id)) void this.flows.dead(task.id, task.error!).catch(() => undefined);
+          if (this.flows && FlowProgress.isNode(task.type, task.id)) void this.flows.dead(task.id, flowError(task.error!)).catch(() => undefined);
         } else due.push(task);
       }
       const byGroup = new Map<string, number>();
@@ -188,7 +191,7 @@ export class MemoryRunner {
         this.attempts.delete(entry);
         const outcome = this.settle(worker, entry, error, result);
         // NOTE: a node's death is its flow's to learn (as the consumer tells it after the burial)
-        if (node && outcome === 'dead') void node.dead(task.id, task.error!).catch(() => undefined).finally(resolve);
+        if (node && outcome === 'dead') void node.dead(task.id, flowError(task.error!)).catch(() => undefined).finally(resolve);
         else resolve();
       };
       const finish = (error: Error | null, result?: unknown): void => {
@@ -240,7 +243,8 @@ export class MemoryRunner {
     }
     if (error instanceof RateLimitedError) {
       task.state = 'waiting';
-      queue.pausedUntil = now + error.retryAfterMs;
+      // NOTE: a later pause never shortens an earlier one
+      queue.pausedUntil = Math.max(queue.pausedUntil, now + error.retryAfterMs);
       local('rateLimited', { error });
       return 'rateLimited';
     }
@@ -305,9 +309,11 @@ export class MemoryRunner {
     if (!task) return;
     const { maxLines, maxBytes } = this.options.taskLogs;
     task.logs.push(text);
-    task.logBytes += Buffer.byteLength(text) + 1;
-    while (task.logs.length > maxLines || (task.logBytes > maxBytes && task.logs.length > 0)) {
-      task.logBytes -= Buffer.byteLength(task.logs.shift()!) + 1;
+    task.logBytes += Buffer.byteLength(text);
+    // NOTE: as task-logs.lua counts: the lines joined by newlines; the oldest go first, never the newest
+    const bytes = (): number => task.logBytes + task.logs.length - 1;
+    while (task.logs.length > 1 && (task.logs.length > maxLines || bytes() > maxBytes)) {
+      task.logBytes -= Buffer.byteLength(task.logs.shift()!);
       task.logsDropped++;
     }
   }

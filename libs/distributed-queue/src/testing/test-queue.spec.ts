@@ -134,7 +134,7 @@ describe('TestQueue groups (smoke)', () => {
     await submit.submitMany('render', [1, 2].map((n) => ({ payload: `paused${n}`, group: 'p' })));
     await groups.pauseGroup('render', 'p');
     await groups.setGroupWeight('render', 'big', 2);
-    expect(await groups.getGroups('render')).toMatchObject({ total: 3, groups: [{ group: 'big', waiting: 6 }, { group: 'p', waiting: 2, paused: true }, { group: 'small', waiting: 2 }] });
+    expect(await groups.getGroups('render')).toMatchObject({ total: 3, groups: [{ group: 'big', waiting: 6 }, { group: 'small', waiting: 2 }, { group: 'p', waiting: 2, paused: true }] });
     await queue.runDue();
     expect(groupRuns).toEqual(['big1', 'small1', 'big2', 'big3', 'small2', 'big4', 'big5', 'big6']);
     expect(await queue.advanceBy(60_000)).toBe(0);
