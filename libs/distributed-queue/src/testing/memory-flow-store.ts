@@ -1,6 +1,8 @@
 import { dependentLines, FlowStore, lines, parseDef, type CascadeStep, type FlowDef, type ParkedNode, type SettleReply } from '../flow/flow.store';
 import { noRedis } from '../redis/no-redis';
 import type { MemoryEngine } from './memory-engine';
+import { isNodeField, linesFrom, num, rangeOf, resumePairs, wholeMs } from './memory-flow-text';
+import { MemoryParkedNodes } from './memory-flow-parking';
 
 /**
  * A flow's record as the flow scripts keep it (scripts/includes/flow-record.lua), its seven hashes one map
@@ -24,90 +26,19 @@ interface MemoryFlow {
   expireAt: number | null;
 }
 
-/** A parked node's entry in `<ws>:fp` (see flow-park.lua): dependencies left, its delay, nothing to read so far. */
-interface ParkedEntry {
-  left: number;
-  delay: number;
-  group: string;
-  none: boolean;
-}
-
-/** A type's parked bookkeeping: `<ws>:fp` (id -> entry) and `<ws>:fd` ('<id>\n<dependency ref>' fields). */
-interface ParkedOfType {
-  fp: Map<string, ParkedEntry>;
-  fd: Set<string>;
-}
-
-/** A flow node buried and not swept yet (ZSET `<dead>:f`, see bury.lua): its time of death and the error it was buried with. */
-interface BuriedNode {
-  diedAt: number;
-  errorJson: string;
-}
-
-/**
- * flow-record.lua's `linesFrom`: at most `count` lines of `s` from position `pos` (1-based), the part of each
- * before its first tab; and the position to resume at (null: none left). Positions count UTF-16 units, not
- * bytes as in Lua: they are opaque to the callers (cascade steps, context pages), which only hand them back.
- */
-function linesFrom(s: string | undefined, pos: number, count: number): [string[], number | null] {
-  const out: string[] = [];
-  if (s === undefined) return [out, null];
-  while (out.length < count && pos <= s.length) {
-    let e = s.indexOf('\n', pos - 1) + 1;
-    if (e === 0) e = s.length + 1;
-    let tab = s.indexOf('\t', pos - 1) + 1;
-    if (tab === 0 || tab > e) tab = e;
-    out.push(s.slice(pos - 1, tab - 1));
-    pos = e + 1;
-  }
-  return [out, pos <= s.length ? pos : null];
-}
-
-/** Whether a defs field holds a node (not the edges of one). */
-function isNodeField(field: string): boolean {
-  const b = field.charCodeAt(0);
-  return b !== 10 && b !== 13;
-}
-
-/** Lua's `string.format('%.0f', n)`: rounded half to even. */
-function wholeMs(n: number): string {
-  const r = Math.round(n);
-  return String(Math.abs(n % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r);
-}
-
-/** `tonumber(v) or 0`. */
-function num(v: string | undefined): number {
-  const n = v === undefined || v === '' ? NaN : Number(v);
-  return Number.isNaN(n) ? 0 : n;
-}
-
-/** A ZRANGE / ZREVRANGE of `sorted` by index, with Redis's rules for negative and out-of-range indexes. */
-function rangeOf<T>(sorted: T[], start: number, stop: number): T[] {
-  const len = sorted.length;
-  if (start < 0) start = Math.max(len + start, 0);
-  if (stop < 0) stop = len + stop;
-  if (start > stop || start >= len) return [];
-  return sorted.slice(start, Math.min(stop, len - 1) + 1);
-}
-
 /** A reply of settleOne as the script returns it: changed, delta, next refs, tell lines, resume pairs. */
 type RawSettle = [number, number, string[], string, (string | number)[]];
 
 /**
  * The flows of the testing module, as the flow scripts keep them (define-7, settle-7, block-7, context-7,
- * cancel-7, page-7 and flow-record.lua), with the parked nodes' bookkeeping of flow-park-4, flow-release-5
- * and flow-unpark-2 (flow-park.lua): a parked node is a task of the in-memory engine (`engine.park`: its id
- * taken, `getTask` says pending), and the dependencies it still waits for are counted here; the one that
- * loses its last enters its queue (`engine.unpark`). Every answer has the shape and the text encodings the
- * real `FlowStore` gives, so `FlowProgress`, `TaskFlowService` and `readFlow` run unchanged. An ended flow
- * expires `retentionMs` after its end on the engine's clock; the flows' index is the dashboard's list.
- * `nodeBuried` stands for bury.lua's `<dead>:f` (the runner calls it when it buries a flow node).
+ * cancel-7, page-7 and flow-record.lua); the parked nodes and buried ones are `MemoryParkedNodes`'. Every
+ * answer has the shape and the text encodings the real `FlowStore` gives, so `FlowProgress`,
+ * `TaskFlowService` and `readFlow` run unchanged. An ended flow expires `retentionMs` after its end on the
+ * engine's clock; the flows' index is the dashboard's list.
  */
 export class MemoryFlowStore extends FlowStore {
   private readonly flows = new Map<string, MemoryFlow>();
-  private readonly parked = new Map<string, ParkedOfType>();
-  /** Per type: `<dead>:f`. */
-  private readonly buried = new Map<string, Map<string, BuriedNode>>();
+  private readonly nodes: MemoryParkedNodes;
   /** The flows' index (ZSET flow id -> created). */
   private readonly index = new Map<string, number>();
 
@@ -116,6 +47,7 @@ export class MemoryFlowStore extends FlowStore {
     retentionMs: number,
   ) {
     super(noRedis(), 'memory', 0, retentionMs);
+    this.nodes = new MemoryParkedNodes(engine);
   }
 
   // ---- the flow's record -------------------------------------------------------------------------------
@@ -257,78 +189,32 @@ export class MemoryFlowStore extends FlowStore {
     return flow ? { ...flow.meta } : null;
   }
 
-  // ---- parked nodes (in their delay-queue types) -------------------------------------------------------
+  // ---- parked nodes, the dead-letter sweep, the index: MemoryParkedNodes -------------------------------
 
-  override async park(type: string, nodes: ParkedNode[]): Promise<boolean[]> {
-    const { fp, fd } = this.parkedOf(type);
-    return nodes.map((n) => {
-      const node: { id: string; payload: string; priority?: number; group?: string } = { id: n.id, payload: n.payload };
-      if (n.priority !== undefined) node.priority = n.priority;
-      if (n.group !== undefined && n.group !== '') node.group = n.group;
-      if (!this.engine.park(type, node)) return false;
-      // NOTE: HSET, as flow-park-4.lua: fields a former parking of this id left stay, the entry is new
-      for (const dep of n.deps) fd.add(`${n.id}\n${dep}`);
-      fp.set(n.id, { left: n.deps.length, delay: Math.floor(n.delay), group: n.group ?? '', none: true });
-      return true;
-    });
+  override park(type: string, nodes: ParkedNode[]): Promise<boolean[]> {
+    return this.nodes.park(type, nodes);
   }
 
-  override async release(type: string, pairs: [string, string, '0' | '1'][]): Promise<string[]> {
-    const { fp, fd } = this.parkedOf(type);
-    const released: string[] = [];
-    for (const [id, dep, left] of pairs) {
-      // NOTE: a repeated or late news finds no field and changes nothing: a node enters its queue at most once
-      if (!fd.delete(`${id}\n${dep}`)) continue;
-      const entry = fp.get(id);
-      if (!entry) continue;
-      entry.none = entry.none && left === '0';
-      if (entry.left > 1) {
-        entry.left--;
-        continue;
-      }
-      fp.delete(id);
-      // NOTE: the real script also drops the payload's leading '&' when `entry.none` (its worker then reads no
-      // dependencies); the engine's task keeps it (the memory runner reads every node's context, which gives
-      // the same empty results and failures, and every reader of the payload strips the '&')
-      if (this.engine.unpark(type, id, entry.delay)) released.push(id);
-    }
-    return released;
+  override release(type: string, pairs: [string, string, '0' | '1'][]): Promise<string[]> {
+    return this.nodes.release(type, pairs);
   }
 
-  override async unpark(type: string, nodes: { id: string; deps: string[] }[]): Promise<boolean[]> {
-    const { fp, fd } = this.parkedOf(type);
-    return nodes.map(({ id, deps }) => {
-      if (!fp.delete(id)) return false;
-      this.engine.dropParked(type, id);
-      for (const dep of deps) fd.delete(`${id}\n${dep}`);
-      return true;
-    });
+  override unpark(type: string, nodes: { id: string; deps: string[] }[]): Promise<boolean[]> {
+    return this.nodes.unpark(type, nodes);
   }
 
-  // ---- the dead-letter sweep ---------------------------------------------------------------------------
-
-  /**
-   * A flow node of `type` was buried (bury.lua notes it in `<dead>:f`): the runner calls this at each burial,
-   * with the time of death and the error JSON it stored. Ids that are not flow nodes' are ignored, as there.
-   */
+  /** A flow node of `type` was buried (see `MemoryParkedNodes.nodeBuried`). */
   nodeBuried(type: string, id: string, diedAt: number, errorJson: string): void {
-    if (id.charCodeAt(0) !== 38 /* & */) return;
-    let buried = this.buried.get(type);
-    if (!buried) this.buried.set(type, (buried = new Map()));
-    buried.set(id, { diedAt, errorJson });
+    this.nodes.nodeBuried(type, id, diedAt, errorJson);
   }
 
-  override async deadNodes(type: string, count: number): Promise<[string, number, string | null][]> {
-    const buried = [...(this.buried.get(type) ?? new Map<string, BuriedNode>())].sort(([a, x], [b, y]) => x.diedAt - y.diedAt || (a < b ? -1 : a > b ? 1 : 0));
-    return rangeOf(buried, 0, count - 1).map(([id, { diedAt, errorJson }]) => [id, diedAt, this.errorNow(type, id, errorJson)]);
+  override deadNodes(type: string, count: number): Promise<[string, number, string | null][]> {
+    return this.nodes.deadNodes(type, count);
   }
 
-  override async swept(type: string, ids: string[]): Promise<void> {
-    const buried = this.buried.get(type);
-    for (const id of ids) buried?.delete(id);
+  override swept(type: string, ids: string[]): Promise<void> {
+    return this.nodes.swept(type, ids);
   }
-
-  // ---- the flows' index --------------------------------------------------------------------------------
 
   override async indexed(flowId: string, createdAt: number): Promise<void> {
     this.index.set(flowId, createdAt);
@@ -346,8 +232,7 @@ export class MemoryFlowStore extends FlowStore {
   /** Forgets every flow, parked node's bookkeeping, buried node and index entry (for `TestQueue.reset`). */
   clear(): void {
     this.flows.clear();
-    this.parked.clear();
-    this.buried.clear();
+    this.nodes.clear();
     this.index.clear();
   }
 
@@ -523,32 +408,4 @@ export class MemoryFlowStore extends FlowStore {
     if (walk) delta = 2;
     return [changed, delta, next, tell, rest];
   }
-
-  // ---- flow-park.lua -----------------------------------------------------------------------------------
-
-  private parkedOf(type: string): ParkedOfType {
-    let parked = this.parked.get(type);
-    if (!parked) this.parked.set(type, (parked = { fp: new Map(), fd: new Set() }));
-    return parked;
-  }
-
-  /**
-   * What the type's errors hash holds for a buried node now (deadNodes reads it at the time of the call): the
-   * error it was buried with while it is dead, a retry's error while it runs again after a re-drive, none once
-   * it was re-driven (and not failed since), completed or deleted.
-   */
-  private errorNow(type: string, id: string, errorJson: string): string | null {
-    const task = this.engine.type(type).tasks.get(id);
-    if (!task) return null;
-    if (task.state === 'dead') return errorJson;
-    if ((task.state === 'waiting' || task.state === 'running') && task.error) return JSON.stringify(task.error);
-    return null;
-  }
-}
-
-/** Resume pairs (ref, position) as `CascadeStep`s. */
-function resumePairs(flat: (string | number)[]): CascadeStep[] {
-  const out: CascadeStep[] = [];
-  for (let i = 0; i < flat.length; i += 2) out.push([String(flat[i]), Number(flat[i + 1])]);
-  return out;
 }
