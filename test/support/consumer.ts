@@ -156,7 +156,9 @@ export function listFiles(dir: string): string[] {
  */
 export function expectedPackageFiles(): string[] {
   const src = path.join(LIB_DIR, 'src');
-  const expected = ['package.json', 'README.md', 'LICENSE'];
+  const expected = ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'];
+  // NOTE: the guides the README links to (scripts/package-readme.js copies docs/*.md at build)
+  for (const file of fs.readdirSync(path.join(REPO_ROOT, 'docs')).filter((f) => f.endsWith('.md'))) expected.push(`docs/${file}`);
   for (const file of listFiles(src)) {
     if (file.endsWith('.lua') && file.startsWith('scripts/')) expected.push(`dist/${file}`);
     else if (file.startsWith('dashboard/assets/')) expected.push(`dist/${file}`);
@@ -173,8 +175,8 @@ export function forbiddenReason(file: string): string | undefined {
   if (/(^|\/)node_modules\//.test(file)) return 'node_modules';
   if (file.endsWith('.ts') && !file.endsWith('.d.ts')) return 'TypeScript source';
   if (/(^|\/)(test|tests|__tests__|fixtures)\//.test(file) || /\.(spec|test|e2e-spec)\.(js|ts|d\.ts)$/.test(file)) return 'test';
-  if (!/^(package\.json|README\.md|LICENSE|dist\/.+\.(js|d\.ts|lua)|dist\/dashboard\/assets\/[\w.-]+\.(js|css))$/.test(file)) {
-    return 'not in the allowed set (package.json, README.md, LICENSE, dist/**/*.{js,d.ts,lua}, dist/dashboard/assets/*.{js,css})';
+  if (!/^(package\.json|README\.md|CHANGELOG\.md|LICENSE|docs\/[\w.-]+\.md|dist\/.+\.(js|d\.ts|lua)|dist\/dashboard\/assets\/[\w.-]+\.(js|css))$/.test(file)) {
+    return 'not in the allowed set (package.json, README.md, CHANGELOG.md, LICENSE, docs/*.md, dist/**/*.{js,d.ts,lua}, dist/dashboard/assets/*.{js,css})';
   }
   return undefined;
 }
