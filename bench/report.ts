@@ -1,4 +1,5 @@
 import { writeFileSync } from 'fs';
+import { writeCharts } from './charts';
 import { cpus } from 'os';
 import { join } from 'path';
 import { NOTES } from './notes';
@@ -46,6 +47,8 @@ export function writeReport(rows: Row[], meta: { redis: string; quick: boolean; 
     '',
     renderTable(rows),
     '',
+    // NOTE: a full run draws its charts (docs/bench/*.svg); a quick or partial one writes nothing
+    ...(meta.quick ? [] : [writeCharts(rows)]),
     NOTES,
     FLOW_NOTES,
     RESULT_NOTES,
