@@ -8,60 +8,10 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import '../../../../test/fixtures/testing-guide';
+import { blocksOf, REPO_ROOT as ROOT, regionsOf } from '../../../../test/support/docs-snippets';
 
-const ROOT = join(__dirname, '../../../..');
 const GUIDE = 'docs/testing.md';
 const FIXTURES = ['test/fixtures/testing-guide-app.ts', 'test/fixtures/testing-guide.ts'];
-
-/** `lines` without their common indentation (blank lines left out of the count), trailing spaces trimmed. */
-function dedent(lines: string[]): string {
-  const indents = lines.filter((l) => l.trim() !== '').map((l) => l.length - l.trimStart().length);
-  const cut = indents.length === 0 ? 0 : Math.min(...indents);
-  return lines.map((l) => l.slice(cut).trimEnd()).join('\n');
-}
-
-/** The `// snippet: <name>` ... `// end-snippet` regions of a fixture, dedented, by name. */
-function regionsOf(file: string): Map<string, string> {
-  const regions = new Map<string, string>();
-  let open: { name: string; lines: string[] } | null = null;
-  readFileSync(join(ROOT, file), 'utf8').split('\n').forEach((line, i) => {
-    const start = /^\s*\/\/ snippet: ([\w-]+)\s*$/.exec(line);
-    if (start) {
-      if (open) throw new Error(`${file}:${i + 1}: snippet ${start[1]} opens inside snippet ${open.name}`);
-      open = { name: start[1], lines: [] };
-    } else if (/^\s*\/\/ end-snippet\s*$/.test(line)) {
-      if (!open) throw new Error(`${file}:${i + 1}: end-snippet without a snippet`);
-      if (regions.has(open.name)) throw new Error(`${file}: snippet ${open.name} twice`);
-      regions.set(open.name, dedent(open.lines));
-      open = null;
-    } else open?.lines.push(line);
-  });
-  if (open) throw new Error(`${file}: snippet ${(open as { name: string }).name} is not closed`);
-  return regions;
-}
-
-/** The guide's ```ts blocks: each with the name of the `<!-- snippet: <name> -->` line right above it (or null). */
-function blocksOf(markdown: string): { name: string | null; code: string; line: number }[] {
-  const blocks: { name: string | null; code: string; line: number }[] = [];
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (!/^```(ts|typescript)\s*$/.test(lines[i])) {
-      if (/^```/.test(lines[i])) {
-        // another language's block: skip to its end, so that its closing fence is not taken for an opening one
-        for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++);
-      }
-      continue;
-    }
-    let j = i - 1;
-    while (j >= 0 && lines[j].trim() === '') j--;
-    const marker = j >= 0 ? /^<!-- snippet: ([\w-]+) -->$/.exec(lines[j].trim()) : null;
-    const start = i;
-    const code: string[] = [];
-    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) code.push(lines[i]);
-    blocks.push({ name: marker ? marker[1] : null, code: dedent(code), line: start + 1 });
-  }
-  return blocks;
-}
 
 describe('docs/testing.md shows the fixtures as they are', () => {
   const regions = new Map<string, string>();
