@@ -174,6 +174,7 @@ const streamLength = (options: ResolvedModuleOptions): number => (options.events
   ],
 })
 export class DistributedQueueModule extends ConfigurableDistributedQueueModule implements NestModule {
+  /** @internal Nest creates the module: import it with `forRoot` / `forRootAsync`. */
   constructor(
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly resolved: ResolvedModuleOptions,
     private readonly serviceClient: ServiceClient,

@@ -24,9 +24,10 @@ function toInfo({ name, definition, version, nextTickAt, lastTickAt }: StoredSch
 @Injectable()
 export class TaskScheduleService {
   private readonly logger = new Logger('DistributedQueue');
-  /** The schedules' store (the cron orchestrator shares it). */
+  /** @internal The schedules' store (the cron orchestrator shares it). */
   readonly store: CronStore;
 
+  /** @internal Nest creates it (dependency injection): inject the class, do not construct it. */
   constructor(
     private readonly delay: DelayQueueStore,
     private readonly explorer: DistributedQueueExplorer,

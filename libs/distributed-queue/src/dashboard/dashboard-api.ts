@@ -54,9 +54,17 @@ import type { FlowInfo, FlowNodeInfo, RouteStatus, TaskCounts, TaskErrorInfo, Ta
 export interface DashboardOverview {
   /** When the reading was made (ms, the server's clock). */
   now: number;
+  /** Every task type, with its counts. */
   types: DashboardTypeSummary[];
   /** The route queue, when the application has one. */
-  route?: { qId: string; partitions: number; machines: number };
+  route?: {
+    /** The route queue's id. */
+    qId: string;
+    /** Its partition count. */
+    partitions: number;
+    /** Its registered machines. */
+    machines: number;
+  };
   /** Whether a task history store is configured (the task view then offers the history). */
   history: boolean;
   /** The schedules (distributed cron) of the queue's Redis. */
@@ -65,25 +73,38 @@ export interface DashboardOverview {
 
 /** A schedule as the overview shows it. */
 export interface DashboardSchedule {
+  /** The schedule's name. */
   name: string;
   /** The cron expression (with its time zone) or `every <n> ms`. */
   rule: string;
+  /** The task type each tick submits. */
   type: string;
   /** Epoch ms, or null when the schedule has no more ticks. */
   nextTickAt: number | null;
+  /** The last tick handled (epoch ms), or null. */
   lastTickAt: number | null;
 }
 
+/** A task type as the overview shows it. */
 export interface DashboardTypeSummary {
+  /** The task type. */
   type: string;
+  /** Whether it is an ordered type (route queue). */
   ordered: boolean;
+  /** Whether it is paused. */
   paused: boolean;
+  /** Its tasks by state. */
   counts: TaskCounts;
   /**
    * Tasks completed and failed attempts in the last 60 s, from the type's event stream. Completions are
    * logged while someone follows the stream: the dashboard asks for them while it is open.
    */
-  perMinute: { completed: number; failed: number };
+  perMinute: {
+    /** Tasks completed. */
+    completed: number;
+    /** Failed attempts. */
+    failed: number;
+  };
   /** Delay-queue types: the fleet-wide limits and the recent rate (ordered types have none). */
   limits?: DashboardLimits;
 }
@@ -103,12 +124,15 @@ export interface DashboardLimits extends TypeLimits {
 
 /** One page of a delay-queue type's groups with a backlog, the largest first (`TaskGroupsService.getGroups`). */
 export interface DashboardGroupPage {
+  /** The task type. */
   type: string;
   /** The position of the page's first group (0: the largest backlog). */
   offset: number;
+  /** The most groups the page holds. */
   limit: number;
   /** Groups of the type with waiting tasks. */
   total: number;
+  /** The page's groups. */
   groups: TaskGroup[];
 }
 
@@ -117,15 +141,19 @@ export interface DashboardGroupPage {
  * a deep page is read in bounded steps that never block Redis.
  */
 export interface DashboardTaskPage {
+  /** The task type. */
   type: string;
+  /** The state listed. */
   state: string;
   /** The cursor this page started from (null: the first page). */
   cursor: string | null;
   /** The cursor of the page after this one (null: this is the last). */
   next: string | null;
+  /** The most tasks the page holds. */
   limit: number;
   /** Tasks in that state (from the counts; with `id`, still the state's count: `tasks` holds the match). */
   total: number;
+  /** The page's tasks. */
   tasks: TaskInfo[];
 }
 
@@ -144,10 +172,13 @@ export interface DashboardRoute extends RouteStatus {
 
 /** One page of the newest flows (`TaskFlowService.listFlows`): their state and counts, no nodes. */
 export interface DashboardFlowPage {
+  /** The position of the page's first flow (0: the newest). */
   offset: number;
+  /** The most flows the page holds. */
   limit: number;
   /** Whether flows follow this page. */
   more: boolean;
+  /** The page's flows, newest first. */
   flows: Omit<FlowInfo, 'nodes'>[];
 }
 
@@ -155,9 +186,13 @@ export interface DashboardFlowPage {
  * A node as the dashboard sends it: `result` only when its JSON is at most 1 KiB, else `resultBytes`
  * (its size): a flow of thousands of nodes stays a bounded read.
  */
-export type DashboardFlowNode = FlowNodeInfo & { resultBytes?: number };
+export type DashboardFlowNode = FlowNodeInfo & {
+  /** The size of its result's JSON in bytes, when it is more than 1 KiB (`result` is then absent). */
+  resultBytes?: number;
+};
 
 /** A flow with every node (`TaskFlowService.getFlow`). */
 export interface DashboardFlow extends Omit<FlowInfo, 'nodes'> {
+  /** Every node, in the order submitFlow was given them. */
   nodes: DashboardFlowNode[];
 }

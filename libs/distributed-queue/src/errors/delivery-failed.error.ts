@@ -7,8 +7,11 @@ import { DistributedQueueError } from './distributed-queue.error';
  */
 export class DeliveryFailedError extends DistributedQueueError {
   constructor(
+    /** The application the delivery went to (the type's owner). */
     readonly app: string,
+    /** The application instance the delivery went to. */
     readonly instance: string,
+    /** The HTTP status of the answer; 0 when no answer came. */
     readonly status: number,
     detail: string,
     /**
@@ -28,6 +31,7 @@ export class DeliveryFailedError extends DistributedQueueError {
  */
 export class DeliveryNotMadeError extends DistributedQueueError {
   constructor(
+    /** The application the delivery was for (the type's owner). */
     readonly app: string,
     /** The instance that refused the connection; null when there was none to try. */
     readonly instance: string | null,

@@ -11,6 +11,7 @@ export class DistributedQueueError extends Error {
 /** Module options are invalid. Thrown at start-up; the message names the option. */
 export class InvalidOptionsError extends DistributedQueueError {
   constructor(
+    /** The option at fault (a path such as `route.partitions`). */
     readonly option: string,
     problem: string,
   ) {
@@ -21,6 +22,7 @@ export class InvalidOptionsError extends DistributedQueueError {
 /** A task type is empty, too long, or contains a character reserved for Redis hash tags. */
 export class InvalidTaskTypeError extends DistributedQueueError {
   constructor(
+    /** The value given as the task type. */
     readonly type: unknown,
     problem: string,
   ) {
@@ -30,7 +32,10 @@ export class InvalidTaskTypeError extends DistributedQueueError {
 
 /** A task type that has no worker in this application and is not declared in the `types` option. */
 export class UnknownTaskTypeError extends DistributedQueueError {
-  constructor(readonly type: string) {
+  constructor(
+    /** The unknown type. */
+    readonly type: string,
+  ) {
     super(
       `Unknown task type ${quote(type)}: no @TaskWorker handles it here and it is not declared in the "types" option ` +
         `(declare it there to submit from a producer-only application, or set strictTypes: false)`,
@@ -41,6 +46,7 @@ export class UnknownTaskTypeError extends DistributedQueueError {
 /** Submit options are invalid (negative delay, both delay and runAt, a bad id...). */
 export class InvalidSubmitOptionsError extends DistributedQueueError {
   constructor(
+    /** The submit option at fault. */
     readonly option: string,
     problem: string,
   ) {
@@ -51,6 +57,7 @@ export class InvalidSubmitOptionsError extends DistributedQueueError {
 /** An argument of an inspection call is invalid (a state name, an offset or a limit); names it. */
 export class InvalidArgumentError extends DistributedQueueError {
   constructor(
+    /** The argument at fault. */
     readonly argument: string,
     problem: string,
   ) {
@@ -68,7 +75,9 @@ export class InvalidPayloadError extends DistributedQueueError {
 /** The serialised payload is larger than `maxPayloadBytes`. */
 export class PayloadTooLargeError extends InvalidPayloadError {
   constructor(
+    /** The serialised payload's size in bytes. */
     readonly bytes: number,
+    /** `maxPayloadBytes`. */
     readonly limit: number,
   ) {
     super(`${bytes} bytes is larger than maxPayloadBytes (${limit})`);
@@ -80,21 +89,30 @@ export class InvalidTaskWorkerError extends DistributedQueueError {}
 
 /** A handler ran longer than its `timeoutMs`; the task is retried or dead-lettered. */
 export class TaskTimeoutError extends DistributedQueueError {
-  constructor(readonly timeoutMs: number) {
+  constructor(
+    /** The handler's `timeoutMs`. */
+    readonly timeoutMs: number,
+  ) {
     super(`Task timed out after ${timeoutMs} ms`);
   }
 }
 
 /** The task was cancelled while it was running. */
 export class TaskCancelledError extends DistributedQueueError {
-  constructor(readonly id: string) {
+  constructor(
+    /** The cancelled task's id. */
+    readonly id: string,
+  ) {
     super(`Task ${id} was cancelled`);
   }
 }
 
 /** The worker lost its reservation (lease expired); another worker may run the task. */
 export class LeaseLostError extends DistributedQueueError {
-  constructor(readonly id: string) {
+  constructor(
+    /** The id of the task whose lease was lost. */
+    readonly id: string,
+  ) {
     super(`Reservation of task ${id} was lost (lease expired)`);
   }
 }
@@ -119,7 +137,9 @@ export class RouteNotConfiguredError extends DistributedQueueError {
 /** The route queue's partition is full and its reject strategy is Exception. */
 export class PartitionFullError extends DistributedQueueError {
   constructor(
+    /** The full partition. */
     readonly partition: number,
+    /** The partition's limit of waiting tasks. */
     readonly limit: number,
   ) {
     super(`Route queue partition ${partition} is full (${limit} waiting tasks; rejectStrategy Exception)`);
@@ -129,8 +149,11 @@ export class PartitionFullError extends DistributedQueueError {
 /** The configured partition count is smaller than the one Redis holds: shrinking is not supported. */
 export class PartitionShrinkError extends DistributedQueueError {
   constructor(
+    /** The route queue's id. */
     readonly qId: string,
+    /** The partition count Redis holds. */
     readonly stored: number,
+    /** The configured partition count (smaller). */
     readonly wanted: number,
   ) {
     super(
@@ -145,7 +168,10 @@ export class PartitionShrinkError extends DistributedQueueError {
  * found none either, e.g. it was flushed again meanwhile): submit again.
  */
 export class RouteQueueLostError extends DistributedQueueError {
-  constructor(readonly qId: string) {
+  constructor(
+    /** The route queue's id. */
+    readonly qId: string,
+  ) {
     super(`Route queue "${qId}" has no records in Redis (lost, and not re-created yet): submit again`);
   }
 }
@@ -160,6 +186,7 @@ export class HistoryNotConfiguredError extends DistributedQueueError {
 /** A schedule's definition is refused: the message names the schedule and what is wrong. */
 export class InvalidScheduleError extends DistributedQueueError {
   constructor(
+    /** The schedule's name. */
     readonly schedule: string,
     problem: string,
   ) {

@@ -7,6 +7,7 @@ import { DistributedQueueError } from './distributed-queue.error';
 export class InvalidFlowError extends DistributedQueueError {
   constructor(
     problem: string,
+    /** The ref of the node at fault; absent when the fault is the flow's as a whole. */
     readonly ref?: string,
   ) {
     super(ref === undefined ? `Invalid flow: ${problem}` : `Invalid flow node "${ref}": ${problem}`);

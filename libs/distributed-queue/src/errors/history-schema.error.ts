@@ -6,8 +6,11 @@ import { DistributedQueueError } from './distributed-queue.error';
  */
 export class HistorySchemaError extends DistributedQueueError {
   constructor(
+    /** The history table. */
     readonly table: string,
+    /** The schema version the table has. */
     readonly found: number,
+    /** The newest schema version this version of the library knows. */
     readonly known: number,
   ) {
     super(
@@ -24,7 +27,9 @@ export class HistorySchemaError extends DistributedQueueError {
  */
 export class HistoryFlushTimeoutError extends DistributedQueueError {
   constructor(
+    /** The Redis streams of history events that were not all copied in time. */
     readonly streams: string[],
+    /** The flush's time limit, ms. */
     readonly timeoutMs: number,
   ) {
     const named = streams.slice(0, 3).join(', ') + (streams.length > 3 ? `, and ${streams.length - 3} more` : '');

@@ -32,7 +32,22 @@ const STATUS: [new (...args: never[]) => Error, number][] = [
  * status; the library's errors of bad input are 400, unknown types 404, a queue in use or a type another application owns 409, what needs Redis in an application without it 501, Redis unavailable or a write its replicas did not confirm (`DurabilityError`) 503, Redis out of memory 507. Undefined for
  * anything else (an unexpected error: answer 500 without details and log it).
  */
-export function httpErrorOf(error: unknown): { status: number; body: { error: { name: string; message: string } } } | undefined {
+export function httpErrorOf(error: unknown):
+  | {
+      /** The HTTP status to answer with. */
+      status: number;
+      /** The body to answer with. */
+      body: {
+        /** The error, as the client may see it. */
+        error: {
+          /** The error's `name` (its class name). */
+          name: string;
+          /** The error's message. */
+          message: string;
+        };
+      };
+    }
+  | undefined {
   if (!(error instanceof Error)) return undefined;
   const status =
     error instanceof HttpException

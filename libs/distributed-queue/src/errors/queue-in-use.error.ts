@@ -6,7 +6,9 @@ import { DistributedQueueError } from './distributed-queue.error';
  */
 export class QueueInUseError extends DistributedQueueError {
   constructor(
+    /** The queue `obliterate` was called for. */
     readonly queue: string,
+    /** How many of its workers (consumers or machines) are live. */
     readonly live: number,
     what: string,
   ) {

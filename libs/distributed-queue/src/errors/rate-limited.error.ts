@@ -9,6 +9,7 @@ const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
  * of its type for `retryAfterMs` (at most a day; a bad value counts as 0).
  */
 export class RateLimitedError extends DistributedQueueError {
+  /** How long the fleet starts no task of the type, ms: the value given, rounded up, 0 to a day (a bad value: 0). */
   readonly retryAfterMs: number;
 
   constructor(retryAfterMs: number, message?: string) {

@@ -33,9 +33,11 @@ export class RedisStartupError extends RedisUnavailableError {}
  */
 export class SubmitIncompleteError<R = unknown> extends DistributedQueueError {
   constructor(
+    /** The type of the submitted tasks. */
     readonly type: string,
     /** Per item: its result when it was written, undefined when it was not. */
     readonly results: (R | undefined)[],
+    /** The failure of the call that was not written (typically `RedisUnavailableError`). */
     readonly cause: unknown,
   ) {
     const written = results.filter((r) => r !== undefined).length;

@@ -7,12 +7,18 @@ import { EventSubscriber } from '../runtime/event-subscriber';
 
 /** A flow's end, as flow listeners get it. */
 export interface FlowEndedEvent {
+  /** The flow's id. */
   flowId: string;
+  /** How it ended. */
   state: Exclude<FlowState, 'creating' | 'running'>;
   /** When it was seen (epoch ms, this process's clock). */
   at: number;
 }
 
+/**
+ * A listener of flow ends (`TaskFlowService.onFlowEnded`, `followFlowEnds`). What it throws or rejects with is
+ * logged, not rethrown.
+ */
 export type FlowEndedListener = (event: FlowEndedEvent) => void | Promise<void>;
 
 /**

@@ -67,6 +67,7 @@ export interface HealthCheckOptions {
  */
 @Injectable()
 export class DistributedQueueHealthIndicator {
+  /** @internal Nest creates it (dependency injection): inject the class, do not construct it. */
   constructor(
     @Inject(DISTRIBUTED_QUEUE_REDIS) private readonly redis: RedisClient,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,

@@ -1,5 +1,6 @@
 /** One check of the health indicator: up or down, with what was measured. */
 export interface HealthCheckDetail {
+  /** Whether the check passes. */
   status: 'up' | 'down';
   /** Why it is down. */
   message?: string;

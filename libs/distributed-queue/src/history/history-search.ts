@@ -7,7 +7,9 @@ import { HISTORY_STATUSES, type HistoryStatus } from './history-event';
 
 /** A search of the task history: filters on type, status, flow and submit time, newest first. */
 export interface HistorySearch {
+  /** Rows of this task type. @default every type */
   type?: string;
+  /** Rows in this status. @default every status */
   status?: HistoryStatus;
   /** The rows of one flow's nodes (`submitFlow`'s id). */
   flowId?: string;
@@ -26,7 +28,9 @@ export interface HistorySearch {
 
 /** A page of a history search; `nextCursor` is present when more rows may follow. */
 export interface HistoryPage {
+  /** The page's rows. */
   rows: TaskHistoryRecord[];
+  /** The `cursor` of the next page; absent when no more rows follow. */
   nextCursor?: string;
 }
 

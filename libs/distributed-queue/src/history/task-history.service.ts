@@ -13,6 +13,7 @@ import { FLUSH_TIMEOUT_MS, HistoryWriter } from './history-writer';
  */
 @Injectable()
 export class TaskHistoryService {
+  /** @internal Nest creates it (dependency injection): inject the class, do not construct it. */
   constructor(
     @Inject(HISTORY_STORE) private readonly store: HistoryStore | null,
     private readonly writer: HistoryWriter,

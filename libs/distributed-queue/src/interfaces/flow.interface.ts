@@ -16,6 +16,7 @@ export interface FlowNode<P = unknown> {
   ref: string;
   /** Its task type (delay-queue or ordered), or a contract from `defineTask`. */
   type: string | TaskContract<P, boolean>;
+  /** Its task's payload. */
   payload: P;
   /** The refs of the nodes it waits for. @default none: it starts at once (a root) */
   dependsOn?: string[];
@@ -48,7 +49,15 @@ export interface FlowSubmitResult {
   /** false when a flow with this id existed: nothing was written. */
   created: boolean;
   /** Each node's task: its type and id (`&<flow id>:<ref>`), for `getTask` and the dashboard. */
-  nodes: Record<string, { type: string; id: string }>;
+  nodes: Record<
+    string,
+    {
+      /** The node's task type. */
+      type: string;
+      /** The node's task id. */
+      id: string;
+    }
+  >;
 }
 
 /** Where a flow is. `creating`: submitFlow has not finished (or failed half-way: repeat it with the id). */
@@ -62,12 +71,17 @@ export type FlowNodeState = 'pending' | 'blocked' | 'completed' | 'dead' | 'canc
 
 /** One node of `getFlow`. */
 export interface FlowNodeInfo {
+  /** Its name in the flow. */
   ref: string;
+  /** Its task type. */
   type: string;
   /** Its task's id. */
   id: string;
+  /** Where it is. */
   state: FlowNodeState;
+  /** The refs of the nodes it waits for (empty for a root). */
   dependsOn: string[];
+  /** What its dependents do when it ends dead. */
   onFailure: FlowFailurePolicy;
   /** Ordered types: its key. */
   key?: string;
@@ -79,12 +93,27 @@ export interface FlowNodeInfo {
 
 /** A flow as `getFlow` reads it. */
 export interface FlowInfo {
+  /** The flow's id. */
   id: string;
+  /** Where the flow is. */
   state: FlowState;
+  /** When it was submitted (epoch ms). */
   createdAt: number;
   /** When it ended (completed, failed or cancelled). */
   endedAt?: number;
-  counts: { total: number; completed: number; dead: number; cancelled: number; blocked: number };
+  /** Its nodes by where they are. */
+  counts: {
+    /** Nodes in the flow. */
+    total: number;
+    /** Nodes that completed. */
+    completed: number;
+    /** Nodes that ended dead. */
+    dead: number;
+    /** Nodes that were cancelled. */
+    cancelled: number;
+    /** Nodes that never run unless a dead dependency is re-driven. */
+    blocked: number;
+  };
   /** Every node, in the order submitFlow was given them. */
   nodes: FlowNodeInfo[];
 }

@@ -12,7 +12,9 @@ export interface LimitState<T> {
 
 /** A delay-queue type's fleet-wide limits as Redis holds them (see `QueueControlService.getLimits`). */
 export interface TypeLimits {
+  /** Its fleet-wide rate limit: configured, overridden, in force. */
   rateLimit: LimitState<Required<RateLimitOptions>>;
+  /** Its fleet-wide concurrency (tasks running at once across the fleet): configured, overridden, in force. */
   globalConcurrency: LimitState<number>;
   /** Its live leases now: tasks running (or reserved to run) across the fleet. */
   running: number;
@@ -22,6 +24,7 @@ export interface TypeLimits {
 
 /** A group of a delay-queue type (see `SubmitOptions.group`): its counts and settings. */
 export interface TaskGroup {
+  /** The group's name. */
   group: string;
   /** Its waiting tasks, delayed and due. */
   waiting: number;
@@ -29,6 +32,7 @@ export interface TaskGroup {
   due?: number;
   /** Its tasks holding a lease now (the slots its concurrency counts). */
   running: number;
+  /** Whether the group is paused (`pauseGroup`): none of its tasks starts. */
   paused: boolean;
   /** Its own fleet-wide concurrency (`setGroupConcurrency`); absent: the type's `groupConcurrency`, if any. */
   concurrency?: number;

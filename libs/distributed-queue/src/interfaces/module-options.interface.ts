@@ -9,7 +9,9 @@ import type { TaskWorkerOptions } from './task-worker-options.interface';
 
 /** A Redis Cluster: seed nodes and ioredis cluster options. */
 export interface ClusterConnection {
+  /** The seed nodes: one or more of the cluster's nodes (ioredis discovers the others). */
   cluster: ClusterNode[];
+  /** ioredis options of the cluster client. */
   clusterOptions?: ClusterOptions;
 }
 

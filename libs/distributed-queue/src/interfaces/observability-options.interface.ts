@@ -3,6 +3,7 @@
  * prom-client installed).
  */
 export interface MetricsRegistryLike {
+  /** Registers one metric (prom-client's `Registry.registerMetric`). */
   registerMetric(metric: unknown): void;
 }
 

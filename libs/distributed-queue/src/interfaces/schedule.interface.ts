@@ -30,14 +30,23 @@ export interface ScheduleOptions<P = unknown> {
 
 /** A schedule as stored: what `list()` returns. */
 export interface ScheduleInfo {
+  /** The schedule's name. */
   name: string;
+  /** Its cron expression (cron schedules). */
   cron?: string;
+  /** Its period, ms (`everyMs` schedules). */
   everyMs?: number;
+  /** The task type each tick submits. */
   type: string;
+  /** The payload of each tick's task. */
   payload: unknown;
+  /** The time zone of `cron`. */
   timeZone?: string;
+  /** No tick before this time (epoch ms). */
   startAt?: number;
+  /** No tick after this time (epoch ms). */
   endAt?: number;
+  /** What happens to ticks missed while every instance was down. */
   missedTicks: MissedTicks;
   /** Bumped by every change of the definition. */
   version: number;

@@ -41,7 +41,9 @@ export type TaskEventScope = 'local' | 'fleet';
 
 /** One lifecycle event, as an `@OnTaskEvent` method receives it. */
 export interface TaskEvent<P = unknown> {
+  /** What happened. */
   event: TaskEventName;
+  /** Where the event comes from: this instance (`local`) or the type's event stream (`fleet`). */
   scope: TaskEventScope;
   /**
    * The task. Local events carry the task as the handler saw it; fleet events carry id, type, attempt

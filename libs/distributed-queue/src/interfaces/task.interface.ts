@@ -17,7 +17,12 @@ export interface Task<P = unknown> {
    * Ordered tasks: the partition and its ownership epoch. The epoch grows every time the partition changes
    * owner; store it with your side effects to refuse writes from a stale owner (a fencing token).
    */
-  readonly fence?: { partition: number; epoch: number };
+  readonly fence?: {
+    /** The partition the task is in. */
+    partition: number;
+    /** The partition's ownership epoch when the task was taken. */
+    epoch: number;
+  };
   /**
    * The W3C `traceparent` of the span the task was submitted under (with the `tracing` option), so that its
    * runs join the submitter's trace; undefined otherwise.
@@ -59,6 +64,7 @@ export interface TaskLogLine {
   attempt: number;
   /** When it was written: epoch ms of the worker's clock. */
   at: number;
+  /** The line (at most 4,096 characters). */
   line: string;
 }
 
@@ -150,7 +156,14 @@ export interface DedupeOptions {
  * A call's own durability (see the module option `durability`, which it needs): `false` to resolve once the
  * master applied the write, or replicas and/or timeoutMs other than the module's.
  */
-export type CallDurability = false | { replicas?: number; timeoutMs?: number };
+export type CallDurability =
+  | false
+  | {
+      /** Replicas that must acknowledge the write. @default the module's `durability.replicas` */
+      replicas?: number;
+      /** How long to wait for their acknowledgements, ms. @default the module's `durability.timeoutMs` */
+      timeoutMs?: number;
+    };
 
 /** Options of a state-changing call as a whole (`submitMany`, `submitOrderedMany`, `cancel`). */
 export interface CallOptions {
@@ -166,11 +179,13 @@ export interface RescheduleOptions extends Pick<SubmitOptions, 'delay' | 'runAt'
 
 /** One item of `submitMany`. */
 export interface SubmitItem<P = unknown> extends SubmitOptions {
+  /** The task's payload. */
   payload: P;
 }
 
 /** The outcome of submitting one task. */
 export interface SubmitResult {
+  /** The task's id (given or generated); with `dedupe`, possibly the standing task's. */
   id: string;
   /** false when a task with this id already existed; nothing was changed then. */
   created: boolean;
@@ -189,14 +204,19 @@ export type CancelResult =
 
 /** A task as stored, for inspection. */
 export interface TaskInfo<P = unknown> {
+  /** The task's id. */
   id: string;
+  /** The task type. */
   type: string;
+  /** Where the task is in its life. */
   state: TaskState;
   /** Attempts started so far. */
   attempts?: number;
+  /** When the task is or was due (epoch ms, Redis clock). */
   dueAt?: number;
   /** Delay-queue tasks: the priority, 1 to 1000 (see `SubmitOptions.priority`); absent for 0, the most urgent. */
   priority?: number;
+  /** The payload (absent when it could not be read). */
   payload?: P;
   /** The last failure, for retried and dead tasks. */
   lastError?: TaskErrorInfo;
@@ -230,9 +250,13 @@ export interface TaskInfo<P = unknown> {
 
 /** A failure as recorded in Redis. */
 export interface TaskErrorInfo {
+  /** The error's name (its class name, e.g. `TaskTimeoutError`). */
   name: string;
+  /** The error's message. */
   message: string;
+  /** Attempts made when it failed. */
   attempts: number;
+  /** When the failure was recorded (epoch ms). */
   failedAt: number;
   /** Service mode: the application instance the failed delivery went to (its next attempt goes elsewhere). */
   instance?: string;
@@ -247,7 +271,9 @@ export interface TaskErrorInfo {
 
 /** A dead-lettered task. */
 export interface DeadTask<P = unknown> {
+  /** The task's id. */
   id: string;
+  /** The task type. */
   type: string;
   /** When it was moved to dead letters (epoch ms, Redis clock). */
   diedAt: number;
@@ -255,6 +281,7 @@ export interface DeadTask<P = unknown> {
   payload?: P;
   /** The raw record when it could not be decoded. */
   raw?: string;
+  /** Why it died: its last failure. */
   error: TaskErrorInfo;
 }
 
@@ -273,12 +300,15 @@ export interface OrderedSubmitCallOptions extends OrderedSubmitOptions, CallOpti
 
 /** One item of `submitOrderedMany`. */
 export interface OrderedSubmitItem<P = unknown> extends OrderedSubmitOptions {
+  /** The ordering key: tasks of one key run one at a time, in submit order. */
   key: string;
+  /** The task's payload. */
   payload: P;
 }
 
 /** What happened to an ordered task at submit. */
 export interface OrderedSubmitResult {
+  /** The task's id (given or generated). */
   id: string;
   /**
    * Partition the key maps to. For a delayed task ('scheduled'), under the partition count this instance
@@ -297,29 +327,59 @@ export interface OrderedSubmitResult {
 
 /** A route queue dead letter. */
 export interface OrderedDeadTask {
+  /** The partition whose dead letters hold it. */
   partition: number;
+  /** The task's id. */
   id: string;
+  /** The task type. */
   type: string;
+  /** The task's ordering key. */
   key: string;
+  /** The task's payload. */
   payload: unknown;
+  /** When it was moved to dead letters (epoch ms). */
   diedAt: number;
   /** Why it died; `stack` when the failed attempt's error had one (bounded, see `TaskErrorInfo.stack`). */
-  error: { name: string; message: string; attempts?: number; stack?: string };
+  error: {
+    /** The error's name (its class name). */
+    name: string;
+    /** The error's message. */
+    message: string;
+    /** Attempts made. */
+    attempts?: number;
+    /** The error's stack, bounded to `MAX_STACK_BYTES`. */
+    stack?: string;
+  };
 }
 
 /** Who owns what in the route queue. */
 export interface RouteStatus {
+  /** The route queue's id (the `route.qId` option). */
   qId: string;
+  /** Every partition of the route queue. */
   partitions: {
+    /** The partition's number, from 0. */
     partition: number;
+    /** The machine that owns it, or null when none does. */
     owner: string | null;
+    /** Its ownership epoch: grows every time it changes owner (see `Task.fence`). */
     epoch: number;
+    /** `'active'`, or `'revoking'` while its owner is asked to hand it over to another machine. */
     state: string;
+    /** Tasks waiting in it. */
     waiting: number;
+    /** Tasks its owner has taken and not acknowledged yet. */
     inFlight: number;
+    /** Its dead letters. */
     dead: number;
   }[];
-  machines: { id: string; lastHeartbeat: number }[];
+  /** The machines registered in the route queue. */
+  machines: {
+    /** The machine's id. */
+    id: string;
+    /** When its last heartbeat reached Redis (epoch ms). */
+    lastHeartbeat: number;
+  }[];
   /** The machine holding the scheduler lock (the one that assigns partitions now), or null. */
   lockHolder: string | null;
 }
@@ -332,6 +392,7 @@ export interface TaskCounts {
   ready: number;
   /** Reserved by a worker (delay queue) or in an owner's batch (route queue). */
   running: number;
+  /** Dead letters. */
   dead: number;
   /** Finished ids still remembered (at most `keepDone`; 0 for ordered types, which keep none). */
   done: number;
@@ -339,7 +400,16 @@ export interface TaskCounts {
    * Ordered types only: the counts of each partition of the route queue (shared by all its ordered types;
    * `delayed` counts the queue's delayed ordered tasks).
    */
-  partitions?: { partition: number; ready: number; running: number; dead: number }[];
+  partitions?: {
+    /** The partition's number, from 0. */
+    partition: number;
+    /** Tasks waiting in it. */
+    ready: number;
+    /** Tasks its owner has taken and not acknowledged yet. */
+    running: number;
+    /** Its dead letters. */
+    dead: number;
+  }[];
   /**
    * Delay-queue types whose tasks carry priorities: waiting tasks (delayed and ready) per priority, by level
    * (`'0'` the most urgent, the level of tasks submitted without one); absent when no waiting task has a
@@ -366,6 +436,8 @@ export interface PageOptions {
 
 /** What `listTaskPage` returns: the tasks and the cursor of the page after them (null after the last one). */
 export interface TaskPage<P = unknown> {
+  /** The page's tasks. */
   tasks: TaskInfo<P>[];
+  /** The cursor of the next page (`PageOptions.cursor`); null after the last page. */
   next: string | null;
 }

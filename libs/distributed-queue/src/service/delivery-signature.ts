@@ -20,12 +20,15 @@ export const DEFAULT_TOLERANCE_MS = 5 * 60_000;
 
 /** One task of a delivery. */
 export interface DeliveryBody {
+  /** The task type. */
   type: string;
+  /** The task's id. */
   id: string;
   /** 1 for the first run. */
   attempt: number;
   /** Epoch ms (Redis clock) the task was due. */
   dueAt: number;
+  /** The task's payload. */
   payload: unknown;
   /** The handler's time budget (ms): past it the instance answers 504 and the attempt fails. */
   timeoutMs: number;
@@ -33,6 +36,7 @@ export interface DeliveryBody {
 
 /** The JSON body of a delivery request. */
 export interface DeliveryBatch {
+  /** The tasks delivered, at most `MAX_BATCH`. */
   deliveries: DeliveryBody[];
 }
 
@@ -41,8 +45,32 @@ export interface DeliveryBatch {
  * (bounded, see `MAX_STACK_BYTES`) when it had one (versions before stacks were kept send none).
  */
 export type DeliveryResult =
-  | { i: number; status: 200; result?: unknown }
-  | { i: number; status: 404 | 500 | 503 | 504; error: { name: string; message: string; stack?: string } };
+  | {
+      /** The task's index in the request's `deliveries`. */
+      i: number;
+      /** 200: the handler succeeded. */
+      status: 200;
+      /** What the handler returned (absent when it returned nothing). */
+      result?: unknown;
+    }
+  | {
+      /** The task's index in the request's `deliveries`. */
+      i: number;
+      /**
+       * 404: no worker for the type in the application; 500: the handler threw; 503: the instance is shutting
+       * down; 504: the handler ran past `timeoutMs`.
+       */
+      status: 404 | 500 | 503 | 504;
+      /** The error. */
+      error: {
+        /** The error's name (its class name). */
+        name: string;
+        /** The error's message. */
+        message: string;
+        /** The error's stack, bounded to `MAX_STACK_BYTES`, when it had one. */
+        stack?: string;
+      };
+    };
 
 /** The most tasks one request carries. */
 export const MAX_BATCH = 100;
@@ -79,7 +107,19 @@ export function verifyDelivery(
   body: string,
   nowMs: number,
   toleranceMs = DEFAULT_TOLERANCE_MS,
-): { ok: true; delivery: string } | { ok: false; reason: DeliveryRefusal } {
+):
+  | {
+      /** The delivery is genuine. */
+      ok: true;
+      /** Its delivery id (the `x-dq-delivery` header). */
+      delivery: string;
+    }
+  | {
+      /** The delivery is refused. */
+      ok: false;
+      /** Why: `missing headers`, `bad signature` or `stale timestamp`. */
+      reason: DeliveryRefusal;
+    } {
   const one = (name: string): string | undefined => {
     const value = headers[name];
     return Array.isArray(value) ? undefined : value;

@@ -5,9 +5,13 @@ import { PLAIN_NAME, PLAIN_NAME_RULE } from '../options/checks';
 
 /** What the scheduler needs to run a type's deliveries (from the application's `@TaskWorker` options). */
 export interface ServiceTypeOptions {
+  /** Tasks of the type delivered at once (the worker's `concurrency`). */
   concurrency: number;
+  /** Attempts before a task goes to dead letters (the worker's `maxAttempts`). */
   maxAttempts: number;
+  /** The handler's time budget per attempt, ms (the worker's `timeoutMs`). */
   timeoutMs: number;
+  /** The delay between attempts (the worker's `backoff`, as the application registered it). */
   backoff: unknown;
   /** The largest request the application's instances take (`service.maxRequestBytes`); absent from older versions. */
   maxRequestBytes?: number;
@@ -15,7 +19,9 @@ export interface ServiceTypeOptions {
 
 /** A live instance of an application: where its callback controller answers. */
 export interface ServiceInstance {
+  /** The instance's id (`service.instanceId`). */
   id: string;
+  /** The URL its deliveries are posted to (its callback controller). */
   url: string;
 }
 

@@ -45,6 +45,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   /** Registrations found invalid (warned about once). */
   private readonly invalid = new Set<string>();
 
+  /** @internal Nest creates it (dependency injection): inject the class, do not construct it. */
   constructor(
     private readonly orchestrator: DistributedQueueOrchestrator,
     private readonly explorer: DistributedQueueExplorer,
@@ -60,11 +61,12 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     );
   }
 
-  /** Answers a call of an application without Redis (`service.url`): see `SchedulerRpcServer`. */
+  /** @internal Answers a call of an application without Redis (`service.url`): see `SchedulerRpcServer`. The module mounts it. */
   handleClientCall(req: IncomingRequest, res: ServerResponse): Promise<void> {
     return this.rpc.handle(req, res);
   }
 
+  /** Nest lifecycle hook: with the `scheduler` option, starts following the registry and delivering. */
   onApplicationBootstrap(): Promise<void> {
     const scheduler = this.options.scheduler;
     if (!scheduler) return Promise.resolve();
@@ -101,7 +103,16 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   }
 
   /** Every registered application: its live instances and its types with their options. */
-  async describe(): Promise<{ app: string; instances: ServiceInstance[]; types: Record<string, ServiceTypeOptions> }[]> {
+  async describe(): Promise<
+    {
+      /** The application's name (`service.appName`). */
+      app: string;
+      /** Its live instances. */
+      instances: ServiceInstance[];
+      /** The task types it owns, with their options. */
+      types: Record<string, ServiceTypeOptions>;
+    }[]
+  > {
     const apps = await this.registry.apps();
     return Promise.all(apps.map(async (app) => {
       const [instances, types] = await Promise.all([this.registry.instances(app), this.registry.types(app)]);
@@ -206,6 +217,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
     this.registry.leave(app, instance.id).catch((error: Error) => this.logger.warn(`Service mode: could not remove instance ${instance.id}: ${error.message}`));
   }
 
+  /** Nest lifecycle hook: stops following the registry (the orchestrator stops the deliveries). */
   async beforeApplicationShutdown(): Promise<void> {
     await this.startup.halt();
     this.stopped = true;

@@ -59,6 +59,7 @@ async function eachPartition(control: RouteControlStore, fn: (partition: number)
  */
 @Injectable()
 export class QueueControlService {
+  /** @internal Nest creates it (dependency injection): inject the class, do not construct it. */
   constructor(
     private readonly store: DelayQueueStore,
     private readonly cleaning: DelayCleaningStore,

@@ -25,6 +25,7 @@ const EDGES_PER_CALL = 2_000;
  */
 @Injectable()
 export class TaskFlowService {
+  /** @internal Nest creates it (dependency injection): inject the class, do not construct it. */
   constructor(
     private readonly explorer: DistributedQueueExplorer,
     private readonly store: DelayQueueStore,

@@ -28,6 +28,7 @@ function checkCount(value: unknown, name: string, max: number): void {
  */
 @Injectable()
 export class TaskGroupsService {
+  /** @internal Nest creates it (dependency injection): inject the class, do not construct it. */
   constructor(
     private readonly store: DelayQueueStore,
     private readonly explorer: DistributedQueueExplorer,
@@ -94,7 +95,15 @@ export class TaskGroupsService {
    * @default offset 0, limit 100
    * @throws InvalidArgumentError for an offset that is not an integer from 0, or a limit not from 1 to 1000
    */
-  async getGroups(type: AnyType, page: { offset?: number; limit?: number } = {}): Promise<{ total: number; groups: TaskGroup[] }> {
+  async getGroups(
+    type: AnyType,
+    page: { offset?: number; limit?: number } = {},
+  ): Promise<{
+    /** Groups of the type with waiting tasks. */
+    total: number;
+    /** The page's groups, the largest backlog first. */
+    groups: TaskGroup[];
+  }> {
     const { offset = 0, limit = 100 } = page ?? {};
     if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);

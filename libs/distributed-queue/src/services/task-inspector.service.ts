@@ -66,6 +66,7 @@ function parseJson(json: string): unknown {
  */
 @Injectable()
 export class TaskInspectorService {
+  /** @internal Nest creates it (dependency injection): inject the class, do not construct it. */
   constructor(
     private readonly store: DelayQueueStore,
     private readonly explorer: DistributedQueueExplorer,
@@ -211,7 +212,16 @@ export class TaskInspectorService {
    * @default offset 0, limit 100
    * @throws InvalidArgumentError for an offset that is not an integer from 0, or a limit not from 1 to 1000
    */
-  async listDead<P = unknown>(typeOrContract: string | TaskContract<P>, offset = 0, limit = 100): Promise<{ total: number; tasks: DeadTask<P>[] }> {
+  async listDead<P = unknown>(
+    typeOrContract: string | TaskContract<P>,
+    offset = 0,
+    limit = 100,
+  ): Promise<{
+    /** Dead letters of the type. */
+    total: number;
+    /** The page's dead letters, oldest first. */
+    tasks: DeadTask<P>[];
+  }> {
     const type = checkedTypeOf(typeOrContract);
     checkOffset(offset);
     checkLimit(limit);
@@ -294,7 +304,12 @@ export class TaskInspectorService {
   }
 
   /** The task types this application knows (its workers' and those in `types`), with whether each is ordered. */
-  listTypes(): { type: string; ordered: boolean }[] {
+  listTypes(): {
+    /** The task type. */
+    type: string;
+    /** Whether it is an ordered type (route queue). */
+    ordered: boolean;
+  }[] {
     return this.explorer.knownTypes().map((type) => ({ type, ordered: this.explorer.isOrdered(type) }));
   }
 

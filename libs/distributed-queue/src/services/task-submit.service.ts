@@ -42,6 +42,7 @@ export class TaskSubmitService {
   /** Per key, the last move of a due delayed ordered task in flight (see `enqueueDueOrdered`). */
   private readonly moving = new Map<string, Promise<void>>();
 
+  /** @internal Nest creates it (dependency injection): inject the class, do not construct it. */
   constructor(
     private readonly store: DelayQueueStore,
     private readonly explorer: DistributedQueueExplorer,

@@ -14,12 +14,17 @@ const MAX_ACTIVITY = 10_000;
 
 /** A task as the testing module records its submit (`TestQueue.getSubmitted`). */
 export interface SubmittedTask<P = unknown> {
+  /** The task type. */
   type: string;
+  /** The task's id (given or generated). */
   id: string;
+  /** The payload as a handler gets it (after a JSON round trip). */
   payload: P;
   /** When it was due at its submit (epoch ms of the test clock). */
   dueAt: number;
+  /** Its priority (0: the most urgent; the type's `defaultPriority` when the submit gave none; 0 for ordered tasks). */
   priority: number;
+  /** Its group (`SubmitOptions.group`), when it has one. */
   group?: string;
   /** When it was submitted (test clock). */
   submittedAt: number;

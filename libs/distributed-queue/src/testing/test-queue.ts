@@ -77,6 +77,7 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
   /** The internal worker moving due delayed ordered tasks into their partition. */
   private readonly mover?: DiscoveredWorker;
 
+  /** @internal `DistributedQueueTestingModule` provides it: get it from the testing module, do not construct it. */
   constructor(
     @Inject(TESTING_OPTIONS) private readonly testing: ResolvedTestingOptions,
     @Inject(DISTRIBUTED_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
@@ -106,15 +107,18 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
     if (testing.run === 'auto') this.auto = new AutoRun(this.engine, this.runner, this.clock);
   }
 
+  /** Nest lifecycle hook: discovers the workers and event listeners. */
   onModuleInit(): void {
     this.start();
   }
 
+  /** Nest lifecycle hook: declares the `@DistributedCron` schedules and, in `run: 'auto'` mode, starts running what falls due. */
   async onApplicationBootstrap(): Promise<void> {
     await this.ready();
     this.auto?.start();
   }
 
+  /** Nest lifecycle hook: stops auto mode and every running attempt, as shutdown does (their signals abort). */
   onApplicationShutdown(): void {
     this.auto?.stop();
     this.runner.stopAll();
