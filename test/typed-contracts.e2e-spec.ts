@@ -144,6 +144,15 @@ const CASES: Record<string, string> = {
     const Flexible = defineTask<number>('flexible', { ordered: Math.random() > 0.5 }); //! TS2769
   `,
 
+  'schedule-contracts.ts': `
+    import type { TaskScheduleService } from 'nestjs-distributed-queue';
+    declare const schedules: TaskScheduleService;
+    void schedules.upsert('close-stale', { everyMs: 60_000, type: CloseOrder, payload: { orderId: 'o1' } });
+    void schedules.upsert('by-name', { everyMs: 60_000, type: 'order.close', payload: { anything: true } });
+    void schedules.upsert('close-stale', { everyMs: 60_000, type: CloseOrder, payload: { orderId: 1 } }); //! TS2322
+    void schedules.upsert('ledger', { everyMs: 60_000, type: ApplyLedger }); //! TS2322
+  `,
+
   'testing-matchers.ts': `
     import type { TestQueue } from 'nestjs-distributed-queue/testing';
     declare const queue: TestQueue;

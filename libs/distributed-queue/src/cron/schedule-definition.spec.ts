@@ -1,3 +1,4 @@
+import { defineTask } from '../contracts/task-contract';
 import { InvalidScheduleError } from '../errors';
 import { lastTickBy, nextTick, toDefinition, type ScheduleDefinition } from './schedule-definition';
 
@@ -12,6 +13,14 @@ describe('schedule definitions', () => {
     const b = JSON.stringify(toDefinition('daily', { type: 'report', payload: { x: 1 }, cron: '0 0 3 * * *', missedTicks: 'runOnce' }, MAX));
     expect(a).toBe(b);
     expect(JSON.parse(a)).toEqual({ cron: '0 0 3 * * *', timeZone: 'UTC', type: 'report', payload: '{"x":1}', missedTicks: 'runOnce' });
+  });
+
+  it('takes a contract for its type: stored as the type string; an ordered contract is refused', () => {
+    const Report = defineTask<{ day: string }>('report.daily');
+    expect(toDefinition('r', { everyMs: 60_000, type: Report, payload: { day: 'mon' } }, 1024)).toEqual(toDefinition('r', { everyMs: 60_000, type: 'report.daily', payload: { day: 'mon' } }, 1024));
+    const Ledger = defineTask<{ n: number }>('ledger', { ordered: true });
+    expect(() => toDefinition('l', { everyMs: 60_000, type: Ledger as never }, 1024)).toThrow(InvalidScheduleError);
+    expect(() => toDefinition('l', { everyMs: 60_000, type: Ledger as never }, 1024)).toThrow(/"ledger" is ordered/);
   });
 
   it('refuses what cannot run, naming the schedule', () => {

@@ -3,6 +3,7 @@ import { InvalidScheduleError } from '../errors';
 import { quote } from '../errors/quote';
 import type { MissedTicks, ScheduleOptions } from '../interfaces';
 import { assertTaskType } from '../options/resolve-options';
+import { isTaskContract, typeOf } from '../contracts/task-contract';
 import { PLAIN_NAME, PLAIN_NAME_RULE } from '../options/checks';
 
 /** The shortest `everyMs`. */
@@ -64,8 +65,11 @@ export function toDefinition(name: string, options: ScheduleOptions, maxPayloadB
     }
   }
   if (missedTicks !== 'runOnce' && missedTicks !== 'skip') throw new InvalidScheduleError(name, `missedTicks must be 'runOnce' or 'skip', got ${quote(missedTicks)}`);
+  // NOTE: a contract stands for its type string; an ordered one is refused as an ordered type is (see TaskScheduleService)
+  if (isTaskContract(options.type) && options.type.ordered) throw new InvalidScheduleError(name, `type ${quote(options.type.type)} is ordered: a schedule submits delay tasks`);
+  const type = typeOf(options.type);
   try {
-    assertTaskType(options.type);
+    assertTaskType(type);
   } catch (error) {
     throw new InvalidScheduleError(name, (error as Error).message);
   }
@@ -81,7 +85,7 @@ export function toDefinition(name: string, options: ScheduleOptions, maxPayloadB
   if (payload === undefined) throw new InvalidScheduleError(name, 'the payload is not JSON');
   if (Buffer.byteLength(payload) > maxPayloadBytes) throw new InvalidScheduleError(name, `the payload is larger than ${maxPayloadBytes} bytes`);
   // NOTE: fields in a fixed order, undefined ones left out: the same schedule gives the same JSON everywhere.
-  return JSON.parse(JSON.stringify({ cron, everyMs, timeZone: cron === undefined ? undefined : timeZone ?? 'UTC', type: options.type, payload, startAt, endAt, missedTicks }));
+  return JSON.parse(JSON.stringify({ cron, everyMs, timeZone: cron === undefined ? undefined : timeZone ?? 'UTC', type, payload, startAt, endAt, missedTicks }));
 }
 
 /** Fields of a cron expression: 5, or 6 with seconds first (cron-parser alone takes 0 to 6, and aliases). */

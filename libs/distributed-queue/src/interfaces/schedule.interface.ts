@@ -1,3 +1,5 @@
+import type { TaskContract } from '../contracts/task-contract';
+
 /**
  * What happens to ticks that came due while no instance ran (all down): `'runOnce'` runs the last one due by
  * the return once (not the oldest, never all); `'skip'` runs none, nor any tick handled after its following
@@ -14,8 +16,8 @@ export interface ScheduleOptions<P = unknown> {
   cron?: string;
   /** Every this many milliseconds (at least 1000), on multiples of it since `startAt` (default: since the epoch). */
   everyMs?: number;
-  /** The task type each tick submits. */
-  type: string;
+  /** The task type each tick submits: a type string, or a (not ordered) contract from `defineTask`, which types `payload`. */
+  type: string | TaskContract<P>;
   /** The payload of each tick's task. @default null */
   payload?: P;
   /** IANA time zone of `cron` (e.g. 'Europe/Berlin'); DST is cron-parser's. @default 'UTC' */
