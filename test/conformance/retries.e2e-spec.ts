@@ -49,6 +49,9 @@ const failing = (task: Task<Job>) => {
 // NOTE: backoffs of 400 ms: on Redis, real time also passes while `settle` reads the counts (tens of ms, more
 // under load), so the check that a retry is not early needs a wide margin.
 const Fixed = workerClass<Job>('rt', { concurrency: 1, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 400, jitter: 0 } }, failing);
+// NOTE: the "not before its backoff" cell: 1.5 s, so that a loaded machine (a full suite beside it) still reads
+// the task before its retry on Redis; 400 ms failed there once (the retry had run by the check).
+const FixedLong = workerClass<Job>('rl', { concurrency: 1, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 1500, jitter: 0 } }, failing);
 const Exponential = workerClass<Job>('rx', { concurrency: 1, maxAttempts: 3, backoff: { type: 'exponential', delayMs: 200, jitter: 0 } }, failing);
 const Once = workerClass<Job>('r1', { concurrency: 1, maxAttempts: 1 }, failing);
 const Slow = workerClass('slow', { concurrency: 1, timeoutMs: 150, maxAttempts: 1 }, async (task: Task, signal: AbortSignal) => {
@@ -78,29 +81,29 @@ describeEngines('retries and dead letters', (start) => {
   });
 
   it('retries after a fixed backoff, not before, up to maxAttempts, then dead-letters with the last error', async () => {
-    const engine = await start({}, [Fixed]);
-    await engine.submit.submit('rt', { failUntil: 99 }, { id: 'r' });
-    await engine.settle(['rt']);
-    const first = await engine.inspect.getTask('rt', 'r');
+    const engine = await start({}, [FixedLong]);
+    await engine.submit.submit('rl', { failUntil: 99 }, { id: 'r' });
+    await engine.settle(['rl']);
+    const first = await engine.inspect.getTask('rl', 'r');
     expect(first).toEqual({
-      id: 'r', type: 'rt', state: 'delayed', attempts: 1, dueAt: expect.any(Number), payload: { failUntil: 99 },
+      id: 'r', type: 'rl', state: 'delayed', attempts: 1, dueAt: expect.any(Number), payload: { failUntil: 99 },
       lastError: { name: 'Error', message: 'boom r 1', attempts: 1, failedAt: expect.any(Number), stack: expect.stringMatching(/^Error: boom r 1\n/) },
     });
-    expect(first.dueAt).toBe(first.lastError!.failedAt + 400);
+    expect(first.dueAt).toBe(first.lastError!.failedAt + 1500);
     await engine.advance(100);
-    expect(await engine.inspect.getTask('rt', 'r')).toMatchObject({ state: 'delayed', attempts: 1 });
-    await engine.advance(300);
-    const second = await engine.inspect.getTask('rt', 'r');
+    expect(await engine.inspect.getTask('rl', 'r')).toMatchObject({ state: 'delayed', attempts: 1 });
+    await engine.advance(1400);
+    const second = await engine.inspect.getTask('rl', 'r');
     expect(second).toMatchObject({ state: 'delayed', attempts: 2, lastError: { message: 'boom r 2', attempts: 2 } });
-    expect(second.dueAt).toBe(second.lastError!.failedAt + 400);
-    await engine.advance(400);
-    const dead = await engine.inspect.getTask('rt', 'r');
+    expect(second.dueAt).toBe(second.lastError!.failedAt + 1500);
+    await engine.advance(1500);
+    const dead = await engine.inspect.getTask('rl', 'r');
     expect(dead).toEqual({
-      id: 'r', type: 'rt', state: 'dead', attempts: 3, dueAt: second.dueAt, payload: { failUntil: 99 },
+      id: 'r', type: 'rl', state: 'dead', attempts: 3, dueAt: second.dueAt, payload: { failUntil: 99 },
       lastError: { name: 'Error', message: 'boom r 3', attempts: 3, failedAt: expect.any(Number), stack: expect.stringMatching(/^Error: boom r 3\n/) },
     });
     expect(attempts).toEqual([{ id: 'r', attempt: 1 }, { id: 'r', attempt: 2 }, { id: 'r', attempt: 3 }]);
-    expect(await engine.inspect.getCounts('rt')).toEqual({ delayed: 0, ready: 0, running: 0, dead: 1, done: 0 });
+    expect(await engine.inspect.getCounts('rl')).toEqual({ delayed: 0, ready: 0, running: 0, dead: 1, done: 0 });
     await engine.advance(500);
     expect(attempts).toHaveLength(3);
   });
