@@ -1,5 +1,6 @@
 import type { TaskContract } from '../contracts/task-contract';
-import type { TaskErrorInfo, TaskState } from './task.interface';
+import type { TaskErrorInfo } from './inspection.interface';
+import type { TaskState } from './task.interface';
 
 /**
  * What a node's dependents do when it ends dead (its last attempt failed, or its lease expired on it):

@@ -1,5 +1,6 @@
 export * from './module-options.interface';
 export * from './task.interface';
+export * from './inspection.interface';
 export * from './task-worker-options.interface';
 export * from './route-options.interface';
 export * from './task-event.interface';

@@ -1,4 +1,5 @@
-import type { Task, TaskErrorInfo } from './task.interface';
+import type { TaskErrorInfo } from './inspection.interface';
+import type { Task } from './task.interface';
 
 /**
  * What happened to a task:
