@@ -11,6 +11,8 @@ export class AutoRun {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = true;
+  /** A change came while a run was on: the run may have looked before it. */
+  private changedMeanwhile = false;
   private readonly idleWaiters = new Set<() => void>();
 
   constructor(
@@ -40,7 +42,12 @@ export class AutoRun {
   }
 
   private kick(): void {
-    if (this.stopped || this.running) return;
+    if (this.stopped) return;
+    if (this.running) {
+      this.changedMeanwhile = true;
+      return;
+    }
+    this.changedMeanwhile = false;
     this.running = this.runner.runDue().then(
       () => this.ranOut(),
       () => this.ranOut(),
@@ -50,10 +57,12 @@ export class AutoRun {
   private ranOut(): void {
     this.running = undefined;
     if (this.stopped) return;
+    if (this.changedMeanwhile) return this.kick();
     clearTimeout(this.timer);
-    const next = this.runner.nextDueAt();
+    // NOTE: the clock moved while the run ended: a task that fell due after its last look wakes it at once
+    const next = this.runner.nextDueAt(false, true);
     if (next !== null) {
-      this.timer = setTimeout(() => this.kick(), next - this.clock.now());
+      this.timer = setTimeout(() => this.kick(), Math.max(0, next - this.clock.now()));
       this.timer.unref?.();
     }
     for (const resolve of this.idleWaiters) resolve();

@@ -50,6 +50,8 @@ export class MemoryRunner {
   private readonly TaskClass: ActiveTaskClass;
   private wake?: () => void;
   private closed = false;
+  /** The clock when `startDue` last looked for work: what fell due after it, it has not seen. */
+  private lookedAt = -Infinity;
 
   /** The route queue's runner, when the module has `route`. */
   ordered?: MemoryOrderedRunner;
@@ -107,12 +109,16 @@ export class MemoryRunner {
    * The next time after now at which something may start that cannot now: a waiting task falls due, a
    * rate limit or a `RateLimitedError` pause lets due tasks in, an ordered retry's backoff ends; null when
    * nothing waits for time (`withoutTicks`: leaving out the ticks of schedules, which never end).
+   * `unseen`: from the time `startDue` last looked, rather than now. On a moving clock (auto mode) a run can
+   * end after a task fell due that it never saw; that task's due time is then already past, and the caller
+   * wakes at once instead of never.
    */
-  nextDueAt(withoutTicks = false): number | null {
+  nextDueAt(withoutTicks = false, unseen = false): number | null {
     const now = this.engine.clock.now();
+    const after = unseen ? Math.min(now, this.lookedAt) : now;
     let next: number | null = null;
     const consider = (at: number | null): void => {
-      if (at !== null && at > now && (next === null || at < next)) next = at;
+      if (at !== null && at > after && (next === null || at < next)) next = at;
     };
     for (const worker of this.delayWorkers()) {
       if (withoutTicks && worker.type === CRON_TICK_TYPE) continue;
@@ -121,7 +127,7 @@ export class MemoryRunner {
       let due = false;
       for (const task of queue.tasks.values()) {
         if (task.state !== 'waiting') continue;
-        if (task.dueAt > now) consider(task.dueAt);
+        if (task.dueAt > after) consider(task.dueAt);
         else due = true;
       }
       if (!due) continue;
@@ -146,6 +152,7 @@ export class MemoryRunner {
   startDue(): number {
     if (this.closed) return 0;
     const now = this.engine.clock.now();
+    this.lookedAt = now;
     let started = 0;
     for (const worker of this.delayWorkers()) {
       const queue = this.engine.type(worker.type);
