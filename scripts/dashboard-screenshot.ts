@@ -1,5 +1,5 @@
 /**
- * Takes the README's pictures of the dashboard: starts a redis-server on a free port, an application with a
+ * Takes the pictures of docs/dashboard.md: starts a redis-server on a free port, an application with a
  * few delay types (delayed, ready, dead and done tasks, one type paused) and a route queue on two machines,
  * signs a headless Chromium in and writes docs/dashboard.png (overview), docs/dashboard-task.png (a type's
  * dead letters with a task's detail) and docs/dashboard-route.png (the partition map).

@@ -2,8 +2,10 @@
 //  - libs/distributed-queue/README.md: the root README without what only the repository has (its first code
 //    block, the commands that start the sample and run the tests; the "Sample application" and "Development"
 //    sections), screenshots named rather than embedded (the package ships no images);
-//  - libs/distributed-queue/docs/*.md: the guides the README links to (docs/*.md), so that its links reach
-//    them in the installed package. Neither is committed (.gitignore): `npm run build` writes both.
+//  - libs/distributed-queue/docs/*.md: the documentation pages the README links to (docs/*.md), so that its
+//    links reach them in the installed package; figures (screenshots, charts) named rather than embedded, and
+//    links to the repository-only sections of the README as plain text. Neither is committed (.gitignore):
+//    `npm run build` writes both.
 const { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } = require('fs');
 const { join } = require('path');
 
@@ -19,15 +21,25 @@ function packageReadme(readme) {
   return `${text.trimEnd()}\n`;
 }
 
+/** A docs page (`text`) as the package ships it: no figure embedded, no link to what the package lacks. */
+function packageDoc(text) {
+  const repoOnly = REPO_ONLY.map((title) => title.toLowerCase().replace(/ /g, '-')).join('|');
+  return text
+    .replace(/!\[([^\]]*)\]\(([\w./-]+\.(?:png|svg))\)/g, '*$1: a figure in the source repository (docs/$2).*')
+    .replace(new RegExp(`\\[([^\\]]+)\\]\\(\\.\\./README\\.md#(?:${repoOnly})\\)`, 'g'), "$1 (in the source repository's README)");
+}
+
 /** Writes the package's README and docs. */
 function writePackageDocs(root = join(__dirname, '..')) {
   const lib = join(root, 'libs', 'distributed-queue');
   writeFileSync(join(lib, 'README.md'), packageReadme(readFileSync(join(root, 'README.md'), 'utf8')));
   rmSync(join(lib, 'docs'), { recursive: true, force: true });
   mkdirSync(join(lib, 'docs'));
-  for (const file of readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md'))) copyFileSync(join(root, 'docs', file), join(lib, 'docs', file));
+  for (const file of readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md'))) {
+    writeFileSync(join(lib, 'docs', file), packageDoc(readFileSync(join(root, 'docs', file), 'utf8')));
+  }
   copyFileSync(join(root, 'CHANGELOG.md'), join(lib, 'CHANGELOG.md'));
 }
 
-module.exports = { packageReadme, writePackageDocs };
+module.exports = { packageReadme, packageDoc, writePackageDocs };
 if (require.main === module) writePackageDocs();

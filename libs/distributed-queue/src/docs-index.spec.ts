@@ -4,7 +4,8 @@
  *    section there names one;
  *  - every relative link of docs/index.md (and of docs/errors.md) resolves: the file exists, and a
  *    `#anchor` is a heading of that file as GitHub renders its anchor;
- *  - every page of docs/ is linked from docs/index.md.
+ *  - every page of docs/ is linked from docs/index.md and from the README;
+ *  - every relative link of every page of docs/ and of the README resolves (the file, and its anchor).
  */
 import { existsSync, readdirSync, readFileSync } from 'fs';
 import { dirname, join, normalize, relative } from 'path';
@@ -72,7 +73,7 @@ function linksOf(markdown: string): string[] {
 
 const isRelative = (target: string): boolean => !/^[a-z][a-z0-9+.-]*:/i.test(target);
 
-/** The relative links of a docs page that do not resolve (a missing file, or an anchor no heading has). */
+/** The relative links of a page (of docs/, or `../README.md`) that do not resolve (a missing file, or an anchor no heading has). */
 function brokenLinks(page: string): string[] {
   const from = join(DOCS, page);
   const broken: string[] = [];
@@ -153,7 +154,20 @@ describe('docs/index.md', () => {
     expect(pages.filter((name) => !linked.has(join(DOCS, name)))).toEqual([]);
   });
 
-  it('links README.md sections', () => {
-    expect(linksOf(markdown).filter((target) => target.startsWith('../README.md#')).length).toBeGreaterThanOrEqual(20);
+  it('links sections of the topic pages, not only the pages', () => {
+    expect(linksOf(markdown).filter((target) => isRelative(target) && target.includes('#')).length).toBeGreaterThanOrEqual(40);
+  });
+});
+
+describe('every page of docs/ and the README', () => {
+  const pages = readdirSync(DOCS).filter((name) => name.endsWith('.md'));
+
+  it.each(['../README.md', ...pages])('%s: every relative link resolves (file and anchor)', (page) => {
+    expect(brokenLinks(page)).toEqual([]);
+  });
+
+  it('the README links every topic page of docs/ and the index', () => {
+    const linked = new Set(linksOf(read(join(REPO_ROOT, 'README.md'))).filter(isRelative).map((target) => target.split('#')[0]));
+    expect(pages.filter((name) => !linked.has(`docs/${name}`))).toEqual([]);
   });
 });

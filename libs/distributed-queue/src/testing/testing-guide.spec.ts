@@ -40,18 +40,3 @@ describe('docs/testing.md shows the fixtures as they are', () => {
     expect(block?.code).toBe(regions.get(name));
   });
 });
-
-describe('README.md shows the testing snippets it marks as they are', () => {
-  const regions = new Map<string, string>();
-  for (const file of FIXTURES) for (const [name, code] of regionsOf(file)) regions.set(name, code);
-  // the README's other snippets are the readme fixtures' (readme-snippets.spec.ts checks them all)
-  const marked = blocksOf(readFileSync(join(ROOT, 'README.md'), 'utf8')).filter((b) => b.name !== null && regions.has(b.name));
-
-  it('the README marks at least one of them (its "Unit tests without Redis" section: clock)', () => {
-    expect(marked.map((b) => b.name)).toContain('clock');
-  });
-
-  it.each(marked.map((b) => [b.name!, b] as const))('README snippet %s is the same text as its fixture', (name, block) => {
-    expect(block.code).toBe(regions.get(name));
-  });
-});
