@@ -107,13 +107,23 @@ export class TaskCancelledError extends DistributedQueueError {
   }
 }
 
-/** The worker lost its reservation (lease expired); another worker may run the task. */
+/**
+ * The worker lost its claim on a running task; another worker may run it. A delay-queue task's own lease
+ * expired (`partition` undefined), or the lease of the route queue's partition the ordered task runs in
+ * (`partition`: another machine owns the partition now, and runs what was in flight again).
+ */
 export class LeaseLostError extends DistributedQueueError {
   constructor(
-    /** The id of the task whose lease was lost. */
+    /** The id of the running task. */
     readonly id: string,
+    /** The route queue's partition whose lease was lost; undefined for a delay-queue task. */
+    readonly partition?: number,
   ) {
-    super(`Reservation of task ${id} was lost (lease expired)`);
+    super(
+      partition === undefined
+        ? `Reservation of task ${id} was lost (lease expired)`
+        : `Lease of route queue partition ${partition} was lost while task ${id} ran (another machine owns the partition now)`,
+    );
   }
 }
 

@@ -51,8 +51,11 @@ export class PartitionRunner {
   private halt = new AbortController();
   /** Notified when work may have arrived or the state changed. */
   private readonly wake = new WakeSignal();
-  /** Running attempts: how each settles, and its abort controller (none when its handler cannot see it). */
-  private readonly running = new Map<Settle, AbortController | undefined>();
+  /**
+   * Running attempts: how each settles, its task's id and its abort controller (none when its handler
+   * cannot see it).
+   */
+  private readonly running = new Map<Settle, { id: string; controller: AbortController | undefined }>();
   private readonly acks: PartitionAcks;
   /**
    * Each running item's current attempt (its start, epoch ms, and number) and the error of the one before
@@ -113,7 +116,7 @@ export class PartitionRunner {
     this.stopping = true;
     this.lastAcksBy = Math.min(this.lastAcksBy, performance.now() + SHUTDOWN_CALL_MS);
     this.halt.abort();
-    for (const run of [...this.running.keys()]) this.abortRun(run, new LeaseLostError(`partition ${this.partition}`));
+    for (const [run, { id }] of [...this.running]) this.abortRun(run, new LeaseLostError(id, this.partition));
     this.notify();
   }
 
@@ -371,7 +374,7 @@ export class PartitionRunner {
         resolve(error);
       };
       const timer = this.ctx.timeouts.get(item.type)!.add(() => this.abortRun(settle, new TaskTimeoutError(timeoutMs)));
-      this.running.set(settle, controller);
+      this.running.set(settle, { id: item.id, controller });
       callHandler(worker.handler, this.view(item, attempt), controller, settle);
     });
   }
@@ -383,7 +386,7 @@ export class PartitionRunner {
    */
   private abortRun(run: Settle, reason: unknown): void {
     if (!this.running.has(run)) return;
-    this.running.get(run)?.abort(reason);
+    this.running.get(run)?.controller?.abort(reason);
     run(toError(reason));
   }
 
