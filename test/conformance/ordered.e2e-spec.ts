@@ -8,7 +8,9 @@
  * - the handler's task: id, type, key, payload, attempt, fence `{ partition, epoch }`;
  * - the tasks of one key run one after another in submission order; other keys (in other partitions and in
  *   the same one) run meanwhile;
- * - a delayed ordered task enters its partition when due, not before;
+ * - a delayed ordered task enters its partition when due, not before; falling due into its full partition
+ *   (rejectStrategy Exception or Discard), its move fails with PartitionFullError (partition, limit), in the
+ *   route's delay type's failed and dead events and dead letters;
  * - a failed attempt is retried after the backoff before the key's next task; past maxAttempts the task is a
  *   dead letter (listOrderedDead: partition, id, type, key, payload, diedAt, error) and the key goes on;
  *   redriveOrderedDead runs it again;
@@ -17,9 +19,10 @@
  * - bad input: an ordered type refuses submit, submitAndWait, priorities, dedupe (InvalidSubmitOptionsError);
  *   a delay type refuses submitOrdered; an empty key.
  */
-import { InvalidSubmitOptionsError, type Task } from 'nestjs-distributed-queue';
+import { Injectable } from '@nestjs/common';
+import { InvalidSubmitOptionsError, OnTaskEvent, type Task, type TaskEvent } from 'nestjs-distributed-queue';
 import { workerClass } from '../support/queue-app';
-import { deferred, describeEngines, rejectionOf, type EngineOptions } from './engine';
+import { deferred, describeEngines, rejectionOf, until, type EngineOptions } from './engine';
 
 interface Job {
   n: number;
@@ -47,6 +50,16 @@ const Worker = workerClass<Job>('ol', { ordered: true, maxAttempts: 2, backoff: 
 });
 const Plain = workerClass('plain', { concurrency: 1 }, () => undefined);
 
+/** The fleet events of the moves of delayed ordered tasks (the route's delay type, `__route__.<qId>`). */
+const moves: TaskEvent[] = [];
+@Injectable()
+class MoveEvents {
+  @OnTaskEvent('__route__.cf', ['failed', 'dead'], { scope: 'fleet' })
+  on(event: TaskEvent): void {
+    moves.push(event);
+  }
+}
+
 const ROUTE: EngineOptions = { route: { qId: 'cf', partitions: 4 } };
 const startsOf = (key: string) => starts.filter((s) => s.key === key).map((s) => (s.attempt > 1 ? `${s.n}#${s.attempt}` : String(s.n)));
 
@@ -58,6 +71,7 @@ describeEngines('ordered tasks', (start) => {
     held = deferred();
     lastDone = deferred();
     healed = false;
+    moves.length = 0;
   });
 
   it('submitOrdered answers the id, the key\'s partition and the outcome; the handler gets key and fence', async () => {
@@ -114,6 +128,23 @@ describeEngines('ordered tasks', (start) => {
     await engine.advance(400);
     expect(startsOf('c')).toEqual(['1', '0']);
     expect(await engine.inspect.getCounts('ol')).toMatchObject({ delayed: 0, ready: 0, running: 0, dead: 0 });
+  });
+
+  it.each(['Exception', 'Discard'] as const)('a delayed ordered task falling due into its full partition (%s) fails its move with PartitionFullError', async (rejectStrategy) => {
+    const route = { qId: 'cf', partitions: 4, maxPartitionSize: 1, rejectStrategy };
+    // NOTE: the mover's attempts are the module's defaults: one, so that the failed move is a dead letter at once.
+    const engine = await start({ route, defaults: { maxAttempts: 1 } }, [Worker, MoveEvents]);
+    await engine.control.pause('ol');
+    await engine.submit.submitOrdered('ol', 'c', { n: 0 });
+    const later = await engine.submit.submitOrdered('ol', 'c', { n: 1 }, { delay: 300 });
+    await engine.advance(300);
+    await until(async () => moves.length === 2, 'the failed and dead events of the move');
+    const error = { name: 'PartitionFullError', message: 'Route queue partition 2 is full (1 waiting tasks)' };
+    expect(moves.map((e) => [e.event, e.task.id, e.error?.name, e.error?.message])).toEqual([
+      ['failed', later.id, error.name, error.message], ['dead', later.id, error.name, error.message],
+    ]);
+    const dead = await engine.inspect.listDead('__route__.cf');
+    expect(dead.tasks.map((t) => [t.id, t.error.name, t.error.message])).toEqual([[later.id, error.name, error.message]]);
   });
 
   it('retries a failed attempt after its backoff before the key\'s next task; a dead letter does not stop its key', async () => {

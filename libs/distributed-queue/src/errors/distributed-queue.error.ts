@@ -144,15 +144,20 @@ export class RouteNotConfiguredError extends DistributedQueueError {
   }
 }
 
-/** The route queue's partition is full and its reject strategy is Exception. */
+/**
+ * An ordered task's partition is full and did not take it: `submitOrdered` under the reject strategy
+ * Exception; or a delayed ordered task falling due, under Exception or Discard: its move into the partition
+ * fails with this error (the mover's attempt, retried with the module's `defaults`, then a dead letter of the
+ * type `__route__.<qId>`).
+ */
 export class PartitionFullError extends DistributedQueueError {
   constructor(
     /** The full partition. */
     readonly partition: number,
-    /** The partition's limit of waiting tasks. */
+    /** The partition's limit of waiting tasks (`maxPartitionSize`). */
     readonly limit: number,
   ) {
-    super(`Route queue partition ${partition} is full (${limit} waiting tasks; rejectStrategy Exception)`);
+    super(`Route queue partition ${partition} is full (${limit} waiting tasks)`);
   }
 }
 

@@ -97,12 +97,14 @@ export class RouteProducer {
   }
 
   /**
-   * Pushes one task; `PartitionFullError` when the partition is full under the Exception strategy.
-   * `entering`: a delayed ordered task entering its partition (see RouteStore.push).
+   * Moves a due delayed ordered task into its partition, as the call `move` names (`written`: see
+   * `pushMany`). Its submit was answered long ago: a full partition that does not take it (Exception or
+   * Discard) fails the move, which the mover retries.
+   * @throws PartitionFullError when its partition is full and did not take it
    */
-  async push(key: string, id: string, item: string, entering = false, move?: MoveCall): Promise<OrderedSubmitResult> {
-    const [result] = await this.pushMany([{ key, id, item }], entering, undefined, move);
-    if (result.outcome === 'rejected') throw new PartitionFullError(result.partition, this.store.options.maxPartitionSize);
+  async enter(entry: RouteEntry, move: MoveCall, written?: (partition: number) => void): Promise<OrderedSubmitResult> {
+    const [result] = await this.pushMany([entry], true, written, move);
+    if (result.outcome === 'rejected' || result.outcome === 'discarded') throw new PartitionFullError(result.partition, this.store.options.maxPartitionSize);
     return result;
   }
 

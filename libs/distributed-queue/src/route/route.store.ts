@@ -103,7 +103,7 @@ export class RouteStore {
    * the call: a repeat (a re-send) returns the first reply and appends nothing. `entering`: delayed ordered
    * tasks entering their partition (their submit was logged for the history when they were delayed).
    * `requestTtlMs`: how long the reply is kept for a repeat (a move names its call after its task: see
-   * `RouteProducer.push`).
+   * `MoveCall`).
    */
   async push(partition: number, n: number, items: string[], requestId = newRequestId(), entering = false, requestTtlMs = REQUEST_TTL_MS): Promise<PushResult[] | 'stale-count'> {
     const k = this.keys.partition(partition);

@@ -299,6 +299,7 @@ export class TaskSubmitService {
    * @internal Moves a due delayed ordered task into its partition. The mover's handlers start in the order
    * of its reservations (due time, then submission): the moves of one key are chained in that order, so
    * that tasks of one key due together enter their partition in submission order (on one instance).
+   * @throws PartitionFullError when its partition is full and does not take it (the move is retried)
    */
   async enqueueDueOrdered(id: string, { key, item, at }: MoverPayload, dueAt = 0, leaseMs = 0): Promise<void> {
     if (!this.producer) throw new RouteNotConfiguredError('A delayed ordered task');
@@ -317,15 +318,13 @@ export class TaskSubmitService {
     const call = { requestId: moveRequestId(typeof at === 'number' ? at : dueAt, id), ttlMs: Math.max(REQUEST_TTL_MS, 3 * leaseMs) };
     const push = async (): Promise<OrderedSubmitResult> => {
       if (durability) await this.durable!.idle();
-      const [result] = await producer.pushMany([{ key, id, item }], true, written, call);
-      return result;
+      return producer.enter({ key, id, item }, call, written);
     };
     const move = (this.moving.get(key) ?? Promise.resolve()).then(push);
     const settled = move.then(() => undefined, () => undefined);
     this.moving.set(key, settled);
     void settled.then(() => this.moving.get(key) === settled && this.moving.delete(key));
-    const result = await move;
-    if (result.outcome === 'discarded') throw new Error(`partition ${result.partition} is full: delayed ordered task ${id} discarded`);
+    await move;
     await this.confirmed(durability, marks, undefined);
   }
 
