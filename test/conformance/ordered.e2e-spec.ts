@@ -10,7 +10,8 @@
  *   the same one) run meanwhile;
  * - a delayed ordered task enters its partition when due, not before; falling due into its full partition
  *   (rejectStrategy Exception or Discard), its move fails with PartitionFullError (partition, limit), in the
- *   route's delay type's failed and dead events and dead letters;
+ *   route's delay type's failed and dead events and dead letters; a refused move is tried again (re-driven
+ *   once there is room, it enters);
  * - a failed attempt is retried after the backoff before the key's next task; past maxAttempts the task is a
  *   dead letter (listOrderedDead: partition, id, type, key, payload, diedAt, error) and the key goes on;
  *   redriveOrderedDead runs it again;
@@ -145,6 +146,26 @@ describeEngines('ordered tasks', (start) => {
     ]);
     const dead = await engine.inspect.listDead('__route__.cf');
     expect(dead.tasks.map((t) => [t.id, t.error.name, t.error.message])).toEqual([[later.id, error.name, error.message]]);
+  });
+
+  it.each(['Exception', 'Discard'] as const)('a move its full partition refused (%s) is tried again: re-driven once there is room, the task enters and runs', async (rejectStrategy) => {
+    const route = { qId: 'cf', partitions: 4, maxPartitionSize: 1, rejectStrategy };
+    const engine = await start({ route, defaults: { maxAttempts: 1 } }, [Worker, MoveEvents]);
+    await engine.control.pause('ol');
+    await engine.submit.submitOrdered('ol', 'c', { n: 0 });
+    await engine.submit.submitOrdered('ol', 'c', { n: 1 }, { delay: 300 });
+    await engine.advance(300);
+    await until(async () => moves.some((e) => e.event === 'dead'), 'the move failed');
+    await engine.control.resume('ol');
+    await engine.settle(['ol']);
+    expect(startsOf('c')).toEqual(['0']);
+    // NOTE: the re-driven move repeats the refused one's call (named after the task): it must not get its reply.
+    expect(await engine.inspect.redriveDead('__route__.cf')).toBe(1);
+    await engine.advance(0);
+    await engine.settle(['ol']);
+    await until(async () => startsOf('c').length === 2, 'the re-driven task ran');
+    expect(startsOf('c')).toEqual(['0', '1']);
+    expect(moves.map((e) => e.event)).toEqual(['failed', 'dead']);
   });
 
   it('retries a failed attempt after its backoff before the key\'s next task; a dead letter does not stop its key', async () => {

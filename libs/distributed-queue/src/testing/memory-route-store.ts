@@ -70,9 +70,11 @@ export class MemoryRouteStore extends RouteStore {
       this.append(p, json, !entering);
       results.push({ outcome: 'queued' });
     }
-    if (entering && requestId) this.replies.set(requestId, results);
+    const replies = items.map((_, i): PushResult => results[i] ?? { outcome: 'rejected' });
+    // NOTE: as push-5.lua: a call that appended nothing keeps no reply (a refused move is tried again)
+    if (entering && requestId && replies.some((r) => r.outcome === 'queued' || r.outcome === 'dropped-oldest')) this.replies.set(requestId, replies);
     this.pushed();
-    return items.map((_, i) => results[i] ?? { outcome: 'rejected' });
+    return replies;
   }
 
   /** Appends a task; `submitted`: a submit (not a delayed task entering), recorded for `getSubmitted`. */

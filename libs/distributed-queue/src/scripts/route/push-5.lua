@@ -2,7 +2,8 @@
   Appends ordered tasks to one partition, applying the reject strategy when it is full. Each is stored as
   "<seq>:<at>:<task json>", `at` being Redis's time now: a task's dueAt never comes from a machine's clock.
   Idempotent per request id: the reply is kept for a short while in the id's bucket, and a repeated
-  call (a command re-sent after a reconnect) returns it without appending anything again.
+  call (a command re-sent after a reconnect, a delayed task's move run again) returns it without appending
+  anything again. A call that appended nothing (every task refused) keeps no reply: repeated, it tries again.
   KEYS[1] partition list  KEYS[2] partition record (own)  KEYS[3] the request id's bucket (see request-reply.lua)  KEYS[4] the partition's event
   stream  KEYS[5] its recorded flag (while it exists, submits are logged for the history)
   ARGV[1] partition count the producer used  ARGV[2] max length  ARGV[3] strategy (Discard|DiscardOldest|Exception)
@@ -41,7 +42,7 @@ local max, strategy = tonumber(ARGV[2]), ARGV[3]
 local wasEmpty = redis.call('LLEN', list) == 0
 local now = nowMs()
 local at = fmt(now)
-local out, queued = {}, 0
+local out, queued, wrote = {}, 0, false
 local logged = ARGV[9] ~= '1' and tonumber(ARGV[8]) > 0 and redis.call('EXISTS', KEYS[5]) == 1
 local ids, types, keys, bodies, dues = {}, {}, {}, {}, {}
 for i = 11, #ARGV do
@@ -66,6 +67,7 @@ for i = 11, #ARGV do
     queued = queued + 1
   end
   if accept then
+    wrote = true
     local seq = redis.call('HINCRBY', own, 'seq', 1)
     redis.call('RPUSH', list, fmt(seq) .. ':' .. at .. ':' .. ARGV[i])
     if logged then
@@ -84,8 +86,11 @@ end
 if wasEmpty and redis.call('LLEN', list) > 0 then
   redis.call('PUBLISH', ARGV[4], 'p:' .. ARGV[5])
 end
--- NOTE: the common reply (every task queued) is kept as its count, to keep the bucket small.
-local keep = queued * 2 == #out and tostring(queued) or cjson.encode(out)
-keepReply(request, ARGV[10], keep, ARGV[7])
+-- NOTE: the common reply (every task queued) is kept as its count, to keep the bucket small. A refusal is
+-- not kept: a delayed task's move refused by its full partition is retried under the same request id.
+if wrote then
+  local keep = queued * 2 == #out and tostring(queued) or cjson.encode(out)
+  keepReply(request, ARGV[10], keep, ARGV[7])
+end
 routeLog(ARGV[6], 'route-push', KEYS[1], #ARGV - 10)
 return out
