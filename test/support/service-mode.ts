@@ -108,6 +108,11 @@ export async function api(scheduler: HttpChild, method: string, route: string, b
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
+/** A task's state as the scheduler's API reads it (`GET /api/tasks/:type/:id`). */
+export async function taskState(scheduler: HttpChild, type: string, id: string): Promise<string> {
+  return (await api(scheduler, 'GET', `/api/tasks/${type}/${id}`)).body.state;
+}
+
 let refs = 0;
 
 /** Runs an IPC command in a client instance (see the fixture); resolves with its result, rejects with its error. */

@@ -368,7 +368,8 @@ export class TaskConsumer {
       else this.ack(task, result);
       return;
     }
-    // NOTE: service mode: nothing reached an instance; the task goes back to its place, no attempt spent.
+    // NOTE: service mode: no instance ran the task to an end of its own (see DeliveryNotMadeError); the task
+    // goes back to its place, no attempt spent.
     // NOTE: a hand-back after the attempt's last reports (the release ends the reservation they are checked against)
     if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)], true, task.reportsSent);
     else if (error instanceof RateLimitedError) this.handBack([heldOf(task)], true, Promise.all([task.reportsSent, pauseForRateLimit(this.type, this.store.limits, this.events, task, error)]));

@@ -25,15 +25,19 @@ export class DeliveryFailedError extends DistributedQueueError {
 }
 
 /**
- * Service mode: a delivery that was not made (nothing reached an instance: it refused the connection, or the
- * application has no live instance). Not a failed attempt: the scheduler hands the task back to its place
- * in the queue, where it waits for a live instance.
+ * Service mode, in the scheduler: a delivery that does not count as an attempt, because no instance ran the
+ * task to an end of its own: the application has no live instance (`NoLiveInstanceError`); the instance
+ * refused the connection, or answered 503 `Unavailable` before running anything (starting, or its Redis
+ * unreachable), and gets no more deliveries until its next heartbeat; or it shut down before the task ended
+ * (its handler aborted with `ShutdownError` after `shutdownTimeoutMs`: the task may have run in part, as a
+ * shutdown in plugin mode). The scheduler hands the task back to its place in the queue, where it waits for
+ * a live instance; no attempt is spent.
  */
 export class DeliveryNotMadeError extends DistributedQueueError {
   constructor(
     /** The application the delivery was for (the type's owner). */
     readonly app: string,
-    /** The instance that refused the connection; null when there was none to try. */
+    /** The instance the delivery went to (that refused it, was unavailable or shut down); null when there was none to try. */
     readonly instance: string | null,
     detail: string,
   ) {

@@ -72,8 +72,9 @@ function settle(pending: Pending, error: Error | null, result?: unknown): void {
  * `MAX_BATCH` tasks and `maxRequestBytes` bytes, the limit the application registered), and each settles
  * when its result line comes back: 200 is done (its `result` is the task's result); any other status, a
  * refused or failed request, a connection error or no answer within `timeoutMs` + grace throws
- * `DeliveryFailedError`: a failed attempt. A refused connection, or no live instance, throws
- * `DeliveryNotMadeError`: the consumer hands the task back without counting the attempt.
+ * `DeliveryFailedError`: a failed attempt. No live instance, a refused connection, a 503 `Unavailable` (the
+ * instance refused before running anything) or a task's line 503 `ShutdownError` (the instance shut down
+ * before it ended) throws `DeliveryNotMadeError`: the consumer hands the task back without counting the attempt.
  */
 export class HttpDelivery implements TaskHandler {
   private readonly queued = new Map<string, { instance: ServiceInstance; items: Pending[] }>();
