@@ -2,7 +2,8 @@
  * Service mode: a failed attempt keeps the stack of the application's handler (issue 26 item 5). The
  * application sends it back in the delivery's result line (bounded there); the scheduler bounds it again
  * and keeps it in the dead letter, the type's event stream entry and its own log line. A thrown string
- * has no stack. In-process delivery paths: failure-stacks.e2e-spec.ts.
+ * has no stack. In-process delivery paths: failure-stacks.e2e-spec.ts. The error's name comes back too: an
+ * application handler's UnrecoverableError dead-letters its task at once in the scheduler.
  */
 import { MAX_STACK_BYTES } from 'nestjs-distributed-queue';
 import { connect, keysOf, useAppsAndChildren } from './support/queue-app';
@@ -59,5 +60,23 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('service mode failu
       redis.disconnect();
     }
     await waitFor(() => scheduler.output().includes('at failAsTold '), { timeoutMs: 10_000, message: "the application's stack in the scheduler's log" });
+  });
+
+  it("an application handler's UnrecoverableError dead-letters the task after one attempt; another error is retried", async () => {
+    const prefix = uniquePrefix('svc-unrec');
+    const [scheduler] = await Promise.all([
+      startScheduler(target, prefix),
+      startClient(target, prefix, { app: 'shop', instance: 'shop-a', types: ['charge'], workerOptions: { maxAttempts: 3, backoff: { type: 'fixed', delayMs: 300, jitter: 0 } } }),
+    ]);
+    await waitFor(async () => (await liveInstances(scheduler, 'shop')) === 1, { timeoutMs: 15_000, message: 'the instance registered' });
+    for (const [id, payload] of Object.entries({ unrec: { fail: 'unrecoverable' }, flaky: { fail: true } })) {
+      expect((await api(scheduler, 'POST', '/api/tasks', { type: 'charge', id, payload })).status).toBe(201);
+    }
+    const dead = await waitFor(async () => {
+      const page = (await api(scheduler, 'GET', '/api/dead/charge')).body as { tasks: { id: string; error: { name: string; message: string; attempts: number } }[] };
+      return page.tasks.length === 2 ? new Map(page.tasks.map((t) => [t.id, t.error])) : null;
+    }, { timeoutMs: 30_000, message: 'both tasks dead' });
+    expect(dead.get('unrec')).toMatchObject({ name: 'DeliveryFailedError', attempts: 1, message: expect.stringContaining('UnrecoverableError: told not to retry (attempt 1)') });
+    expect(dead.get('flaky')).toMatchObject({ attempts: 3, message: expect.stringContaining('told to fail (attempt 3)') });
   });
 });

@@ -1,5 +1,5 @@
 import type { LoggerService } from '@nestjs/common';
-import { CorruptTaskError, TaskCancelledError } from '../errors';
+import { CorruptTaskError, isUnrecoverable, TaskCancelledError } from '../errors';
 import type { ResolvedWorkerOptions } from '../options/resolve-options';
 import { backoffDelay } from '../runtime/backoff';
 import { failedAttemptLine, stackOf } from '../runtime/error-stack';
@@ -10,7 +10,7 @@ import type { RunningTask } from './running-task';
 
 /**
  * Records a failed attempt of a delay-queue task: retried after its backoff, or dead-lettered when it was the
- * last attempt (or cannot succeed: a corrupt record, a cancel). Its events and log line follow Redis's
+ * last attempt (or cannot succeed: a corrupt record, a cancel, an `UnrecoverableError`). Its events and log line follow Redis's
  * answer; a failure that cannot be recorded is logged (the task's lease expires, and it runs again).
  */
 export async function recordFailedAttempt(
@@ -20,7 +20,7 @@ export async function recordFailedAttempt(
   const { id, token, attempt } = task.reservation;
   const finishedAt = Date.now();
   if (task.controller && !task.controller.signal.aborted) task.controller.abort(error);
-  const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || attempt >= options.maxAttempts;
+  const final = error instanceof CorruptTaskError || error instanceof TaskCancelledError || isUnrecoverable(error) || attempt >= options.maxAttempts;
   const retryDelay = final ? -1 : backoffDelay(options.backoff, attempt);
   try {
     const stack = stackOf(error);

@@ -19,6 +19,11 @@ export class DeliveryFailedError extends DistributedQueueError {
      * `MAX_STACK_BYTES`); undefined when it sent none (a non-Error thrown, an older version, no answer).
      */
     readonly remoteStack?: string,
+    /**
+     * The name of the handler's error as the application sent it back (`'UnrecoverableError'` dead-letters
+     * the task at once); undefined when it sent none (no answer, a refusal without a result line).
+     */
+    readonly remoteName?: string,
   ) {
     super(`Delivery to "${app}" instance ${instance} failed${status ? ` with HTTP ${status}` : ''}: ${detail}`);
   }

@@ -30,6 +30,7 @@ const NO_STATUS: Record<string, string> = {
   LeaseLostError: "a handler signal's reason: never a call's error",
   CorruptTaskError: "a dead letter's reason, recorded by the worker: never a call's error",
   RateLimitedError: "thrown by the application's own handler, taken by the worker: never a call's error",
+  UnrecoverableError: "thrown by the application's own handler, recorded as the dead letter's reason: never a call's error",
   FlowResultError: "a flow node's failed attempt, recorded by the worker: never a call's error",
   DeliveryFailedError: "the scheduler's failed delivery, recorded as the attempt: never a call's error",
   DeliveryNotMadeError: "the scheduler's hand-back of a delivery: never a call's error",

@@ -11,3 +11,4 @@ export * from './durability.error';
 export * from './rate-limited.error';
 export * from './flow.error';
 export * from './awaiting.error';
+export * from './unrecoverable.error';

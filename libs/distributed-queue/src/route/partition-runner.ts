@@ -1,4 +1,4 @@
-import { CorruptTaskError, LeaseLostError, TaskTimeoutError } from '../errors';
+import { CorruptTaskError, isUnrecoverable, LeaseLostError, TaskTimeoutError } from '../errors';
 import { backoffDelay } from '../runtime/backoff';
 import { SHUTDOWN_CALL_MS, stopWithGrace } from '../runtime/graceful-stop';
 import { callHandler, runController, toError } from '../runtime/handler-call';
@@ -340,7 +340,7 @@ export class PartitionRunner {
       if (!failure) return 'done';
       if (this.stopping) return 'aborted';
       this.ctx.logger.warn?.(failedAttemptLine(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt}`, failure));
-      const final = attempt >= maxAttempts;
+      const final = attempt >= maxAttempts || isUnrecoverable(failure);
       if (final) this.events.later(item, 'dead', attempt + replays, { error: failure });
       else if (!this.halted) this.events.now(item, 'retrying', attempt + replays, { error: failure });
       if (final) return errorJson(failure, attempt);

@@ -208,5 +208,5 @@ export function failedDelivery(app: string, instance: string, result: Exclude<De
   const error = result.error as Partial<typeof result.error> | undefined;
   const stack = boundedStack(typeof error?.stack === 'string' ? error.stack : undefined);
   const kept = keptError({ name: error?.name, message: error?.message });
-  return new DeliveryFailedError(app, instance, result.status, `${kept.name}: ${kept.message}`, stack);
+  return new DeliveryFailedError(app, instance, result.status, `${kept.name}: ${kept.message}`, stack, typeof error?.name === 'string' ? kept.name : undefined);
 }

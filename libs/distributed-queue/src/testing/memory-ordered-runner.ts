@@ -1,6 +1,6 @@
 import type { DiscoveredWorker } from '../distributed-queue.explorer';
 import type { FlowProgress } from '../flow/flow-progress';
-import { ShutdownError, TaskTimeoutError } from '../errors';
+import { isUnrecoverable, ShutdownError, TaskTimeoutError } from '../errors';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { TaskEventName } from '../interfaces';
 import { OrderedTask } from '../runtime/active-task';
@@ -157,7 +157,7 @@ export class MemoryOrderedRunner {
     emit('failed', { error });
     entry.failures++;
     let buried: { name: string; message: string; attempts: number; stack?: string } | undefined;
-    if (entry.failures >= worker.options.maxAttempts) {
+    if (entry.failures >= worker.options.maxAttempts || isUnrecoverable(error)) {
       const stack = stackOf(error);
       buried = { ...keptError(error), attempts: entry.failures, ...(stack ? { stack } : {}) };
       this.route.bury(partition, entry, buried);

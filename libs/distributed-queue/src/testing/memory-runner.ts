@@ -1,7 +1,7 @@
 import { CRON_TICK_TYPE } from '../distributed-queue.constants';
 import { FlowProgress } from '../flow/flow-progress';
 import type { DiscoveredWorker } from '../distributed-queue.explorer';
-import { RateLimitedError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
+import { isUnrecoverable, RateLimitedError, ShutdownError, TaskCancelledError, TaskTimeoutError } from '../errors';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { ActiveTask, TaskErrorInfo, TaskEventName } from '../interfaces';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
@@ -267,7 +267,7 @@ export class MemoryRunner {
       local('cancelled', { error });
       this.engine.ended(task, 'cancelled', run.attempt, info);
       outcome = 'cancelled';
-    } else if (run.attempt >= worker.options.maxAttempts) {
+    } else if (run.attempt >= worker.options.maxAttempts || isUnrecoverable(error)) {
       this.bury(queue, task, info);
       local('dead', { error });
       outcome = 'dead';
