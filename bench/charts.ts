@@ -100,9 +100,11 @@ export function rowsOfPage(markdown: string): Row[] {
     const key = keyOf.get(workload);
     const row: Row = { workload, system, figures };
     if (key) {
-      // NOTE: a p99 key ("p99 lateness (all)", "p99 round trip") is the middle of a "p50/p99/max" figure
-      const p99 = key.name.startsWith('p99')
-        ? Object.entries(figures).find(([name]) => name.includes('p50/p99/max') && (!key.name.includes('(all)') || name.includes('(all)')))?.[1]
+      // NOTE: a p99 key ("p99 lateness (all)", "p99 round trip", "small p99 wait") is the middle of a
+      // "p50/p99/max" figure: the one of "(all)" for such a key, or the one named by the key's other words
+      const words = key.name.split(' ').filter((word) => word !== 'p99');
+      const p99 = key.name.includes('p99')
+        ? Object.entries(figures).find(([name]) => name.includes('p50/p99/max') && (key.name.startsWith('p99') ? !key.name.includes('(all)') || name.includes('(all)') : words.every((word) => name.includes(word))))?.[1]
         : undefined;
       const text = figures[key.name] ?? p99;
       const value = text === undefined ? NaN : Number(text.split('/').length === 3 ? text.split('/')[1] : text);

@@ -95,15 +95,36 @@ total time, \`--one-at-a-time=N\`, \`--concurrency\`, \`--bullmq\`; and MONITOR 
 - To check: a few hand-backs of tasks reserved ahead (\`release-4.lua\`, 0.01 calls per flow) logged 17–52 ms
   each in SLOWLOG during loaded runs; one call holding Redis that long lands directly in the p99.
 
-What would bring it closer (not changed here; the library is another session's):
+Runs of 2026-11-28 on a calmer machine (load 0.4–3: one other test file running at times), \`--quick\`, after
+this session's changes (a connection's writes of one tick in one system call; a new flow's nodes written one
+command per hash; script calls' arguments built without ioredis's copy): **1.43–2.46× BullMQ, one run 0.89×
+while a test ran beside it** (this library 309–578 flows/s, BullMQ 226–346), parent start p50 8–16 ms and
+p99 24–126 ms (BullMQ 392–611 ms), 194 Redis commands per flow (was 237), Node 1.7–2.1 s and Redis 0.9–1.2 s
+of CPU for the 1,000 flows (BullMQ 2.4–3.7 s and 1.5–2.1 s). Then (84292e1) a node whose dependencies left
+nothing to read is released without the read: three runs 539–656 flows/s against BullMQ's 314–337,
+**1.62–1.95×**, parent start p50 6.2–7.8 ms and p99 36–52 ms (BullMQ 439–531), 172 commands per flow. One
+flow at a time (200, \`--one-at-a-time=200\`): parent start p50/p99/max 1.6/8.9/18.8 ms, BullMQ 1.6/9.3/9.7
+(before: p50 2.5–2.7, p99 9–9.5). The same 1,000 flows in the profile's two phases
+(\`bench/profile/flows.ts --no-slowlog\`): submitting alone 457–613 ms (Node 0.38–0.54 s, Redis 0.23–0.33 s;
+before these changes 566–644 ms, Node 0.77–0.84 s, Redis 0.33–0.41 s), running alone 1,017–1,044 ms (Node
+0.67–0.77 s, Redis 0.64–0.68 s). Measured in isolation: 20,000 script calls issued 100 a tick cost Redis
+61–89 ms of CPU with the writes of a tick together against 130–205 ms one write each; building a 64-argument
+script call took 13–20 µs through ioredis's constructor and takes 3–6 µs now.
 
-- Fewer calls in series in \`submitFlow\` (six now): the \`settled\` read and the index write could ride the
-  define/start calls, or go in parallel with the calls that do not depend on them.
+What this says: the phases alone add up to 1.5 s, but together they take 1.5–2.4 s and Node does 0.6–0.8 s
+more work (1.9–2.1 s against 1.1–1.3 s): a thousand \`submitFlow\` calls in flight in the process that also runs
+the workers. Freeing a child's slot as soon as its handler returned (its ack still waiting on the settle) was
+tried and changed nothing measurable (540 and 577 flows/s against 546; reverted). The 5× target needs about a
+third of today's CPU per flow on both sides; the calls per flow are already a third of BullMQ's, so what is
+left is each call's own cost in Node (encoding, ioredis's command and reply handling, garbage) and the
+interference above; both belong to issue 34's round.
+
+What would bring it closer (open):
+
+- Fewer calls per \`submitFlow\` (since 613af37 three in series: define, park, then the roots' submit beside the
+  index write): batch the park and roots' submits of concurrent \`submitFlow\`s per type and tick, as settles are.
 - Leaner scripts for the hot calls: flow-release and take pay their includes' top level on every call; a
   release without groups or priorities in play need not load them.
-- One write per tick: the per-flow settle calls of one flush (and the submits of concurrent \`submitFlow\`s)
-  go out as separate socket writes; corking the connection for a tick (or pipelining them) saves a system call
-  per command on both sides.
 - Shorten the parent's path: read the contexts of the parents started in one take in one call per flow slot
   per tick (as settles are), or skip the read when the settle already knows no dependency left a result or
   error (the release could mark the parked task as needing none, as roots are marked); find what the

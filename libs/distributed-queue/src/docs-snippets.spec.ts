@@ -4,13 +4,16 @@
  * page shows it in a ```ts block right under `<!-- snippet: <name> -->` (a block under `<!-- bullmq -->` is
  * another library's code, shown for comparison in the migration guide). A fragment (a call, a decorator, a
  * module's options) gets its context (imports, the service it is called on, the class a decorator goes on)
- * from its fixture, outside the region. The fixtures are imported below, so ts-jest compiles them and
- * `tsc --noEmit` type-checks them (the `@ts-expect-error` lines of the typed-tasks snippet included: tsc fails
- * should one compile). The testing guide and the migration guide have fixtures and specs of their own.
+ * from its fixture, outside the region. The fixtures are imported below (but getting-started/main.ts, which
+ * starts an application: test/getting-started.e2e-spec.ts runs it), so ts-jest transpiles them;
+ * test/docs-typecheck.e2e-spec.ts type-checks them all (the `@ts-expect-error` lines of the typed-tasks
+ * snippet included: it fails should one compile). The testing guide and the migration guide have fixtures
+ * and specs of their own.
  */
 import { readdirSync, readFileSync } from 'fs';
 import { join } from 'path';
 import '../../../test/fixtures/flows-readme';
+import '../../../test/fixtures/getting-started/app.module';
 import '../../../test/fixtures/progress-readme';
 import '../../../test/fixtures/readme-cron';
 import '../../../test/fixtures/readme-dashboard';
@@ -36,6 +39,8 @@ const DOCS_FIXTURES = [
   'test/fixtures/flows-readme.ts',
   'test/fixtures/readme-health.ts',
   'test/fixtures/readme-dashboard.ts',
+  'test/fixtures/getting-started/app.module.ts',
+  'test/fixtures/getting-started/main.ts',
 ];
 /** Guides with fixtures and a spec of their own (testing/testing-guide.spec.ts, migration-guide.spec.ts). */
 const GUIDES = ['docs/testing.md', 'docs/migrating-from-bullmq.md'];
