@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { startRedisServer } from '../test/support/redis-server';
 import { renderTable, writeReport, type Row } from './report';
 import { bullmq, ours } from './systems';
+import { beeQueue } from './bee-queue';
 import { delayed, immediate, memory, scale, type Context } from './workloads';
 import { failover, ordered } from './ordered';
 import { serviceMode } from './service-mode';
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
     make: {
       ours: (observability) => ours(server.url, `bench${Date.now()}`, observability),
       bullmq: () => bullmq(server.url, `bench${Date.now()}`),
+      bee: () => beeQueue(server.url, `bench${Date.now()}`),
       service: () => serviceMode(server.url, `bench${Date.now()}`),
     },
   };

@@ -7,7 +7,7 @@ import type { Start, System } from './systems';
 export interface Context {
   redis: Redis;
   quick: boolean;
-  make: { ours: (observability?: Observability) => System; bullmq: () => System; service: () => System };
+  make: { ours: (observability?: Observability) => System; bullmq: () => System; bee: () => System; service: () => System };
 }
 
 export async function each(ctx: Context, fn: (system: System) => Promise<Row>, makers = [() => ctx.make.ours(), ctx.make.bullmq]): Promise<Row[]> {
@@ -26,7 +26,8 @@ export async function each(ctx: Context, fn: (system: System) => Promise<Row>, m
 
 /**
  * 1. Immediate: bulk submit, then one worker at concurrency 50 with a no-op handler; this library with
- * events and metrics on (streams, a listener of every event, Prometheus) and off (best of two runs each).
+ * events and metrics on (streams, a listener of every event, Prometheus) and off (best of two runs each),
+ * beside BullMQ and bee-queue.
  */
 export function immediate(ctx: Context): Promise<Row[]> {
   const n = ctx.quick ? 10_000 : 50_000;
@@ -36,9 +37,10 @@ export function immediate(ctx: Context): Promise<Row[]> {
   const on = () => ctx.make.ours('all');
   const off = () => ctx.make.ours('none');
   return each(ctx, (system) => processAll(ctx, system, small), [on, off])
-    .then(() => each(ctx, (system) => processAll(ctx, system, n), [on, off, on, off, () => ctx.make.ours('history'), () => ctx.make.ours('history'), ctx.make.bullmq]))
+    .then(() => each(ctx, (system) => processAll(ctx, system, n), [on, off, on, off, () => ctx.make.ours('history'), () => ctx.make.ours('history'), ctx.make.bullmq, ctx.make.bee]))
     .then(bestOfEach)
-    .then(withOnOffRatio);
+    .then(withOnOffRatio)
+    .then((rows) => versus(rows, 'bee-queue'));
 }
 
 /** Keeps the best run (process rate) of each system, in the order they first ran. */
@@ -94,6 +96,20 @@ function withOnOffRatio(rows: Row[]): Row[] {
   return rows;
 }
 
+/**
+ * Adds to this library's rows their key figure as a ratio to the `peer` system's in the same workload
+ * (`vs <peer>`, above 1 better), beside the table's own column against BullMQ.
+ */
+export function versus(rows: Row[], peer: string): Row[] {
+  for (const row of rows) {
+    const other = rows.find((r) => r.workload === row.workload && r.system === peer && r.key?.name === row.key?.name);
+    if (!row.system.startsWith('this library') || !row.key || !other?.key || other.key.value === 0 || row.key.value === 0) continue;
+    const value = row.key.lowerIsBetter ? other.key.value / row.key.value : row.key.value / other.key.value;
+    row.figures[`vs ${peer}`] = `${value.toFixed(2)}×`;
+  }
+  return rows;
+}
+
 function lateness(starts: Start[], n: number, submittedAt: number) {
   const distinct = new Set(starts.map((s) => s.id)).size;
   const late = starts.map((s) => s.at - s.dueAt);
@@ -109,7 +125,7 @@ function lateness(starts: Start[], n: number, submittedAt: number) {
 
 /**
  * 2. Delayed: tasks due uniformly over the next seconds; lateness of handler start against due time. Also
- * service mode: the scheduler calling two application instances over HTTP.
+ * service mode: the scheduler calling two application instances over HTTP; beside BullMQ and bee-queue.
  */
 export function delayed(ctx: Context): Promise<Row[]> {
   const n = ctx.quick ? 5000 : 20_000;
@@ -137,7 +153,7 @@ export function delayed(ctx: Context): Promise<Row[]> {
       },
       key: { name: 'p99 lateness (all)', value: r.all.p99, lowerIsBetter: true },
     };
-  }, [() => ctx.make.ours(), ctx.make.service, ctx.make.bullmq]);
+  }, [() => ctx.make.ours(), ctx.make.service, ctx.make.bullmq, ctx.make.bee]).then((rows) => versus(rows, 'bee-queue'));
 }
 
 /** 4. Memory: Redis bytes per pending delayed task. */
