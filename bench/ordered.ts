@@ -3,46 +3,10 @@ import type { Row } from './report';
 import { nodeCpu, percentiles, sampleServer, until } from './stats';
 import { spawnChild, type ChildHandle } from '../test/support/child';
 import { startQueueApp } from '../test/support/queue-app';
-import type { Context } from './workloads';
+import { versus, type Context } from './workloads';
+import { groupmqOrdered } from './ordered-groupmq';
+import { OrderLog, submitRounds } from './order-log';
 
-/**
- * Order bookkeeping: a task's first start must come after the first start of every earlier task of its key.
- * Starts carry the time they happened (one machine clock for every process here), so a key that moved to
- * another process is judged by when its tasks started, not by when their reports arrived.
- */
-class OrderLog {
-  private readonly firstStart = new Map<string, Map<number, number>>();
-  starts = 0;
-  /** Each machine's CPU seconds as of its latest report. */
-  readonly cpu = new Map<string, number>();
-  readonly lastStart = new Map<number, { at: number; machine: string }>();
-
-  record(key: string, n: number, at: number): void {
-    this.starts++;
-    let starts = this.firstStart.get(key);
-    if (!starts) this.firstStart.set(key, (starts = new Map()));
-    const seen = starts.get(n);
-    if (seen === undefined || at < seen) starts.set(n, at);
-  }
-
-  /** Tasks that first started before an earlier task of their key did (ties within a millisecond pass). */
-  get violations(): number {
-    let count = 0;
-    for (const starts of this.firstStart.values()) {
-      for (const [n, at] of starts) {
-        const before = starts.get(n - 1);
-        if (n > 0 && (before === undefined || at < before)) count++;
-      }
-    }
-    return count;
-  }
-
-  distinct(): number {
-    let total = 0;
-    for (const starts of this.firstStart.values()) total += starts.size;
-    return total;
-  }
-}
 
 function shape(quick: boolean) {
   return quick ? { keys: 100, perKey: 20 } : { keys: 500, perKey: 40 };
@@ -78,14 +42,6 @@ async function startMachines(ctx: Context, url: string, prefix: string, names: s
   return children;
 }
 
-/** Submits round by round (task n of every key, in bulk), so each key's tasks are added in order. */
-async function submitRounds(submitRound: (n: number, keys: string[]) => Promise<unknown>, keys: number, perKey: number, paceMs = 0): Promise<void> {
-  const names = Array.from({ length: keys }, (_, k) => `key-${k}`);
-  for (let n = 0; n < perKey; n++) {
-    await submitRound(n, names);
-    if (paceMs) await new Promise((resolve) => setTimeout(resolve, paceMs));
-  }
-}
 
 /** 3. Ordered: keys × tasks in order per key; this library with 2 processes vs BullMQ at concurrency 1 and 50. */
 export async function ordered(ctx: Context, url: string): Promise<Row[]> {
@@ -149,7 +105,9 @@ export async function ordered(ctx: Context, url: string): Promise<Row[]> {
       key: concurrency === 1 ? { name: 'tasks/s', value: total / seconds } : undefined,
     });
   }
-  return rows;
+  await ctx.redis.flushall();
+  rows.push(await groupmqOrdered(url, `ord${Date.now()}`, keys, perKey));
+  return versus(rows, 'groupmq');
 }
 
 /** 5. Failover: 3 route-queue processes under load, one SIGKILLed: time until its partitions process again. */
