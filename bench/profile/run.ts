@@ -28,8 +28,9 @@ async function main(): Promise<void> {
   const server = await startRedisServer({ extraArgs: ['--save', ''] });
   const prefix = `prof${Date.now()}`;
   try {
-    // NOTE: with the history on, the producer runs a writer too (so submits are logged), as in the benchmark.
-    const history = events === 'history' ? observabilityOptions('history') : {};
+    // NOTE: with the history on, the producer runs a writer too (so submits are logged), as in the benchmark,
+    // unless --producer-writer=no: then the workers' application writes every row (as users often run it).
+    const history = events === 'history' && arg('producer-writer', 'yes') !== 'no' ? observabilityOptions('history') : {};
     const producer = await startQueueApp({ connection: server.url, keyPrefix: prefix, workers: false, types: { bench: {} }, ...history });
     for (let i = 0; i < n; i += 1000) {
       await producer.submit.submitMany('bench', Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ payload: payload(i + j) })));

@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import * as fs from 'fs';
 import { Session } from 'inspector';
+import { TaskHistoryService } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass } from '../../test/support/queue-app';
 import { OBSERVED, observabilityOptions, type Observability } from '../observability';
 
@@ -38,12 +39,16 @@ async function main(): Promise<void> {
   const app = await startQueueApp({ connection: url, keyPrefix: prefix, ...options }, [W, ...(OBSERVED[observed as Observability].providers as never[])]);
   await all;
   const seconds = (performance.now() - t0) / 1000;
+  // NOTE: with the history on, the rows are written after the tasks ran: its CPU counts until they are in
+  // PostgreSQL (the writer's own cost per task), and the time to that point is reported apart.
+  if (observed === 'history') await app.app.get(TaskHistoryService).flush({ timeoutMs: 600_000 });
+  const written = (performance.now() - t0) / 1000;
   if (process.env.DQ_TRACE) fs.writeFileSync(process.env.DQ_TRACE, JSON.stringify((globalThis as any).__trace));
   const cpu = process.cpuUsage(cpu0);
   if (profilePath) fs.writeFileSync(profilePath, JSON.stringify((await post<{ profile: unknown }>(session, 'Profiler.stop')).profile));
   await app.close();
   const us = (cpu.user + cpu.system) / n;
-  process.stdout.write(JSON.stringify({ n, seconds, perSecond: Math.round(n / seconds), cpuMicrosPerTask: Math.round(us), userMicros: Math.round(cpu.user / n), systemMicros: Math.round(cpu.system / n) }) + '\n');
+  process.stdout.write(JSON.stringify({ n, seconds, perSecond: Math.round(n / seconds), writtenSeconds: Number(written.toFixed(2)), cpuMicrosPerTask: Math.round(us), userMicros: Math.round(cpu.user / n), systemMicros: Math.round(cpu.system / n) }) + '\n');
   process.exit(0);
 }
 
