@@ -60,6 +60,17 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
+/** Ports 10000 to 22767 (their bus ports below 32768), in slices: 0 for a process outside Jest's workers. */
+const PORT_SLICES = 9;
+
+/** This process's slice of the port range: Jest worker k (1, 2, ...) gets slice 1 + (k - 1) mod 8. */
+function portSlice(): { first: number; size: number } {
+  const size = Math.floor(12_768 / PORT_SLICES);
+  const worker = Number(process.env.JEST_WORKER_ID);
+  const slice = Number.isInteger(worker) && worker > 0 ? 1 + ((worker - 1) % (PORT_SLICES - 1)) : 0;
+  return { first: 10_000 + slice * size, size };
+}
+
 function ephemeralPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -74,11 +85,14 @@ function ephemeralPort(): Promise<number> {
 /**
  * A currently free loopback port whose cluster bus port (port + 10000) is free as well, both below the
  * ephemeral range (32768 and up): a port the kernel hands out to outgoing connections could be taken by one
- * between this check and the server's listen (seen: a scheduler child's EADDRINUSE under a full suite).
+ * between this check and the server's listen (seen: a scheduler child's EADDRINUSE under a full suite). Each
+ * Jest worker draws from a slice of its own (see portSlice): two workers could otherwise both find a port
+ * free and hand it out before either listened (seen: EADDRINUSE of a scheduler child, service-limits).
  */
 export async function getFreePort(): Promise<number> {
+  const { first, size } = portSlice();
   for (let attempt = 0; attempt < 500; attempt++) {
-    const port = 10000 + Math.floor(Math.random() * 12700);
+    const port = first + Math.floor(Math.random() * size);
     if (handedOut.has(port) || handedOut.has(port + 10000)) continue;
     if (!(await canListen(port)) || !(await canListen(port + 10000))) continue;
     handedOut.add(port);
