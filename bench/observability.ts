@@ -1,3 +1,4 @@
+import { readFileSync } from 'fs';
 import { Injectable } from '@nestjs/common';
 import { Client } from 'pg';
 import { Registry } from 'prom-client';
@@ -59,4 +60,33 @@ export async function dropBenchSchema(): Promise<void> {
   await client.connect();
   await client.query(`DROP SCHEMA IF EXISTS ${BENCH_SCHEMA} CASCADE`);
   await client.end();
+}
+
+/**
+ * CPU seconds (user + system) the PostgreSQL backends of the history writers have used so far, from
+ * /proc/<pid>/stat of each backend whose application_name is the library's (this machine's server). A backend
+ * that started after a first sample counts from 0; one that ended between samples is missed (the writer's
+ * pool keeps its connections for 10 s idle: longer than a run's span). 0 when /proc is not readable.
+ */
+export async function historyBackendsCpu(): Promise<number> {
+  const client = new Client({ connectionString: PG });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = 'nestjs-distributed-queue history'`);
+    const ticks = Number(process.env.CLK_TCK ?? 100);
+    let seconds = 0;
+    for (const { pid } of rows) {
+      try {
+        // fields after the command's closing parenthesis: state is the 1st, utime the 12th, stime the 13th
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        seconds += (Number(fields[11]) + Number(fields[12])) / ticks;
+      } catch {
+        // the backend ended meanwhile
+      }
+    }
+    return seconds;
+  } finally {
+    await client.end();
+  }
 }

@@ -50,4 +50,26 @@ describe('closing an application whose history PostgreSQL stopped answering', ()
     const rows = (await history.searchHistory({ type: 'close', limit: 1000 })).rows;
     expect(rows.map((r) => r.id).sort()).toEqual(Array.from({ length: n }, (_, i) => `t${i}`).sort());
   });
+
+  it("an application closed normally hands its streams to another instance's writer at once, not after its 15 s lease", async () => {
+    const schema = newSchema();
+    const keyPrefix = uniquePrefix('hist-handover');
+    const history = { connection: PG_URL, schema, flushIntervalMs: 50 };
+    const done: string[] = [];
+    const Worker = workerClass('handover', { concurrency: 20 }, (task: Task) => void done.push(task.id));
+    const first = await start({ connection: target.connection, keyPrefix, history }, [Worker]);
+    await first.submit.submitMany('handover', Array.from({ length: 50 }, (_, i) => ({ id: `a${i}`, payload: i })));
+    await waitFor(() => done.length === 50, { timeoutMs: 10_000, message: 'the first tasks ran' });
+    await first.app.get(TaskHistoryService).flush();
+    const second = await start({ connection: target.connection, keyPrefix, workers: false, types: { handover: {} }, history });
+    await first.close();
+    // Submits of the second instance go to the stream the first one's writer held: its flush needs its writer
+    // to hold the stream (the first one is gone and will never copy them).
+    await second.submit.submitMany('handover', Array.from({ length: 20 }, (_, i) => ({ id: `b${i}`, payload: i, delay: 60_000 })));
+    const t0 = performance.now();
+    await second.app.get(TaskHistoryService).flush({ timeoutMs: 30_000 });
+    expect(performance.now() - t0).toBeLessThan(5000);
+    const rows = (await second.app.get(TaskHistoryService).searchHistory({ type: 'handover', limit: 1000 })).rows;
+    expect(rows.filter((r) => r.id.startsWith('b')).map((r) => r.status)).toEqual(Array.from({ length: 20 }, () => 'waiting'));
+  });
 });

@@ -43,6 +43,7 @@ interface Copied extends EventStreamRef {
 
 interface LeaseScripts {
   dqHistoryLease(key: string, flushKey: string, me: string, ms: number): Promise<number>;
+  dqHistoryRelease(key: string, me: string): Promise<number>;
 }
 
 /** flush()'s time limit unless given. */
@@ -128,9 +129,22 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     // holds a query for history.queryTimeoutMs (10 s by default). What this copy did not write stays in the
     // streams; the next writer copies it once this one's lease expires (batches apply idempotently).
     const graceMs = Math.max(SHUTDOWN_CALL_MS, this.options.shutdownTimeoutMs);
-    await shutdownCall(this.pass, 'history: last copy', graceMs).catch((error: Error) =>
-      this.logger.warn(`${error.message}; the next writer copies what it did not write`),
+    const copied = await shutdownCall(this.pass, 'history: last copy', graceMs).then(
+      () => true,
+      (error: Error) => {
+        this.logger.warn(`${error.message}; the next writer copies what it did not write`);
+        return false;
+      },
     );
+    // NOTE: the streams go to another instance's writer at its next pass, not once the leases expire (15 s).
+    // Only after a last copy that ended: one still waiting on PostgreSQL keeps its leases until they expire.
+    if (copied) await shutdownCall(this.releaseLeases(), 'history: handing the streams over').catch(() => undefined);
+  }
+
+  /** Gives up this writer's leases on its streams (those another writer holds are left alone). */
+  private async releaseLeases(): Promise<void> {
+    const scripts = this.redis as unknown as LeaseScripts;
+    await Promise.all(this.streams.map((stream) => scripts.dqHistoryRelease(`${stream.key}:writer`, this.me)));
   }
 
   async onApplicationShutdown(): Promise<void> {
