@@ -21,6 +21,7 @@ import { groups } from './groups';
 import { flows } from './flows';
 import { results } from './results';
 import { testingModule } from './testing';
+import { dedupe } from './dedupe';
 import { each } from './workloads';
 
 async function main(): Promise<void> {
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
     ['flows', () => flows(server.url, quick)],
     ['results', () => results(server.url, quick)],
     ['testing', () => testingModule(quick)],
+    ['dedupe', () => dedupe(server.url, quick, () => redis.flushall())],
   ];
   try {
     for (const [name, run] of workloads) {
