@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'fs';
 import { join } from 'path';
 import type { Cluster, Redis } from 'ioredis';
 import { LuaScript } from './lua-script';
+import { pruneUnusedFunctions } from './lua-prune';
 
 /** A client this library sends commands to: a single server (or Sentinel-managed) or a cluster. */
 export type RedisClient = Redis | Cluster;
@@ -40,7 +41,7 @@ function inline(source: string, root: string, seen: Set<string>): string {
   });
 }
 
-/** Loads the `<folder>/<name>-<numKeys>.lua` scripts under `root`, with their includes inlined. */
+/** Loads the `<folder>/<name>-<numKeys>.lua` scripts under `root`, with their includes inlined (the helpers they never call left out). */
 export function loadScripts(root = SCRIPT_DIR): ScriptDefinition[] {
   return SCRIPT_FOLDERS.flatMap((folder) =>
     readdirSync(join(root, folder))
@@ -48,7 +49,7 @@ export function loadScripts(root = SCRIPT_DIR): ScriptDefinition[] {
       .map((file) => {
         const match = /^(.+)-(\d+)\.lua$/.exec(file);
         if (!match) throw new Error(`Lua script ${folder}/${file} must be named <name>-<numberOfKeys>.lua`);
-        const lua = inline(readFileSync(join(root, folder, file), 'utf8'), root, new Set());
+        const lua = pruneUnusedFunctions(inline(readFileSync(join(root, folder, file), 'utf8'), root, new Set()));
         return { command: toCommandName(folder, match[1]), numberOfKeys: Number(match[2]), lua, slotGuard: GUARD_MARK.test(lua) };
       }),
   );
