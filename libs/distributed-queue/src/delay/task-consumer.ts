@@ -19,7 +19,7 @@ import type { AckDurability } from '../redis/ack-durability';
 import { DurableAcks } from './durable-acks';
 import { ConsumerFlows } from './consumer-flows';
 import type { FlowProgress } from '../flow/flow-progress';
-import { recordFailedAttempt } from './failed-attempt';
+import { TaskOutcomes } from './task-outcomes';
 import { renewEveryMs, renewTick } from './lease-renewal';
 import { pauseForRateLimit } from '../events/rate-limited';
 import { ERROR_BACKOFF_MS, HAND_BACK_MS, MAX_FETCHES, RECOVER_LIMIT, type DoneOptions } from './consumer-bounds';
@@ -47,7 +47,9 @@ export class TaskConsumer {
   private readonly durableAcks?: DurableAcks;
   /** Flow nodes' hooks (absent without Redis). */
   private readonly flows?: ConsumerFlows;
-  /** failures being written: their slots stay taken until Redis has them. */
+  /** What becomes of a settled task (its ack, or its failure recorded). */
+  private readonly outcomes: TaskOutcomes;
+  /** Tasks being settled (failures being written, acks waiting on reports or flows): their slots stay taken. */
   private settling = 0;
   private mayHaveWork = true;
   /** The last take was held back by the type's fleet-wide concurrency (see `afterSlotFreed`). */
@@ -97,6 +99,8 @@ export class TaskConsumer {
     this.reports = new TaskReports(type, store.reports, { maxProgressBytes: done.maxProgressBytes, ...done.taskLogs }, this.events, logger);
     this.View = this.reports.viewClass((id) => this.running.get(id));
     if (durability) this.durableAcks = new DurableAcks(type, durability, this.events, this.takeOptions(0), `${this.consumerId}.0`, logger, ERROR_BACKOFF_MS, done.maxResultBytes);
+    const slots = { hold: () => void this.settling++, release: () => void this.settling--, freed: () => this.afterSlotFreed() };
+    this.outcomes = new TaskOutcomes(type, store, options, this.events, logger, this.acks, this.durableAcks, this.flows, slots);
     this.queued = new ReservedQueue(options.concurrency, (stalled, ms) => {
       this.logger.debug?.(`[${this.type}] no slot freed for ${ms} ms: ${stalled.length} task(s) reserved ahead handed back`);
       this.handBack(stalled);
@@ -359,63 +363,17 @@ export class TaskConsumer {
 
   /**
    * A task's outcome: a success is acked with the next fetch (announced once Redis has it); a failure is
-   * recorded at once. NOTE: synchronous for a success (no promise on the hot path); see `recordFailure`.
+   * recorded at once (see `TaskOutcomes`); a hand-back when no instance ran it or it hit a rate limit.
    */
   private finish(task: RunningTask, error: Error | null, result?: unknown): void {
     if (!this.settle(task, !error)) return;
-    if (!error) {
-      if (this.flows?.is(task.reservation.id)) void this.completeNode(task, result);
-      else this.ack(task, result);
-      return;
-    }
+    if (!error) return this.outcomes.succeeded(task, result);
     // NOTE: service mode: no instance ran the task to an end of its own (see DeliveryNotMadeError); the task
     // goes back to its place, no attempt spent.
     // NOTE: a hand-back after the attempt's last reports (the release ends the reservation they are checked against)
     if (error instanceof DeliveryNotMadeError) this.handBack([heldOf(task)], true, task.reportsSent);
     else if (error instanceof RateLimitedError) this.handBack([heldOf(task)], true, Promise.all([task.reportsSent, pauseForRateLimit(this.type, this.store.limits, this.events, task, error)]));
-    else void this.recordFailure(task, error);
-  }
-
-  /** A flow node's success: its flow learns it before its ack (see `ConsumerFlows.completed`). */
-  private async completeNode(task: RunningTask, result: unknown): Promise<void> {
-    this.settling++;
-    const refused = await this.flows!.completed(task.reservation.id, result);
-    this.settling--;
-    if (refused) return this.recordFailure(task, refused);
-    if (refused === null) return this.ack(task, result);
-    this.afterSlotFreed();
-  }
-
-  /**
-   * A success: acked with the next fetch (or by the durable acks), after its last reports when it made any
-   * (the ack ends the reservation they are checked against); its slot free.
-   */
-  private ack(task: RunningTask, result: unknown): void {
-    if (!task.reportsSent) return this.pushAck(task, result);
-    this.settling++;
-    void task.reportsSent.then(() => {
-      this.settling--;
-      this.pushAck(task, result);
-    });
-  }
-
-  private pushAck(task: RunningTask, result: unknown): void {
-    if (this.durableAcks) this.durableAcks.push(task, result);
-    else this.acks.push(task, result);
-    this.afterSlotFreed();
-  }
-
-  private async recordFailure(task: RunningTask, error: Error): Promise<void> {
-    this.settling++;
-    try {
-      // NOTE: its last reports first (the failure ends the reservation they are checked against)
-      if (task.reportsSent) await task.reportsSent;
-      const outcome = await recordFailedAttempt(this.type, this.store, this.options, this.events, this.logger, task, error);
-      if (outcome === 'dead' && this.flows?.is(task.reservation.id)) await this.flows.dead(task.reservation.id, error, task.reservation.attempt);
-    } finally {
-      this.settling--;
-      this.afterSlotFreed();
-    }
+    else void this.outcomes.failed(task, error);
   }
 
   private afterSlotFreed(): void {
