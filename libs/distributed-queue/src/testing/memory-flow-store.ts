@@ -3,28 +3,7 @@ import { noRedis } from '../redis/no-redis';
 import type { MemoryEngine } from './memory-engine';
 import { isNodeField, linesFrom, num, rangeOf, resumePairs, wholeMs } from './memory-flow-text';
 import { MemoryParkedNodes } from './memory-flow-parking';
-
-/**
- * A flow's record as the flow scripts keep it (scripts/includes/flow-record.lua), its seven hashes one map
- * each, with the same fields and the same text values, so that every answer is built as the scripts build it.
- */
-interface MemoryFlow {
-  /** HASH meta: state, id, total, created, ended, done, dead, deadFail, cancelled, blocked, cancel (insertion order, as HGETALL). */
-  meta: Record<string, string>;
-  /** HASH defs: ref -> def JSON; '\r<ref>' -> its dependencies' lines; '\n<ref>' -> its dependents' lines. */
-  defs: Map<string, string>;
-  /** The node fields of defs, in the order they were written (HSCAN's order here; getFlow sorts by `i`). */
-  refs: string[];
-  /** HASH st: ref -> 'c' | 'x' | 'k'. */
-  st: Map<string, string>;
-  /** HASH bk: '#<ref>' -> blocking count (text), '<ref>\n<dependency>' -> '1'. */
-  bk: Map<string, string>;
-  /** HASH res / err: ref -> result / error JSON. */
-  res: Map<string, string>;
-  err: Map<string, string>;
-  /** The record's TTL (PEXPIRE, every key at once): the last ms it exists (Redis: expired once now > it); null: none. */
-  expireAt: number | null;
-}
+import { expireFlow, freshFlow, incrMeta, nodeJson, scanNodes, setDef, type MemoryFlow } from './memory-flow-record';
 
 /** A reply of settleOne as the script returns it: changed, delta, next refs, tell lines, resume pairs. */
 type RawSettle = [number, number, string[], string, (string | number)[]];
@@ -62,21 +41,21 @@ export class MemoryFlowStore extends FlowStore {
       created = true;
       state = 'creating';
       // NOTE: a new flow: what a flow of the same id left goes first (define-7.lua DELs the other hashes)
-      flow = this.fresh();
+      flow = freshFlow();
       flow.meta = { state, id: flowId, total: String(total), created: String(now), done: '0', dead: '0', deadFail: '0', cancelled: '0', blocked: '0' };
       this.flows.set(flowId, flow);
       for (const { ref, def: { d, n, ...def } } of nodes) {
-        this.setDef(flow, ref, JSON.stringify(def), false);
-        if (d.length > 0) this.setDef(flow, `\r${ref}`, lines(d), false);
-        if (n.length > 0) this.setDef(flow, `\n${ref}`, dependentLines(n), false);
+        setDef(flow, ref, JSON.stringify(def), false);
+        if (d.length > 0) setDef(flow, `\r${ref}`, lines(d), false);
+        if (n.length > 0) setDef(flow, `\n${ref}`, dependentLines(n), false);
         settled.push(false);
       }
     } else {
       for (const { ref, def: { d, n, ...def } } of nodes) {
         if (state === 'creating') {
-          this.setDef(flow, ref, JSON.stringify(def), true);
-          if (d.length > 0) this.setDef(flow, `\r${ref}`, lines(d), true);
-          if (n.length > 0) this.setDef(flow, `\n${ref}`, dependentLines(n), true);
+          setDef(flow, ref, JSON.stringify(def), true);
+          if (d.length > 0) setDef(flow, `\r${ref}`, lines(d), true);
+          if (n.length > 0) setDef(flow, `\n${ref}`, dependentLines(n), true);
           settled.push(flow.st.has(ref));
         } else if (!flow.defs.has(ref)) {
           settled.push(true); // a node the flow does not have: a repeat writes nothing new
@@ -94,7 +73,7 @@ export class MemoryFlowStore extends FlowStore {
   }
 
   override async settle(flowId: string, nodes: { ref: string; outcome: 'c' | 'x'; json: string }[]): Promise<{ ended: string; replies: SettleReply[] }> {
-    const flow = this.live(flowId) ?? this.fresh();
+    const flow = this.live(flowId) ?? freshFlow();
     // NOTE: a call visits at most 200 dependents in all (settle-7.lua), the rest go back as resume pairs
     const budget = { left: 200 };
     let anyChange = false;
@@ -116,7 +95,7 @@ export class MemoryFlowStore extends FlowStore {
   }
 
   override async block(flowId: string, delta: number, steps: CascadeStep[], budget: number): Promise<{ ended: string; next: CascadeStep[] }> {
-    const flow = this.live(flowId) ?? this.fresh();
+    const flow = this.live(flowId) ?? freshFlow();
     const walk = delta === 2;
     const d = walk ? 1 : delta;
     let left = budget;
@@ -137,14 +116,14 @@ export class MemoryFlowStore extends FlowStore {
     const [deps] = linesFrom(flow.defs.get(`\r${ref}`), 1, Infinity);
     return deps.map((dep): [string, string, string] => {
       const s = flow.st.get(dep) ?? '';
-      return [dep, s, this.jsonOf(flow, dep, s)];
+      return [dep, s, nodeJson(flow, dep, s)];
     });
   }
 
   override async cancelPage(flowId: string, cursor: string, count: number): Promise<{ cursor: string; ended: string; nodes: [string, FlowDef][] } | null> {
     const flow = this.live(flowId);
     if (!flow) return null;
-    const { next, refs } = this.scan(flow, cursor, count);
+    const { next, refs } = scanNodes(flow, cursor, count);
     const nodes: [string, FlowDef][] = [];
     let cancelled = 0;
     let unblocked = 0;
@@ -157,10 +136,10 @@ export class MemoryFlowStore extends FlowStore {
     }
     // NOTE: a flow with nothing left to cancel (it completed) keeps its state (cancel-7.lua)
     if (cancelled > 0) {
-      this.incr(flow, 'cancelled', cancelled);
+      incrMeta(flow, 'cancelled', cancelled);
       flow.meta.cancel = '1';
     }
-    if (unblocked > 0) this.incr(flow, 'blocked', -unblocked);
+    if (unblocked > 0) incrMeta(flow, 'blocked', -unblocked);
     return { cursor: next, ended: this.flowEnd(flow, this.engine.clock.now()), nodes };
   }
 
@@ -170,7 +149,7 @@ export class MemoryFlowStore extends FlowStore {
     const flow = this.live(flowId);
     if (!flow) return null;
     const meta = cursor === '0' ? { ...flow.meta } : {};
-    const { next, refs } = this.scan(flow, cursor, count);
+    const { next, refs } = scanNodes(flow, cursor, count);
     const nodes = refs.map((ref) => {
       const state = flow.st.get(ref) ?? '';
       return {
@@ -178,7 +157,7 @@ export class MemoryFlowStore extends FlowStore {
         def: parseDef(flow.defs.get(ref)!, flow.defs.get(`\r${ref}`) ?? ''),
         state,
         blocking: this.blockingOf(flow, ref),
-        json: this.jsonOf(flow, ref, state),
+        json: nodeJson(flow, ref, state),
       };
     });
     return { cursor: next, meta, nodes };
@@ -248,43 +227,6 @@ export class MemoryFlowStore extends FlowStore {
     return flow;
   }
 
-  /** An empty record: what a script reads of a flow that does not exist (no script writes into it then). */
-  private fresh(): MemoryFlow {
-    return { meta: {}, defs: new Map(), refs: [], st: new Map(), bk: new Map(), res: new Map(), err: new Map(), expireAt: null };
-  }
-
-  /** HSET (or HSETNX with `nx`) of a defs field. */
-  private setDef(flow: MemoryFlow, field: string, value: string, nx: boolean): void {
-    const known = flow.defs.has(field);
-    if (known && nx) return;
-    if (!known && isNodeField(field)) flow.refs.push(field);
-    flow.defs.set(field, value);
-  }
-
-  /** HINCRBY of a meta counter. */
-  private incr(flow: MemoryFlow, field: string, by: number): void {
-    flow.meta[field] = String(num(flow.meta[field]) + by);
-  }
-
-  /** One page of the node fields of defs (HSCAN of defs, its edge fields skipped): the next cursor ('0': the last). */
-  private scan(flow: MemoryFlow, cursor: string, count: number): { next: string; refs: string[] } {
-    const from = Math.max(0, Math.floor(Number(cursor)) || 0);
-    const to = from + Math.max(1, count);
-    return { next: to < flow.refs.length ? String(to) : '0', refs: flow.refs.slice(from, to) };
-  }
-
-  /** The result ('c') or error ('x') JSON of a node, '' none. */
-  private jsonOf(flow: MemoryFlow, ref: string, state: string): string {
-    if (state === 'c') return flow.res.get(ref) ?? '';
-    if (state === 'x') return flow.err.get(ref) ?? '';
-    return '';
-  }
-
-  /** PEXPIRE of every key of the record (`ms` > 0), else PERSIST. */
-  private expire(flow: MemoryFlow, now: number, ms: number): void {
-    flow.expireAt = ms > 0 ? now + ms : null;
-  }
-
   /** flowEnd: the flow ends when every node is settled or blocked; it may run again (a re-drive). Its end state now, else ''. */
   private flowEnd(flow: MemoryFlow, now: number): string {
     const m = flow.meta;
@@ -295,7 +237,7 @@ export class MemoryFlowStore extends FlowStore {
       if (state !== 'running') {
         m.state = 'running';
         delete m.ended;
-        this.expire(flow, now, 0);
+        expireFlow(flow, now, 0);
       }
       return '';
     }
@@ -305,7 +247,7 @@ export class MemoryFlowStore extends FlowStore {
     if (state === final) return '';
     m.state = final;
     m.ended = wholeMs(now);
-    this.expire(flow, now, this.retentionMs);
+    expireFlow(flow, now, this.retentionMs);
     return final;
   }
 
@@ -341,7 +283,7 @@ export class MemoryFlowStore extends FlowStore {
         if (flipped || (walk && delta > 0 && k > 0)) out.push(r);
       }
     }
-    if (blocked !== 0) this.incr(flow, 'blocked', blocked);
+    if (blocked !== 0) incrMeta(flow, 'blocked', blocked);
     return out;
   }
 
@@ -367,15 +309,15 @@ export class MemoryFlowStore extends FlowStore {
         flow.st.set(ref, 'c');
         if (json !== '') flow.res.set(ref, json);
         flow.err.delete(ref);
-        this.incr(flow, 'done', 1);
+        incrMeta(flow, 'done', 1);
         if (prev === 'x') {
-          this.incr(flow, 'dead', -1);
-          if (def.f === 'fail') this.incr(flow, 'deadFail', -1);
+          incrMeta(flow, 'dead', -1);
+          if (def.f === 'fail') incrMeta(flow, 'deadFail', -1);
           if (def.f !== 'ignore') delta = -1;
         } else if (prev === 'k') {
-          this.incr(flow, 'cancelled', -1);
+          incrMeta(flow, 'cancelled', -1);
         } else if (this.blockingOf(flow, ref) > 0) {
-          this.incr(flow, 'blocked', -1);
+          incrMeta(flow, 'blocked', -1);
         }
       }
     } else if (outcome === 'x') {
@@ -384,10 +326,10 @@ export class MemoryFlowStore extends FlowStore {
         changed = 1;
         flow.st.set(ref, 'x');
         if (json !== '') flow.err.set(ref, json);
-        this.incr(flow, 'dead', 1);
-        if (def.f === 'fail') this.incr(flow, 'deadFail', 1);
+        incrMeta(flow, 'dead', 1);
+        if (def.f === 'fail') incrMeta(flow, 'deadFail', 1);
         if (def.f !== 'ignore') delta = 1;
-        if (this.blockingOf(flow, ref) > 0) this.incr(flow, 'blocked', -1);
+        if (this.blockingOf(flow, ref) > 0) incrMeta(flow, 'blocked', -1);
       }
     }
     // NOTE: a repeated death walks its blocked dependents again: the worker that recorded it may have died in
