@@ -1,7 +1,5 @@
 import BeeQueue from 'bee-queue';
-import type { System } from './systems';
-
-const CHUNK = 1000;
+import { inChunks, type System } from './systems';
 
 /**
  * bee-queue (1.x) with the settings its README gives for speed: no job objects kept in the process
@@ -20,19 +18,13 @@ export function beeQueue(url: string, name: string): System {
     async submit(items) {
       await producer.ready();
       const now = Date.now();
-      const chunks: (typeof items)[] = [];
-      for (let i = 0; i < items.length; i += CHUNK) chunks.push(items.slice(i, i + CHUNK));
-      let next = 0;
-      await Promise.all(Array.from({ length: 4 }, async () => {
-        while (next < chunks.length) {
-          const jobs = chunks[next++].map((item) => {
-            const job = producer.createJob(item.payload);
-            return item.delay > 0 ? job.delayUntil(now + item.delay) : job;
-          });
-          const failed = await producer.saveAll(jobs);
-          if (failed.size > 0) throw [...failed.values()][0];
-        }
-      }));
+      await inChunks(items, 4, async (chunk) => {
+        const failed = await producer.saveAll(chunk.map((item) => {
+          const job = producer.createJob(item.payload);
+          return item.delay > 0 ? job.delayUntil(now + item.delay) : job;
+        }));
+        if (failed.size > 0) throw [...failed.values()][0];
+      });
     },
     async work(concurrency, onStart) {
       worker = new BeeQueue(name, { ...common, isWorker: true, activateDelayedJobs: true });

@@ -35,7 +35,8 @@ export interface ItemSystem<T> {
 
 const CHUNK = 1000;
 
-async function inChunks<T>(items: T[], parallel: number, fn: (chunk: T[]) => Promise<unknown>): Promise<void> {
+/** Calls `fn` with the items in chunks of 1,000, `parallel` calls at a time. */
+export async function inChunks<T>(items: T[], parallel: number, fn: (chunk: T[]) => Promise<unknown>): Promise<void> {
   const chunks: T[][] = [];
   for (let i = 0; i < items.length; i += CHUNK) chunks.push(items.slice(i, i + CHUNK));
   let next = 0;
