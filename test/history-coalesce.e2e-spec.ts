@@ -7,7 +7,8 @@ import { waitFor } from './support/wait';
 
 /*
  * The history writer holds back tasks that have not finished within `coalesceMs` of their submit (so a short
- * task is written once), and shows a running attempt. What is held must survive the writer's death.
+ * task is written once), unless they are due after that window, and shows a running attempt. What is held
+ * must survive the writer's death.
  */
 
 const historyOf = (app: QueueApp): TaskHistoryService => app.app.get(TaskHistoryService);
@@ -55,12 +56,29 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('history writer: ho
       { connection: target.connection, keyPrefix: uniquePrefix('hist-hold'), history: { connection: PG_URL, schema, flushIntervalMs: 50, coalesceMs: 60_000 } },
       [Worker],
     );
-    await app.submit.submit('hold', {}, { id: 'later', delay: 60_000 });
+    await app.submit.submit('hold', {}, { id: 'later', delay: 30_000 });
     await app.submit.submit('hold', {}, { id: 'now' });
     await waitFor(async () => (await statuses(schema)).now === 'done', { timeoutMs: 10_000, message: 'the finished task written' });
     expect((await statuses(schema)).later).toBeUndefined();
     await historyOf(app).flush();
     expect(await statuses(schema)).toEqual({ later: 'waiting', now: 'done' });
+  });
+
+  it('a task due after the coalesceMs window cannot end within it: it is written at once, waiting', async () => {
+    const schema = newSchema();
+    const Worker = workerClass('far', {}, () => undefined);
+    const app = await start(
+      { connection: target.connection, keyPrefix: uniquePrefix('hist-far'), history: { connection: PG_URL, schema, flushIntervalMs: 50, coalesceMs: 5_000 } },
+      [Worker],
+    );
+    await app.submit.submit('far', { n: 1 }, { id: 'far', delay: 60_000 });
+    await app.submit.submit('far', {}, { id: 'soon', delay: 1_000 });
+    const t0 = Date.now();
+    await waitFor(async () => (await statuses(schema)).far === 'waiting', { timeoutMs: 4_000, message: 'the far task written before the window ends' });
+    expect(Date.now() - t0).toBeLessThan(4_000);
+    // the task due within the window is held until it ends: written once, done
+    await waitFor(async () => (await statuses(schema)).soon === 'done', { timeoutMs: 10_000, message: 'the task due soon written done' });
+    expect(await historyOf(app).getHistory('far', 'far')).toMatchObject({ status: 'waiting', payload: { n: 1 }, delayMs: 60_000 });
   });
 
   it('the writer SIGKILLed while it holds tasks back: another writer writes them, each once', async () => {
@@ -73,7 +91,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('history writer: ho
     await child.waitForMessage((m) => m.type === 'ready', 30_000);
     const producer = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { hk: {} } });
     // NOTE: the child is ready once its writer runs (its flag is raised): submits now carry their payload.
-    const held = Array.from({ length: 20 }, (_, i) => ({ id: `held-${i}`, payload: { i }, delay: 120_000 }));
+    const held = Array.from({ length: 20 }, (_, i) => ({ id: `held-${i}`, payload: { i }, delay: 30_000 }));
     await producer.submit.submitMany('hk', held);
     await producer.submit.submit('hk', { marker: true }, { id: 'marker' });
     await waitFor(async () => (await statuses(schema)).marker === 'done', { timeoutMs: 15_000, message: "the child's writer copied past the held tasks" });

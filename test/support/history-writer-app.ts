@@ -11,6 +11,8 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DistributedQueueModule } from 'nestjs-distributed-queue';
 import { PgHistoryStore } from 'nestjs-distributed-queue/history/pg-history.store';
+import { decodeEntries } from 'nestjs-distributed-queue/history/history-decode';
+import { foldValidEvents } from 'nestjs-distributed-queue/history/history-fold';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -21,17 +23,19 @@ const send = (message: object) => process.send?.(message);
 
 // Crash hook: the same module instance as the library's (tsconfig paths), so the writer's own commit is cut.
 if (process.env.DQ_DIE_AFTER_COMMIT) {
-  const applyPatches = PgHistoryStore.prototype.applyPatches;
+  const applyEntries = PgHistoryStore.prototype.applyEntries;
   const doneIds = new Set<string>();
-  PgHistoryStore.prototype.applyPatches = async function (this: PgHistoryStore, ...args: Parameters<PgHistoryStore['applyPatches']>) {
-    await applyPatches.apply(this, args);
-    const [stream, patches, position] = args;
+  PgHistoryStore.prototype.applyEntries = async function (this: PgHistoryStore, ...args: Parameters<PgHistoryStore['applyEntries']>) {
+    const skipped = await applyEntries.apply(this, args);
+    const [{ stream, entries, position, from }] = args;
+    const patches = foldValidEvents(decodeEntries(entries.map((e) => e.entry), from).flatMap((e) => e.events)).patches;
     for (const p of patches) if (p.status === 'done') doneIds.add(p.id);
     if (doneIds.size >= Number(process.env.DQ_DIE_AFTER_COMMIT)) {
       const rows = patches.map((p) => ({ id: p.id, status: p.status }));
       // The commit is done; the trim that follows it in the writer never runs.
       await new Promise<never>(() => process.send!({ type: 'committed', stream, position, rows }, () => process.kill(process.pid, 'SIGKILL')));
     }
+    return skipped;
   };
 }
 

@@ -4,7 +4,7 @@ import type { HistoryEvent } from '../history/history-event';
 export type StreamEntry = [id: string, fields: string[]];
 
 /** A JSON array field of an entry ([] when absent or unreadable). */
-const list = (text: string | undefined): unknown[] => {
+export const jsonList = (text: string | undefined): unknown[] => {
   if (!text) return [];
   try {
     const value = JSON.parse(text) as unknown;
@@ -30,7 +30,7 @@ export function decodeStreamEntry([entryId, flat]: StreamEntry, from: { type?: s
   if (!EVENTS.has(event)) return [];
   const at = Number(entryId.split('-')[0]);
   const [ids, attempts, types, keys, errors, dues, delays, bodies, starts, results] = ['ids', 'a', 't', 'k', 'err', 'due', 'd', 'b', 's', 'r'].map((f) =>
-    list(fields.get(f)),
+    jsonList(fields.get(f)),
   );
   const machine = fields.get('m');
   return ids.map((id, i) => {

@@ -138,9 +138,33 @@ export function stepPatch(patch: TaskPatch | undefined, e: HistoryEvent): TaskPa
   return step(patch ?? blank(e), e);
 }
 
+/** An event left out of a batch because it cannot be applied, and why. */
+export interface SkippedEvent {
+  event: HistoryEvent;
+  problem: string;
+}
+
 /**
  * Folds a batch (in stream order) into one patch per task, in the order tasks first appear, so one upsert
- * statement writes each row once.
+ * statement writes each row once; malformed events are left out and returned with why.
+ */
+export function foldValidEvents(events: Iterable<HistoryEvent>): { patches: TaskPatch[]; skipped: SkippedEvent[] } {
+  const patches = new Map<string, TaskPatch>();
+  const skipped: SkippedEvent[] = [];
+  for (const event of events) {
+    const problem = historyEventProblem(event);
+    if (problem) {
+      skipped.push({ event, problem });
+      continue;
+    }
+    const k = patchKey(event);
+    patches.set(k, stepPatch(patches.get(k), event));
+  }
+  return { patches: [...patches.values()], skipped };
+}
+
+/**
+ * Folds a batch like foldValidEvents, for input that must be well formed.
  * @throws InvalidArgumentError naming `events` for a malformed event
  */
 export function foldHistoryEvents(events: readonly HistoryEvent[]): TaskPatch[] {
@@ -148,10 +172,5 @@ export function foldHistoryEvents(events: readonly HistoryEvent[]): TaskPatch[] 
     const problem = historyEventProblem(e);
     if (problem) throw new InvalidArgumentError('events', `event ${i} ${problem}`);
   });
-  const patches = new Map<string, TaskPatch>();
-  for (const e of events) {
-    const k = patchKey(e);
-    patches.set(k, stepPatch(patches.get(k), e));
-  }
-  return [...patches.values()];
+  return foldValidEvents(events).patches;
 }

@@ -1,12 +1,11 @@
 import { delayQueueKeys } from '../redis/queue-keys';
-import type { DecodedEntry } from './history-decode';
 import type { HistoryEvent } from './history-event';
 
 /**
  * The events whose row takes its task's log lines: an attempt's end (the attempt's last lines reach Redis
  * before its ack or failure, on the same connection: see delay/task-reports.ts).
  */
-const LOGGED_EVENTS = new Set<HistoryEvent['event']>(['completed', 'retrying', 'dead']);
+export const LOGGED_EVENTS: ReadonlySet<string> = new Set<HistoryEvent['event']>(['completed', 'retrying', 'dead']);
 
 /** Task ids per HMGET at most: a reply holds at most this many logs (64 KiB each by default). */
 export const LOGS_READ_CHUNK = 100;
@@ -16,45 +15,55 @@ export const taskLogsKey = (prefix: string, type: string): string => `${delayQue
 
 /** What reading the log lines needs of a Redis client. */
 export interface LogsReader {
+  hlen(key: string): Promise<number>;
   hmget(key: string, ...ids: string[]): Promise<(string | null)[]>;
 }
 
-/** The tasks of the batch's attempt ends (see LOGGED_EVENTS), each once, in the order first seen. */
-export function loggedTaskIds(entries: readonly DecodedEntry[]): string[] {
+/**
+ * The log lines of a batch's attempt ends (see loggedTaskIds and readTaskLogs): nothing read but the HASH's
+ * length when no task of the type keeps lines (the usual case: a task's lines reach Redis before its ack,
+ * so an attempt end read from the stream finds its lines there, unless they are gone with the task).
+ */
+export async function readBatchLogs(redis: LogsReader, key: string, entries: Iterable<{ event: string; ids: readonly string[] }>): Promise<Map<string, string>> {
+  if ((await redis.hlen(key)) === 0) return new Map();
+  return readTaskLogs(redis, key, loggedTaskIds(entries));
+}
+
+/** The tasks of a batch's attempt ends (see LOGGED_EVENTS), each once, in the order first seen. */
+export function loggedTaskIds(entries: Iterable<{ event: string; ids: readonly string[] }>): string[] {
   const ids = new Set<string>();
-  for (const entry of entries) for (const e of entry.events) if (LOGGED_EVENTS.has(e.event)) ids.add(e.id);
+  for (const entry of entries) if (LOGGED_EVENTS.has(entry.event)) for (const id of entry.ids) ids.add(id);
   return [...ids];
 }
 
 /**
- * Gives the batch's attempt ends their tasks' log lines (`logs`, raw), read from the type's HASH `key` as it
- * is now: one HMGET per `chunk` ids, none when the batch ends no attempt. Every event of a task gets the same
- * text (the latest: a retry's row shows the lines so far). A task without lines (none logged, or its record
- * and its lines already gone) gets none, and its row keeps what it had. Only for a delay type's stream: a
- * route partition's ordered tasks keep no logs. A failed read rejects (the writer's pass fails and is retried:
+ * The log lines (raw) of the tasks `ids` (called when the HASH holds any), read from the type's HASH `key`
+ * as it is now: one HMGET per `chunk` ids, none when there are no ids. A task without lines (none logged, or its record and its lines
+ * already gone) is left out, and its row keeps what it had. Only for a delay type's stream: a route
+ * partition's ordered tasks keep no logs. A failed read rejects (the writer's pass fails and is retried:
  * nothing of the batch was applied).
- * @returns the HMGET calls made
  */
-export async function attachTaskLogs(redis: LogsReader, key: string, entries: readonly DecodedEntry[], chunk = LOGS_READ_CHUNK): Promise<number> {
-  const ids = loggedTaskIds(entries);
-  if (ids.length === 0) return 0;
+export async function readTaskLogs(redis: LogsReader, key: string, ids: readonly string[], chunk = LOGS_READ_CHUNK): Promise<Map<string, string>> {
   const logs = new Map<string, string>();
-  let calls = 0;
   for (let i = 0; i < ids.length; i += chunk) {
     const part = ids.slice(i, i + chunk);
     const values = await redis.hmget(key, ...part);
-    calls++;
     part.forEach((id, j) => {
       const text = values[j];
       if (typeof text === 'string' && text !== '') logs.set(id, text);
     });
   }
-  if (logs.size === 0) return calls;
-  for (const entry of entries) {
-    for (const e of entry.events) {
-      const text = LOGGED_EVENTS.has(e.event) ? logs.get(e.id) : undefined;
-      if (text !== undefined) e.logs = text;
-    }
+  return logs;
+}
+
+/**
+ * Gives the attempt ends among `events` their tasks' log lines from `logs` (every event of a task gets the
+ * same text, the latest: a retry's row shows the lines so far).
+ */
+export function attachTaskLogs(events: Iterable<HistoryEvent>, logs: ReadonlyMap<string, string>): void {
+  if (logs.size === 0) return;
+  for (const e of events) {
+    const text = LOGGED_EVENTS.has(e.event) ? logs.get(e.id) : undefined;
+    if (text !== undefined) e.logs = text;
   }
-  return calls;
 }

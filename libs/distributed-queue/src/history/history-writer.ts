@@ -10,9 +10,9 @@ import { StartupSteps } from '../runtime/startup-steps';
 import { withTimeout } from '../runtime/with-timeout';
 import { HISTORY_STORE, type HistoryStore } from './history-store';
 import { HistoryFlushTimeoutError } from '../errors';
-import { StreamCopyState } from './history-coalescer';
-import { decodeEntries } from './history-decode';
-import { attachTaskLogs, taskLogsKey } from './history-logs';
+import { HistoryHold, type EntryToWrite } from './history-hold';
+import { isOrderedDelayStream } from './history-decode';
+import { readBatchLogs, taskLogsKey } from './history-logs';
 import { TypeTimeouts } from './history-ttr';
 import { reportFailure } from '../redis/outage-log';
 
@@ -29,7 +29,7 @@ const RETRY_MS = 1000;
 const HOUR_MS = 3_600_000;
 
 interface Copied extends EventStreamRef {
-  state: StreamCopyState;
+  state: HistoryHold;
   /** The position last recorded in PostgreSQL (known after the first pass). */
   recorded?: string;
   warned?: boolean;
@@ -64,11 +64,19 @@ function compareEntryIds(a: string, b: string): number {
   return am !== bm ? (am < bm ? -1 : 1) : as === bs ? 0 : as < bs ? -1 : 1;
 }
 
+/** The types `entries` of `stream` name: the stream's own, and per task on a route partition's. */
+function typesOf(stream: EventStreamRef, entries: readonly EntryToWrite[]): string[] {
+  const types = new Set<string>();
+  if (stream.type !== undefined) types.add(stream.type);
+  for (const { held } of entries) for (const type of held.types ?? []) if (type != null) types.add(String(type));
+  return [...types];
+}
+
 /**
  * Copies the event streams into the history store: for each stream of every known type, whichever
  * instance holds the stream's lease reads from the position the store last recorded, applies a batch in
  * one transaction (idempotent upserts plus the new position), then trims the stream up to there. Tasks that
- * have not finished within `coalesceMs` of their submit are held back meanwhile (see StreamCopyState). When
+ * have not finished within `coalesceMs` of their submit are held back meanwhile (see HistoryHold). When
  * PostgreSQL is down or slow, task processing does not wait: the events stay in the stream (up to
  * `events.streamMaxLen` entries; a warning when it is 80 % full) and the writer catches up when it is back.
  * It also asks the scripts to log submits and starts (the recorded flags) and runs the retention job.
@@ -106,7 +114,7 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private async start(recordStarts: boolean | undefined): Promise<void> {
-    this.streams = (await this.events.ofTypes(this.historyTypes())).map((ref) => ({ ...ref, state: new StreamCopyState() }));
+    this.streams = (await this.events.ofTypes(this.historyTypes())).map((ref) => ({ ...ref, state: new HistoryHold(!isOrderedDelayStream(ref)) }));
     this.lowerFlags?.();
     this.lowerFlags = await this.events.keepFlagsRaised(this.streams, recordStarts ? 'starts' : 'outcomes');
     this.retentionTimer = setInterval(() => void this.retention(), HOUR_MS);
@@ -303,20 +311,20 @@ export class HistoryWriter implements OnApplicationBootstrap, BeforeApplicationS
     }
     const entries = await this.events.read(stream.key, state.cursor, batchSize);
     if (entries.length === 0 && state.holding === 0) return false;
-    const decoded = decodeEntries(entries, stream);
-    // NOTE: a delay type's attempt ends take their tasks' log lines (a failed read fails the pass, which is
-    // retried from PostgreSQL's position); a route partition's ordered tasks keep none.
-    if (stream.type !== undefined) await attachTaskLogs(this.redis, taskLogsKey(this.options.keyPrefix, stream.type), decoded);
-    const plan = state.plan(decoded, coalesceMs, force);
-    for (const { event, problem } of plan.skipped) {
-      this.logger.error(`history: skipped an event of stream entry ${event.entryId} of ${stream.key}, which cannot be applied: it ${problem}`);
-    }
-    if (plan.patches.length > 0 || plan.position !== stream.recorded) {
-      this.timeouts.fill(plan.patches);
-      await this.store!.applyPatches(stream.key, plan.patches, plan.position);
-      stream.recorded = plan.position;
-      await this.trim(stream, plan.position);
-      await this.publishPosition(stream, plan.position);
+    const taken = state.take(entries, coalesceMs, force);
+    if (taken.entries.length > 0 || taken.position !== stream.recorded) {
+      // NOTE: a delay type's attempt ends take their tasks' log lines (a failed read fails the pass, which is
+      // retried from PostgreSQL's position); a route partition's ordered tasks keep none.
+      const logs = stream.type === undefined ? new Map<string, string>() : await readBatchLogs(this.redis, taskLogsKey(this.options.keyPrefix, stream.type), taken.entries.map((e) => e.held));
+      const skipped = await this.store!.applyEntries({
+        stream: stream.key, entries: taken.entries.map((e) => ({ entry: e.held.entry, only: e.only })), position: taken.position, from: stream, logs, types: typesOf(stream, taken.entries), timeoutOf: (type) => this.timeouts.of(type),
+      });
+      for (const { event, problem } of skipped) {
+        this.logger.error(`history: skipped an event of stream entry ${event.entryId} of ${stream.key}, which cannot be applied: it ${problem}`);
+      }
+      stream.recorded = taken.position;
+      await this.trim(stream, taken.position);
+      await this.publishPosition(stream, taken.position);
     }
     return entries.length >= batchSize;
   }

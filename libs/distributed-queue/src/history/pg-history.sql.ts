@@ -54,17 +54,26 @@ const KEPT_TIMES = ['due_time', 'execution_time'];
  */
 export function upsertSql(n: HistoryTableNames): string {
   const columns = `${PARAMS.map(([, column, type]) => `${column} ${type}`).join(', ')}, flow_id text`;
-  const newer = entryAfter('EXCLUDED.last_entry', 'h.last_entry');
-  const keep = (c: string): string =>
-    `${c} = CASE WHEN NOT (${newer}) THEN coalesce(h.${c}, EXCLUDED.${c}) WHEN EXCLUDED.submitted THEN EXCLUDED.${c} ELSE coalesce(EXCLUDED.${c}, h.${c}) END`;
-  const latest = (c: string): string => `${c} = CASE WHEN ${newer} THEN EXCLUDED.${c} ELSE h.${c} END`;
   return `INSERT INTO ${n.history} AS h (topic, id, submitted, status, ${KEPT.join(', ')}, create_time, ${KEPT_TIMES.join(', ')},
       finished_time, updated_time, last_entry, flow_id)
     SELECT p.topic, p.id, p.submitted, p.status, p.reentry, p.delay_ms, p.ttr_ms, p.body, p.ordering_key, p.partition,
       p.last_error, p.machine, p.result, p.logs, ${ts('p.create_time')}, ${ts('p.due_time')}, ${ts('p.execution_time')},
       ${ts('p.finished_time')}, ${ts('p.updated_time')}, p.last_entry, p.flow_id
     FROM json_to_recordset($1::json) AS p(${columns})
-    ON CONFLICT (topic, id) DO UPDATE SET
+    ${upsertConflict()}`;
+}
+
+/**
+ * The upsert's conflict clause (see upsertSql), for an `INSERT INTO <history> AS h` of rows with every column:
+ * a row changes only when the new last entry comes after the row's, or when a submit fills in a row built
+ * without it.
+ */
+export function upsertConflict(): string {
+  const newer = entryAfter('EXCLUDED.last_entry', 'h.last_entry');
+  const keep = (c: string): string =>
+    `${c} = CASE WHEN NOT (${newer}) THEN coalesce(h.${c}, EXCLUDED.${c}) WHEN EXCLUDED.submitted THEN EXCLUDED.${c} ELSE coalesce(EXCLUDED.${c}, h.${c}) END`;
+  const latest = (c: string): string => `${c} = CASE WHEN ${newer} THEN EXCLUDED.${c} ELSE h.${c} END`;
+  return `ON CONFLICT (topic, id) DO UPDATE SET
       submitted = EXCLUDED.submitted OR h.submitted,
       create_time = CASE WHEN EXCLUDED.submitted THEN EXCLUDED.create_time ELSE h.create_time END,
       flow_id = coalesce(h.flow_id, EXCLUDED.flow_id),

@@ -2,7 +2,12 @@ import type { Pool, PoolClient } from 'pg';
 import { InvalidArgumentError, InvalidOptionsError } from '../errors';
 import type { HistoryEvent, TaskHistoryRecord } from './history-event';
 import { encodeHistoryCursor } from './history-cursor';
-import { foldHistoryEvents, isEntryId, type TaskPatch } from './history-fold';
+import { foldHistoryEvents, foldValidEvents, isEntryId, type SkippedEvent, type TaskPatch } from './history-fold';
+import type { BatchEntry, EntryBatch } from './history-store';
+import { decodeEntries, isOrderedDelayStream } from './history-decode';
+import { attachTaskLogs } from './history-logs';
+import { historyColumns } from './history-columns';
+import { foldUpsertSql } from './pg-history.fold-sql';
 import { checkHistorySearch, HistoryPage, HistorySearch, searchWhere } from './history-search';
 import { checkOut } from './pg-client';
 import { loadPg } from './pg.loader';
@@ -21,6 +26,32 @@ function requireText(name: string, value: unknown): string {
   return value;
 }
 
+/** Entry text (its fields' characters) per fold statement at most: a batch past it is written in several. */
+const FOLD_CHUNK_CHARS = 8 << 20;
+
+/** `entries` in runs of at most `max` characters of field text (an entry longer than that is a run alone). */
+function textChunks(entries: readonly BatchEntry[], max: number): BatchEntry[][] {
+  const chunks: BatchEntry[][] = [];
+  let chunk: BatchEntry[] = [];
+  let size = 0;
+  for (const entry of entries) {
+    let chars = 0;
+    for (const field of entry.entry[1]) chars += field.length;
+    if (chunk.length > 0 && size + chars > max) {
+      chunks.push(chunk);
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(entry);
+    size += chars;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+
+/** True for PostgreSQL's data exceptions (SQLSTATE class 22: a malformed value, as opposed to a failure). */
+const isDataException = (error: unknown): boolean => String((error as { code?: unknown })?.code ?? '').startsWith('22');
+
 /**
  * The task history in PostgreSQL: one row per task (primary key type + id) kept current from the tasks'
  * lifecycle events, plus the position of every stream the events came from. No Redis, no Nest: the history
@@ -31,6 +62,7 @@ function requireText(name: string, value: unknown): string {
  */
 export class PgHistoryStore {
   private readonly upsert: string;
+  private readonly foldUpsert: string;
   private readonly savePosition: string;
   private closed?: Promise<void>;
 
@@ -39,6 +71,7 @@ export class PgHistoryStore {
     readonly names: HistoryTableNames,
   ) {
     this.upsert = upsertSql(names);
+    this.foldUpsert = foldUpsertSql(names);
     this.savePosition = savePositionSql(names);
   }
 
@@ -99,6 +132,42 @@ export class PgHistoryStore {
       if (patches.length) await client.query(this.upsert, upsertParams(patches));
       await client.query(this.savePosition, [stream, position]);
     });
+  }
+
+  /**
+   * Writes a batch of raw stream entries and records `position` for its stream, in one transaction:
+   * PostgreSQL decodes and folds the entries (see foldUpsertSql: the rows `apply` writes for the decoded
+   * events), a statement per FOLD_CHUNK_CHARS of entry text. When the batch holds a malformed entry (the
+   * statement fails with a data exception), the batch is decoded here instead and its malformed events are
+   * left out and returned; so are a route queue's delay-queue streams (whose submits are rewritten as the
+   * ordered tasks' own, see history-decode.ts). Idempotent, as `apply`.
+   * @throws InvalidArgumentError naming `stream` or `position`
+   */
+  async applyEntries(batch: EntryBatch): Promise<SkippedEvent[]> {
+    requireText('stream', batch.stream);
+    if (!isEntryId(batch.position)) throw new InvalidArgumentError('position', `${String(batch.position)} is not a stream entry id`);
+    if (!isOrderedDelayStream(batch.from)) {
+      try {
+        await this.transaction(async (client) => {
+          const logs = JSON.stringify(Object.fromEntries(batch.logs));
+          const timeouts = JSON.stringify(Object.fromEntries(batch.types.map((type) => [type, batch.timeoutOf(type)])));
+          for (const chunk of textChunks(batch.entries, FOLD_CHUNK_CHARS)) {
+            await client.query(this.foldUpsert, [...historyColumns(chunk), batch.from.type ?? '', batch.from.partition ?? null, logs, timeouts]);
+          }
+          await client.query(this.savePosition, [batch.stream, batch.position]);
+        });
+        return [];
+      } catch (error) {
+        if (!isDataException(error)) throw error;
+      }
+    }
+    // NOTE: a delay type's or a partition's entry decodes into one event per task, in `ids` order.
+    const events = batch.entries.flatMap(({ entry, only }) => decodeEntries([entry], batch.from)[0].events.filter((_, i) => only === '' || only[i] === '1'));
+    attachTaskLogs(events, batch.logs);
+    const { patches, skipped } = foldValidEvents(events);
+    for (const p of patches) if (p.ttrMs === null) p.ttrMs = batch.timeoutOf(p.topic);
+    await this.applyPatches(batch.stream, patches, batch.position);
+    return skipped;
   }
 
   /** The last entry id applied from `stream`, or null when none was. */
