@@ -1,3 +1,5 @@
+import { HISTORY_NOTES } from './notes-history';
+
 /** What docs/benchmarks.md says under the table: how to read each workload, and what limits it. */
 export const NOTES = `## Issue 14's targets
 
@@ -109,7 +111,7 @@ edge: the earlier runs are kept below, with what limited each figure.
   read as json rather than jsonb. With \`recordStarts\` (rows show running) it costs about a tenth more.
   Tried without gain: COPY into a staging table (the insert itself dominates), a plain UPDATE for rows
   known to exist.
-- Delayed: workers sleep until the next due time that the fetch script returns and are woken when an
+${HISTORY_NOTES}- Delayed: workers sleep until the next due time that the fetch script returns and are woken when an
   earlier task arrives, so lateness is a timer's; BullMQ's p99 over all tasks includes the backlog it
   builds while the tasks are being added. Tasks due at the same millisecond start in submission order.
   Three full runs on 2026-11-22: p99 3 / 2 / 2 ms over all tasks and 2 / 1 / 1 ms for tasks due after

@@ -11,6 +11,7 @@ import * as path from 'path';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../../test/support/redis-server';
 import { startQueueApp } from '../../test/support/queue-app';
+import { EventStreams } from 'nestjs-distributed-queue/events/event-streams';
 import { payload } from '../stats';
 import { topSelfTime } from './top';
 import { arg, commandCosts } from './args-and-costs';
@@ -32,6 +33,12 @@ async function main(): Promise<void> {
     // unless --producer-writer=no: then the workers' application writes every row (as users often run it).
     const history = events === 'history' && arg('producer-writer', 'yes') !== 'no' ? observabilityOptions('history') : {};
     const producer = await startQueueApp({ connection: server.url, keyPrefix: prefix, workers: false, types: { bench: {} }, ...history });
+    // NOTE: without a writer of its own, the producer's submits are logged (with their payloads) only while a
+    // writer's recorded flag is up: raised here as the workers' application, running, would keep it.
+    if (events === 'history' && !('history' in history)) {
+      const streams = producer.app.get(EventStreams);
+      await streams.raiseFlags(await streams.ofTypes(['bench']), 'outcomes');
+    }
     for (let i = 0; i < n; i += 1000) {
       await producer.submit.submitMany('bench', Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ payload: payload(i + j) })));
     }

@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   if (profilePath) fs.writeFileSync(profilePath, JSON.stringify((await post<{ profile: unknown }>(session, 'Profiler.stop')).profile));
   await app.close();
   const us = (cpu.user + cpu.system) / n;
-  process.stdout.write(JSON.stringify({ n, seconds, perSecond: Math.round(n / seconds), writtenSeconds: Number(written.toFixed(2)), cpuMicrosPerTask: Math.round(us), userMicros: Math.round(cpu.user / n), systemMicros: Math.round(cpu.system / n), ...(pgMicros === undefined ? {} : { postgresMicrosPerTask: Number((pgMicros / n).toFixed(1)) }) }) + '\n');
+  process.stdout.write(JSON.stringify({ n, seconds, perSecond: Math.round(n / seconds), writtenSeconds: Number(written.toFixed(2)), cpuMicrosPerTask: Number(us.toFixed(1)), userMicros: Number((cpu.user / n).toFixed(1)), systemMicros: Number((cpu.system / n).toFixed(1)), ...(pgMicros === undefined ? {} : { postgresMicrosPerTask: Number((pgMicros / n).toFixed(1)) }) }) + '\n');
   process.exit(0);
 }
 

@@ -12,13 +12,17 @@ export interface HeldEntry {
   /** The entry's event (`e`), '' when it has none. */
   event: string;
   /** Its task ids (`ids`), [] when unreadable. */
-  ids: string[];
+  ids: unknown[];
   /** Its tasks' types (`t`, route partitions' entries), when given. */
   types?: unknown[];
   /** The entry before it in the stream: reading again from there finds it. */
   before: string;
-  /** Its tasks held back now (by index in `ids`). */
-  held: Set<number>;
+  /** 1 for each of its tasks held back now (by index in `ids`); undefined until one is. */
+  held?: Uint8Array;
+  /** How many are. */
+  holding: number;
+  /** Indexes of its tasks to write in this pass though the entry was written before (held tasks released). */
+  resend?: number[];
 }
 
 /** An entry to write: which of its tasks ('' all, else a character per task of `ids`: '1' written). */
@@ -27,12 +31,24 @@ export interface EntryToWrite {
   only: string;
 }
 
-/** A task held back: the entries holding its events, and until when. */
+/** A task held back: the entries holding its events (its submit's first), and until when. */
 interface HeldTask {
   key: string;
-  entries: { held: HeldEntry; index: number }[];
   /** performance.now() past which it is written even if it has not ended. */
   until: number;
+  entry: HeldEntry;
+  index: number;
+  /** Its later events' entries and indexes, when it has any before its end. */
+  more?: (HeldEntry | number)[];
+}
+
+/** Marks task `index` of `h` held. */
+function markHeld(h: HeldEntry, index: number): void {
+  h.held ??= new Uint8Array(h.ids.length);
+  if (h.held[index] === 0) {
+    h.held[index] = 1;
+    h.holding++;
+  }
 }
 
 /** An entry's event, ids, types and due times (the only fields parsed in the writer's process). */
@@ -49,7 +65,7 @@ function readEntry(entry: StreamEntry, before: string): HeldEntry & { dues?: unk
     else if (name === 't') types = flat[i + 1];
     else if (name === 'due') dues = flat[i + 1];
   }
-  const out: HeldEntry & { dues?: unknown[] } = { entry, event, ids: list(ids).map(String), before, held: new Set() };
+  const out: HeldEntry & { dues?: unknown[] } = { entry, event, ids: list(ids), before, holding: 0 };
   if (types !== undefined) out.types = list(types);
   if (event === 'submitted' && dues !== undefined) out.dues = list(dues);
   return out;
@@ -122,47 +138,59 @@ export class HistoryHold {
   private hold(h: HeldEntry & { dues?: unknown[] }, until: number, dueBy: number, released: Set<HeldTask>): void {
     const submit = h.event === 'submitted';
     const ends = ENDS.has(h.event);
-    h.ids.forEach((id, index) => {
-      const key = h.types === undefined ? id : `${String(h.types[index])}\u0000${id}`;
-      let task = this.tasks.get(key);
+    const { ids, types } = h;
+    for (let index = 0; index < ids.length; index++) {
+      const id = ids[index];
+      const key = types === undefined ? String(id) : `${String(types[index])}\u0000${String(id)}`;
+      const task = this.tasks.get(key);
       if (!task) {
-        if (!submit || Number(h.dues?.[index]) > dueBy) return;
-        task = { key, entries: [], until };
-        this.tasks.set(key, task);
+        if (!submit || Number(h.dues?.[index]) > dueBy) continue;
+        this.tasks.set(key, { key, until, entry: h, index });
+        markHeld(h, index);
+      } else if (ends) {
+        // NOTE: released in this pass: its end is written with the rest of this new entry.
+        released.add(task);
+      } else {
+        (task.more ??= []).push(h, index);
+        markHeld(h, index);
       }
-      task.entries.push({ held: h, index });
-      h.held.add(index);
-      if (ends) released.add(task);
-    });
+    }
   }
 
   /** The entries to write: the new ones (without their tasks still held), then the released tasks' older ones. */
   private toWrite(read: HeldEntry[], released: Set<HeldTask>): EntryToWrite[] {
-    const include = new Map<HeldEntry, Set<number>>();
+    const again: HeldEntry[] = [];
+    const release = (h: HeldEntry, index: number): void => {
+      h.held![index] = 0;
+      h.holding--;
+      if (h.resend === undefined) again.push(h);
+      (h.resend ??= []).push(index);
+    };
     for (const task of released) {
       this.tasks.delete(task.key);
-      for (const { held, index } of task.entries) {
-        held.held.delete(index);
-        let set = include.get(held);
-        if (!set) include.set(held, (set = new Set()));
-        set.add(index);
-      }
+      release(task.entry, task.index);
+      const more = task.more ?? [];
+      for (let i = 0; i < more.length; i += 2) release(more[i] as HeldEntry, more[i + 1] as number);
     }
-    const fresh = new Set(read);
     const out: EntryToWrite[] = [];
-    for (const [held, indexes] of include) if (!fresh.has(held)) out.push({ held, only: mask(held.ids.length, (i) => indexes.has(i)) });
-    for (const held of read) {
-      if (held.held.size === 0) out.push({ held, only: '' });
-      else if (held.held.size < held.ids.length) out.push({ held, only: mask(held.ids.length, (i) => !held.held.has(i)) });
+    const fresh = new Set(read);
+    for (const h of again) {
+      const resend = new Set(h.resend);
+      h.resend = undefined;
+      if (!fresh.has(h)) out.push({ held: h, only: mask(h.ids.length, (i) => resend.has(i)) });
+    }
+    for (const h of read) {
+      if (h.holding === 0) out.push({ held: h, only: '' });
+      else if (h.holding < h.ids.length) out.push({ held: h, only: mask(h.ids.length, (i) => h.held![i] === 0) });
     }
     // NOTE: in stream order (a released task's events in older entries come first).
-    return out.sort((a, b) => compareIds(a.held.entry[0], b.held.entry[0]));
+    return again.length === 0 ? out : out.sort((a, b) => compareIds(a.held.entry[0], b.held.entry[0]));
   }
 
   /** Before the oldest held task's submit; the cursor when none is held. */
   private position(): string {
     const first = this.tasks.values().next();
-    return first.done ? this.cursor! : first.value.entries[0].held.before;
+    return first.done ? this.cursor! : first.value.entry.before;
   }
 }
 

@@ -24,15 +24,15 @@ export interface LogsReader {
  * length when no task of the type keeps lines (the usual case: a task's lines reach Redis before its ack,
  * so an attempt end read from the stream finds its lines there, unless they are gone with the task).
  */
-export async function readBatchLogs(redis: LogsReader, key: string, entries: Iterable<{ event: string; ids: readonly string[] }>): Promise<Map<string, string>> {
+export async function readBatchLogs(redis: LogsReader, key: string, entries: Iterable<{ event: string; ids: readonly unknown[] }>): Promise<Map<string, string>> {
   if ((await redis.hlen(key)) === 0) return new Map();
   return readTaskLogs(redis, key, loggedTaskIds(entries));
 }
 
 /** The tasks of a batch's attempt ends (see LOGGED_EVENTS), each once, in the order first seen. */
-export function loggedTaskIds(entries: Iterable<{ event: string; ids: readonly string[] }>): string[] {
+export function loggedTaskIds(entries: Iterable<{ event: string; ids: readonly unknown[] }>): string[] {
   const ids = new Set<string>();
-  for (const entry of entries) if (LOGGED_EVENTS.has(entry.event)) for (const id of entry.ids) ids.add(id);
+  for (const entry of entries) if (LOGGED_EVENTS.has(entry.event)) for (const id of entry.ids) ids.add(String(id));
   return [...ids];
 }
 
