@@ -14,6 +14,12 @@ export const HISTORY_NOTES = `- History on, the writer's cost (issue 34), with \
   | processing time, history off → on | 0.60 → 1.10 s (55 %) | 0.67 → 0.87 s (77 %) |
   | every row written | 3.1–3.3 s | 2.6–2.7 s |
 
+  The writer alone (\`bench/profile/history-writer.ts\`: the stream filled with 50,000 tasks' submits and
+  completions, 601 entries, then an application that only writes the history, its CPU until every row is
+  in PostgreSQL less its start-up's), three rounds each: before 31.4 / 33.1 / 33.5 µs of Node CPU per task
+  (PostgreSQL 23.4 / 23.4 / 21.6 µs), after 5.5 / 6.3 / 6.2 µs (PostgreSQL 28.2 / 28.8 / 28.8 µs); on a
+  later, busier hour, with the start-up measured in the same process, 6.9 / 7.3 / 8.2 µs.
+
   What changed: PostgreSQL now decodes and folds the stream entries (one statement per batch, each entry's
   JSON array fields passed through as they are), so the writer parses only task ids, to hold tasks back;
   PostgreSQL does the decoding the writer did (about 5 µs more per task). Where the writer's 9 µs go now
@@ -21,5 +27,8 @@ export const HISTORY_NOTES = `- History on, the writer's cost (issue 34), with \
   1 µs, pg serialising the parameters and ioredis reading the entries about 2 µs, garbage collection about
   2 µs, and 3 µs of system time (the large buffers). NOT MET: the issue's 4 µs. Tried without gain: smaller
   statements (1 MB and 256 KB of entries instead of 8 MB: PostgreSQL's CPU per task doubled, a task's
-  submit and end falling into different statements).
+  submit and end falling into different statements); reading the entries as bytes and passing them to pg as
+  binary parameters (no decoding into strings and back: the writer alone 7.1–8.9 µs against 5.5–6.3, the
+  copies of the Buffers cost more than the strings' conversions); writing a submit's held tasks together,
+  once all have ended, so that the submit entry is sent once (8.5–9.2 µs with the bytes, no better).
 `;
