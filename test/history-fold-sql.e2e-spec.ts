@@ -3,8 +3,8 @@
  * PostgreSQL:
  * - PostgreSQL decodes and folds the raw entries (PgHistoryStore.applyEntries: pg-history.fold-sql.ts), the
  *   writer's way;
- * - the writer's process decodes and folds them (history-decode.ts, history-fold.ts) and upserts the
- *   patches (applyPatches), the way a batch with a malformed entry takes.
+ * - the writer's process decodes and folds them (PgHistoryStore.applyDecoded: history-decode.ts,
+ *   history-fold.ts), the way a batch with a malformed entry takes.
  *
  * Random streams (seeded: a failure names its seed) of every event with every field the scripts log: reused
  * ids (a second submit restarts the row), errors with and without stacks, results, log lines, flow nodes'
@@ -15,11 +15,7 @@
  * bad event left out.
  */
 import type { StreamEntry } from 'nestjs-distributed-queue/events/stream-entry';
-import { decodeEntries } from 'nestjs-distributed-queue/history/history-decode';
-import { foldValidEvents } from 'nestjs-distributed-queue/history/history-fold';
-import { attachTaskLogs } from 'nestjs-distributed-queue/history/history-logs';
 import type { EntryBatch } from 'nestjs-distributed-queue/history/history-store';
-import type { PgHistoryStore } from 'nestjs-distributed-queue/history';
 import { tableRows, useHistoryStores } from './support/pg';
 
 const openStore = useHistoryStores();
@@ -71,15 +67,6 @@ function randomStream(rnd: () => number, count: number, route: boolean): StreamE
   return entries;
 }
 
-/** Writes `entries` the second way: decoded and folded here, then upserted as patches (as the fallback does). */
-async function applyDecoded(store: PgHistoryStore, batch: EntryBatch): Promise<void> {
-  const events = batch.entries.flatMap(({ entry, only }) => decodeEntries([entry], batch.from)[0].events.filter((_, i) => only === '' || only[i] === '1'));
-  attachTaskLogs(events, batch.logs);
-  const { patches } = foldValidEvents(events);
-  for (const p of patches) p.ttrMs ??= batch.timeoutOf(p.topic);
-  await store.applyPatches(batch.stream, patches, batch.position);
-}
-
 const TIMEOUTS: Record<string, number> = { mail: 30_000, pay: 5_000, ship: 60_000 };
 
 describe('history: PostgreSQL folds raw entries into the rows the decoder writes', () => {
@@ -106,7 +93,7 @@ describe('history: PostgreSQL folds raw entries into the rows the decoder writes
           };
           for (let twice = 0; twice < 2; twice++) {
             expect(await folded.applyEntries(batch)).toEqual([]);
-            await applyDecoded(decoded, batch);
+            expect(await decoded.applyDecoded(batch)).toEqual([]);
           }
         }
         const rows = await tableRows(folded.names.schema!);

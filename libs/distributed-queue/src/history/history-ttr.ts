@@ -1,6 +1,5 @@
 import type { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { mergeWorkerOptions, type ResolvedModuleOptions } from '../options/resolve-options';
-import type { TaskPatch } from './history-fold';
 
 /**
  * The `ttr_ms` column: the handler timeout of a row's type, as the writing instance's options give it (its
@@ -24,10 +23,5 @@ export class TypeTimeouts {
       this.known.set(type, ms);
     }
     return ms;
-  }
-
-  /** Fills in the timeout of the patches that carry none. */
-  fill(patches: readonly TaskPatch[]): void {
-    for (const p of patches) if (p.ttrMs === null) p.ttrMs = this.of(p.topic);
   }
 }

@@ -161,6 +161,16 @@ export class PgHistoryStore {
         if (!isDataException(error)) throw error;
       }
     }
+    return this.applyDecoded(batch);
+  }
+
+  /**
+   * Writes a batch as `applyEntries` does, decoded and folded in this process instead (history-decode.ts,
+   * history-fold.ts): the way of a batch with a malformed entry, whose malformed events are left out and
+   * returned. The rows are those PostgreSQL's fold writes (test/history-fold-sql holds the two to it).
+   * @throws InvalidArgumentError naming `stream` or `position`
+   */
+  async applyDecoded(batch: EntryBatch): Promise<SkippedEvent[]> {
     // NOTE: a delay type's or a partition's entry decodes into one event per task, in `ids` order.
     const events = batch.entries.flatMap(({ entry, only }) => decodeEntries([entry], batch.from)[0].events.filter((_, i) => only === '' || only[i] === '1'));
     attachTaskLogs(events, batch.logs);
