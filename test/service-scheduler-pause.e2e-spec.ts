@@ -6,7 +6,8 @@
  * Failure matrix cell (docs/failure-matrix.md, section 5): "Scheduler as the HTTP peer of a `service.url` app",
  * | paused (SIGSTOP), then continued                   | the registration renews again by itself (the instance is live again in |
  * |                                                    | Redis); a task due during the pause runs; a submit made during the      |
- * |                                                    | pause settles once continued and, repeated with its id, is one task;    |
+ * |                                                    | pause settles once continued and, repeated with its id while it waits,  |
+ * |                                                    | is one task;                                                            |
  * |                                                    | submits work again; each task runs once, attempt 1                      |
  * | restarted (SIGKILL, a new process on the same URL) | the same; a submit while it is down is refused at once (nothing written) |
  */
@@ -80,7 +81,9 @@ describe('a service.url application while its scheduler is paused or restarted',
       }, { timeoutMs: 15_000, message: 'the registration expired' });
       // A submit meanwhile: paused, the call waits in the socket (settled once continued, within its 10 s bound
       // or failed by it); down, it is refused at once.
-      client.send({ cmd: 'submit', ref: 900, taskType: 'job', id: 'submitted-meanwhile', payload: {} });
+      // NOTE: due 8 s after it is written, so that it still waits when repeated below: a done task's id makes a
+      // new task (docs/delay-queue.md), so a repeat after it ran would rightly run it again.
+      client.send({ cmd: 'submit', ref: 900, taskType: 'job', id: 'submitted-meanwhile', payload: {}, delay: 8000 });
       if (!paused) {
         const refused = await client.waitForMessage((m) => m.type === 'reply' && m.ref === 900, 10_000);
         expect(refused.error?.name).toBe(SchedulerRequestError.name);
@@ -94,8 +97,9 @@ describe('a service.url application while its scheduler is paused or restarted',
       });
       await waitFor(async () => (await liveInstances(scheduler, 'shop')).join() === 'shop-a', { timeoutMs: 15_000, message: 'instance live again' });
       await client.waitForMessage((m) => m.type === 'reply' && m.ref === 900, 20_000);
-      // Whatever the first call's outcome, the same submit again is the same task.
-      await command(client, 'submit', { taskType: 'job', id: 'submitted-meanwhile', payload: {} });
+      // Whatever the first call's outcome, the same submit again, while the task waits, is the same task.
+      expect(runs(client).map((r) => r.id)).not.toContain('submitted-meanwhile');
+      await command(client, 'submit', { taskType: 'job', id: 'submitted-meanwhile', payload: {}, delay: 8000 });
       await command(client, 'submit', { taskType: 'job', id: 'after', payload: {} });
 
       const ids = ['after', 'due-meanwhile', 'ran-before', 'submitted-meanwhile'];
