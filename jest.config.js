@@ -33,7 +33,9 @@ module.exports = {
   // NOTE: the e2e files mostly wait (leases, heartbeats, outages, child processes starting): with 2 workers
   // the CPUs of the 2-core machine stood mostly idle and the suite took 16 min. With 212 files: 3 workers
   // 1,041 s, 4 workers 835 s, 5 workers 773 s but more than a fifth more work per file (waiting on the CPU).
-  maxWorkers: 4,
+  // With 257 files (2026-11-28, the same hour): 4 workers 670 s with the CPUs 40 % idle (vmstat), 5 workers
+  // 582 s, 25 % idle, 9 % more work per file. CI ran 4 workers in 1,071 s on a loaded machine: over its 15 min.
+  maxWorkers: 5,
   testTimeout: 60000,
   projects: [
     {
