@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import { TaskFlowService, type Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
 import type { Row } from './report';
-import { nodeCpu, percentiles, sampleServer, until } from './stats';
+import { percentiles, until } from './stats';
+import { costSince, markCost } from './cost';
 
 const CONCURRENCY = 50;
 const CHILDREN = 10;
@@ -139,13 +140,12 @@ export async function runOnce(redis: Redis, system: FlowSystem, n: number, befor
     },
   });
   await beforeSubmit?.();
-  const before = await sampleServer(redis);
-  const cpu0 = nodeCpu();
+  const mark = await markCost(redis);
   const t0 = now();
   await Promise.all(Array.from({ length: n }, (_, f) => system.submit(f)));
   const submitMs = now() - t0;
   const finished = await until(() => completed >= n, 120_000, 1);
-  const after = await sampleServer(redis);
+  const cost = await costSince(redis, mark, n);
   if (!finished) throw new Error(`flows: ${system.name} completed ${completed} of ${n} flows in 120 s`);
   const children = childCount.reduce((a, b) => a + b, 0);
   return {
@@ -154,9 +154,10 @@ export async function runOnce(redis: Redis, system: FlowSystem, n: number, befor
     late: percentiles(late),
     early,
     duplicated: parentsStarted - n + Math.max(0, children - n * CHILDREN),
-    cmds: (after.calls - before.calls) / n,
-    nodeCpu: nodeCpu() - cpu0,
-    redisCpu: after.cpu - before.cpu,
+    cmds: cost.calls / n,
+    nodeCpu: cost.nodeCpuS,
+    redisCpu: cost.redisCpuS,
+    cost,
   };
 }
 
@@ -198,6 +199,7 @@ export async function flows(url: string, quick: boolean, n = 1000, warmUp = 100)
                 'redis CPU s': r.redisCpu.toFixed(1),
               },
               key: { name: 'flows/s', value: rate },
+              cost: r.cost,
             };
             runs.set(system.name, [...(runs.get(system.name) ?? []), row]);
           } finally {

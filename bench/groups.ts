@@ -5,7 +5,8 @@ import type { Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
 import { sleep } from '../test/support/wait';
 import type { Row } from './report';
-import { nodeCpu, percentiles, sampleServer, until } from './stats';
+import { percentiles, until } from './stats';
+import { costSince, markCost } from './cost';
 import { bullQueue, type ItemSystem } from './systems';
 
 const CONCURRENCY = 50;
@@ -130,8 +131,7 @@ export async function runOnce(redis: Redis, system: GroupSystem, n: number, tena
   /** The big tenant's tasks not yet started when the last small tenant's task started. */
   let bigLeft = 0;
   await beforeWork?.();
-  const before = await sampleServer(redis);
-  const cpu0 = nodeCpu();
+  const mark = await markCost(redis);
   const w0 = performance.now();
   await system.work((it) => {
     const now = performance.now();
@@ -155,7 +155,7 @@ export async function runOnce(redis: Redis, system: GroupSystem, n: number, tena
   }
   await Promise.all(submits);
   const finished = await until(() => started >= total, timeoutMs, 1);
-  const after = await sampleServer(redis);
+  const cost = await costSince(redis, mark, total);
   if (!finished) throw new Error(`groups: ${system.name} started ${started} of ${total} in ${timeoutMs} ms`);
   return {
     waits: percentiles(waits),
@@ -168,9 +168,10 @@ export async function runOnce(redis: Redis, system: GroupSystem, n: number, tena
     fromFirstMs: last - first,
     bigAtSubmit,
     bigLeft,
-    cmds: (after.calls - before.calls) / total,
-    nodeCpu: nodeCpu() - cpu0,
-    redisCpu: after.cpu - before.cpu,
+    cmds: cost.calls / total,
+    nodeCpu: cost.nodeCpuS,
+    redisCpu: cost.redisCpuS,
+    cost,
   };
 }
 
@@ -222,6 +223,7 @@ export async function groups(url: string, quick: boolean, n = quick ? 20_000 : 1
               'redis CPU s': r.redisCpu.toFixed(1),
             },
             key: { name: 'small p99 wait', value: r.waits.p99, lowerIsBetter: true },
+            cost: r.cost,
           };
           runs.set(system.name, [...(runs.get(system.name) ?? []), row]);
         } finally {

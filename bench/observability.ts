@@ -7,9 +7,10 @@ import { OnTaskEvent, type DistributedQueueModuleOptions } from 'nestjs-distribu
 /**
  * How much of the operations side runs: `default` as installed (event streams on, metrics off), `all`
  * (streams followed by a fleet listener, a local listener of every event, Prometheus metrics), `none`
- * (streams off, no metrics), `history` (the task history written into PostgreSQL).
+ * (streams off, no metrics), `history` (the task history written into PostgreSQL), `everything` (`all` and
+ * `history` together, each handler returning a small result, kept with its finished task).
  */
-export type Observability = 'default' | 'all' | 'none' | 'history';
+export type Observability = 'default' | 'all' | 'none' | 'history' | 'everything';
 
 /** A listener of every local event and of the fleet's completions (what an application watching its tasks adds). */
 @Injectable()
@@ -32,7 +33,11 @@ export const OBSERVED: Record<Observability, { label: string; providers: unknown
   all: { label: ' (events+metrics on)', providers: [EventCounter] },
   none: { label: ' (events+metrics off)', providers: [] },
   history: { label: ' (history on)', providers: [] },
+  everything: { label: ' (events, metrics, history, results on)', providers: [EventCounter] },
 };
+
+/** Whether a setting writes the task history (its producer then runs a writer too). */
+export const withHistory = (observability: Observability): boolean => observability === 'history' || observability === 'everything';
 
 /** The PostgreSQL the history runs against (the machine's; each run in a schema of its own, dropped at close). */
 const PG = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -49,6 +54,8 @@ export function observabilityOptions(observability: Observability): DistributedQ
       return { events: { stream: false } };
     case 'history':
       return { history: { connection: PG, schema: BENCH_SCHEMA } };
+    case 'everything':
+      return { ...observabilityOptions('all'), ...observabilityOptions('history') };
     default:
       return {};
   }

@@ -1,6 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import type { Row } from './report';
-import { nodeCpu, percentiles, sampleServer, until } from './stats';
+import { percentiles, until } from './stats';
+import { costSince, markCost } from './cost';
 import { spawnChild, type ChildHandle } from '../test/support/child';
 import { startQueueApp } from '../test/support/queue-app';
 import { versus, type Context } from './workloads';
@@ -55,13 +56,13 @@ export async function ordered(ctx: Context, url: string): Promise<Row[]> {
     const producer = await startQueueApp({ connection: url, keyPrefix: 'bench', workers: false, types: { ordered: { ordered: true } }, route: { qId: 'bench', partitions: 8 } });
     await new Promise((resolve) => setTimeout(resolve, 100));
     const workerCpu0 = [...log.cpu.values()].reduce((a, b) => a + b, 0);
-    const [server0, cpu0] = [await sampleServer(ctx.redis), nodeCpu()];
+    const mark = await markCost(ctx.redis);
     const t0 = performance.now();
     await submitRounds((n, names) => producer.submit.submitOrderedMany('ordered', names.map((key) => ({ key, payload: { n } }))), keys, perKey);
     process.stderr.write(`  ordered: submitted in ${Math.round(performance.now() - t0)} ms, ${log.distinct()} started by then\n`);
     await until(() => log.distinct() >= total, 120_000, 10);
     const seconds = (performance.now() - t0) / 1000;
-    const [server1, cpu1] = [await sampleServer(ctx.redis), nodeCpu()];
+    const cost = await costSince(ctx.redis, mark, total);
     // NOTE: the last reports may be up to 20 ms old: the workers' CPU is a slight undercount.
     const workerCpu = [...log.cpu.values()].reduce((a, b) => a + b, 0) - workerCpu0;
     clearInterval((children as unknown as { poll: NodeJS.Timeout }).poll);
@@ -75,10 +76,12 @@ export async function ordered(ctx: Context, url: string): Promise<Row[]> {
         'order violations': log.violations,
         missing: total - log.distinct(),
         duplicates: log.starts - log.distinct(),
-        'cmds/task': ((server1.calls - server0.calls) / total).toFixed(2),
-        'CPU s workers/producer/redis': `${workerCpu.toFixed(2)}/${(cpu1 - cpu0).toFixed(2)}/${(server1.cpu - server0.cpu).toFixed(2)}`,
+        'cmds/task': (cost.calls / total).toFixed(2),
+        'CPU s workers/producer/redis': `${workerCpu.toFixed(2)}/${cost.nodeCpuS.toFixed(2)}/${cost.redisCpuS.toFixed(2)}`,
       },
       key: { name: 'tasks/s', value: total / seconds },
+      // NOTE: the workers' sends are in their processes, not counted here.
+      cost: { ...cost, nodeCpuS: cost.nodeCpuS + workerCpu, sends: NaN },
     });
   }
   for (const concurrency of [1, 50]) {

@@ -3,7 +3,8 @@ import { Redis } from 'ioredis';
 import type { Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
 import type { Row } from './report';
-import { nodeCpu, sampleServer, until } from './stats';
+import { until } from './stats';
+import { costSince, markCost } from './cost';
 import { bullQueue, type ItemSystem } from './systems';
 
 const LEVELS = 10;
@@ -129,8 +130,7 @@ async function runOnce(redis: Redis, system: PrioritySystem, n: number) {
   await system.submit(all);
   const submitMs = performance.now() - t0;
   const starts: Item[] = [];
-  const before = await sampleServer(redis);
-  const cpu0 = nodeCpu();
+  const mark = await markCost(redis);
   let first = 0;
   const w0 = performance.now();
   await system.work((item) => {
@@ -138,7 +138,7 @@ async function runOnce(redis: Redis, system: PrioritySystem, n: number) {
   });
   const finished = await until(() => starts.length >= n, 120_000, 1);
   const w1 = performance.now();
-  const after = await sampleServer(redis);
+  const cost = await costSince(redis, mark, n);
   if (!finished) throw new Error(`prioritized: ${system.name} started ${starts.length} of ${n} in 120 s`);
   const distinct = new Set(starts.map((s) => s.i)).size;
   return {
@@ -148,9 +148,10 @@ async function runOnce(redis: Redis, system: PrioritySystem, n: number) {
     starts,
     missing: n - distinct,
     duplicated: starts.length - distinct,
-    cmds: (after.calls - before.calls) / n,
-    nodeCpu: nodeCpu() - cpu0,
-    redisCpu: after.cpu - before.cpu,
+    cmds: cost.calls / n,
+    nodeCpu: cost.nodeCpuS,
+    redisCpu: cost.redisCpuS,
+    cost,
   };
 }
 
@@ -198,6 +199,7 @@ export async function prioritized(url: string, quick: boolean, n = quick ? 10_00
               duplicated: r.duplicated,
             },
             key: { name: 'tasks/s', value: rate },
+            cost: r.cost,
           });
         } finally {
           await system.close();

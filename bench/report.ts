@@ -5,6 +5,7 @@ import { join } from 'path';
 import { NOTES } from './notes';
 import { FLOW_NOTES } from './notes-flows';
 import { RESULT_NOTES } from './notes-results';
+import { renderCosts, type Cost } from './cost';
 
 /** One row of the table: a workload measured on one system. */
 export interface Row {
@@ -14,6 +15,8 @@ export interface Row {
   figures: Record<string, string | number>;
   /** The figure compared across systems (higher is better unless `lowerIsBetter`). */
   key?: { name: string; value: number; lowerIsBetter?: boolean };
+  /** What the measured run cost (its per-task figures are the report's second table). */
+  cost?: Cost;
 }
 
 function ratio(rows: Row[], row: Row): string {
@@ -35,6 +38,25 @@ export function renderTable(rows: Row[]): string {
 }
 
 
+/** The per-task costs' table under its heading (nothing when no row measured one). */
+export function costSection(rows: Row[]): string[] {
+  const table = renderCosts(rows);
+  if (!table) return [];
+  return [
+    '## Where the time goes, per task',
+    '',
+    'Of the measured run of each row: CPU of the benchmark\'s process (producer and workers; for workload 3 its ' +
+      'worker processes and producer), CPU of the Redis server, the commands Redis ran (those inside scripts ' +
+      'included), the socket writes this process made to Redis (a pipeline written together is one: the round ' +
+      'trips a task costs, at most), and the task\'s Redis time as a number of calls at Redis\'s own ceiling ' +
+      '(workload 8: `EVALSHA` of `return 1`, pipelined). A flow row is per flow (a parent and its children); the ' +
+      'Node CPU includes starting the system\'s applications, and the delayed rows the polling while tasks wait.',
+    '',
+    table,
+    '',
+  ];
+}
+
 /** Writes docs/benchmarks.md with the machine and the date. */
 export function writeReport(rows: Row[], meta: { redis: string; quick: boolean; seconds: number }): string {
   const text = [
@@ -47,6 +69,7 @@ export function writeReport(rows: Row[], meta: { redis: string; quick: boolean; 
     '',
     renderTable(rows),
     '',
+    ...costSection(rows),
     // NOTE: a full run draws its charts (docs/bench/*.svg); a quick or partial one writes nothing
     ...(meta.quick ? [] : [writeCharts(rows)]),
     NOTES,

@@ -1,5 +1,6 @@
 import type { Row } from './report';
 import { payload, percentiles } from './stats';
+import { costSince, markCost } from './cost';
 import type { Context } from './workloads';
 import type { System } from './systems';
 
@@ -26,7 +27,9 @@ export async function roundTrip(ctx: Context, each: (fn: (system: System) => Pro
     let started: (() => void) | undefined;
     await system.work(50, () => started?.());
     const times: number[] = [];
+    let mark = await markCost(ctx.redis);
     for (let i = 0; i < warmUp + n; i++) {
+      if (i === warmUp) mark = await markCost(ctx.redis);
       const t0 = performance.now();
       await new Promise<void>((resolve, reject) => {
         started = resolve;
@@ -34,6 +37,7 @@ export async function roundTrip(ctx: Context, each: (fn: (system: System) => Pro
       });
       times.push(performance.now() - t0);
     }
+    const cost = await costSince(ctx.redis, mark, n);
     const p = percentiles(times.slice(warmUp));
     const cold = percentiles(times.slice(FIRST, warmUp));
     return {
@@ -44,6 +48,7 @@ export async function roundTrip(ctx: Context, each: (fn: (system: System) => Pro
         [`warm-up (${warmUp - FIRST}) p50/p99/max ms`]: `${cold.p50}/${cold.p99}/${cold.max}`,
       },
       key: { name: 'p99 round trip', value: p.p99, lowerIsBetter: true },
+      cost,
     };
   });
 }

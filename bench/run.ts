@@ -5,7 +5,7 @@
 import 'reflect-metadata';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../test/support/redis-server';
-import { renderTable, writeReport, type Row } from './report';
+import { costSection, renderTable, writeReport, type Row } from './report';
 import { bullmq, ours } from './systems';
 import { beeQueue } from './bee-queue';
 import { delayed, immediate, memory, scale, type Context } from './workloads';
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     }
     const version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? '?';
     writeReport(rows, { redis: version, quick: quick || !!only, seconds: Math.round((Date.now() - started) / 1000) });
-    console.log(renderTable(rows));
+    console.log([renderTable(rows), '', ...costSection(rows)].join('\n'));
   } finally {
     redis.disconnect();
     await server.remove();

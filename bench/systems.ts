@@ -1,7 +1,7 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
-import { dropBenchSchema, OBSERVED, observabilityOptions, type Observability } from './observability';
+import { dropBenchSchema, OBSERVED, observabilityOptions, withHistory, type Observability } from './observability';
 
 /** A task start as a benchmark sees it: when it started and when it was due (epoch ms). */
 export interface Start {
@@ -62,12 +62,18 @@ export function ours(url: string, prefix: string, observability: Observability =
     name: `this library${observed.label}`,
     async submit(items) {
       // NOTE: with the history on, the producer runs a writer too: submits are logged while one runs.
-      const own = observability === 'history' ? observabilityOptions(observability) : {};
+      const own = withHistory(observability) ? observabilityOptions('history') : {};
       const app = await producerApp(own);
       await inChunks(items, 4, (chunk) => app.submit.submitMany('bench', chunk.map((i) => ({ payload: i.payload, delay: i.delay }))));
     },
     async work(concurrency, onStart) {
-      const W = workerClass('bench', { concurrency }, (task: Task) => onStart({ id: task.id, dueAt: task.dueAt, at: Date.now() }));
+      const results = observability === 'everything';
+      const W = workerClass('bench', { concurrency }, (task: Task) => {
+        const at = Date.now();
+        onStart({ id: task.id, dueAt: task.dueAt, at });
+        // NOTE: a small result, kept with the finished task (everything on)
+        return results ? { at } : undefined;
+      });
       apps.push(await startQueueApp({ connection: url, keyPrefix: prefix, ...observabilityOptions(observability) }, [W, ...(observed.providers as never[])]));
     },
     async inspect() {
@@ -77,7 +83,7 @@ export function ours(url: string, prefix: string, observability: Observability =
     },
     async close() {
       await Promise.all(apps.map((a) => a.close()));
-      if (observability === 'history') await dropBenchSchema();
+      if (withHistory(observability)) await dropBenchSchema();
     },
   };
 }
