@@ -15,6 +15,8 @@ export interface Cost {
   redisCpuS: number;
   calls: number;
   sends: number;
+  /** CPU of the PostgreSQL backends writing the task history, once it was all written (history rows only). */
+  pgCpuS?: number;
 }
 
 /** The counters at a run's start. */
@@ -79,8 +81,8 @@ const perTask = (value: number, tasks: number, scale: number, digits: number): s
 export function renderCosts(rows: { workload: string; system: string; cost?: Cost; figures: Record<string, string | number> }[]): string {
   const ceiling = Number(rows.find((r) => r.workload.startsWith('8. Redis ceiling'))?.figures['µs per call']);
   const lines = [
-    '| workload | system | tasks | Node CPU µs/task | Redis CPU µs/task | Redis commands/task | sends to Redis/task | Redis time in ceiling calls |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| workload | system | tasks | Node CPU µs/task | Redis CPU µs/task | Redis commands/task | sends to Redis/task | Redis time in ceiling calls | PostgreSQL CPU µs/task |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const row of rows) {
     const c = row.cost;
@@ -88,7 +90,8 @@ export function renderCosts(rows: { workload: string; system: string; cost?: Cos
     const redisUs = (c.redisCpuS * 1e6) / c.tasks;
     lines.push(
       `| ${row.workload} | ${row.system} | ${c.tasks} | ${perTask(c.nodeCpuS, c.tasks, 1e6, 1)} | ${redisUs.toFixed(1)} | ` +
-        `${perTask(c.calls, c.tasks, 1, 1)} | ${perTask(c.sends, c.tasks, 1, 2)} | ${Number.isFinite(ceiling) ? (redisUs / ceiling).toFixed(1) : 'n/a'} |`,
+        `${perTask(c.calls, c.tasks, 1, 1)} | ${perTask(c.sends, c.tasks, 1, 2)} | ${Number.isFinite(ceiling) ? (redisUs / ceiling).toFixed(1) : 'n/a'} | ` +
+        `${c.pgCpuS === undefined ? '' : perTask(c.pgCpuS, c.tasks, 1e6, 1)} |`,
     );
   }
   return lines.length > 2 ? lines.join('\n') : '';

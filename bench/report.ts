@@ -5,6 +5,7 @@ import { join } from 'path';
 import { NOTES } from './notes';
 import { FLOW_NOTES } from './notes-flows';
 import { RESULT_NOTES } from './notes-results';
+import { COST_NOTES } from './notes-costs';
 import { renderCosts, type Cost } from './cost';
 
 /** One row of the table: a workload measured on one system. */
@@ -75,6 +76,7 @@ export function writeReport(rows: Row[], meta: { redis: string; quick: boolean; 
     NOTES,
     FLOW_NOTES,
     RESULT_NOTES,
+    COST_NOTES,
   ].join('\n');
   if (!meta.quick) writeFileSync(join(__dirname, '..', 'docs', 'benchmarks.md'), text);
   return text;

@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Task } from 'nestjs-distributed-queue';
+import { TaskHistoryService, type Task } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from '../test/support/queue-app';
 import { dropBenchSchema, OBSERVED, observabilityOptions, withHistory, type Observability } from './observability';
 
@@ -19,6 +19,8 @@ export interface System {
   work(concurrency: number, onStart: (start: Start) => void | Promise<void>): Promise<void>;
   /** Counts by state, then the first page (100) of delayed tasks: what a dashboard asks for. */
   inspect(): Promise<unknown>;
+  /** With the task history on: resolves once every history row so far is written (else absent). */
+  flushHistory?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -81,6 +83,11 @@ export function ours(url: string, prefix: string, observability: Observability =
       await app.inspect.getCounts('bench');
       return app.inspect.listTasks('bench', 'delayed', { limit: 100 });
     },
+    ...(withHistory(observability) && {
+      async flushHistory() {
+        await Promise.all(apps.map((a) => a.app.get(TaskHistoryService, { strict: false }).flush({ timeoutMs: 120_000 })));
+      },
+    }),
     async close() {
       await Promise.all(apps.map((a) => a.close()));
       if (withHistory(observability)) await dropBenchSchema();
