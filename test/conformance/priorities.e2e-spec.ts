@@ -56,12 +56,13 @@ describeEngines('priorities', (start) => {
   it('a delayed task enters its priority when due; of one level, the one due first goes first', async () => {
     const engine = await start({}, [Worker]);
     await engine.control.pause('pq');
-    await engine.submit.submit('pq', null, { id: 'late-urgent', priority: 1, delay: 200 });
+    // NOTE: Redis: 500 ms, a margin for the submits and the read below on a loaded machine
+    await engine.submit.submit('pq', null, { id: 'late-urgent', priority: 1, delay: 500 });
     await engine.submit.submit('pq', null, { id: 'future-0', priority: 0, delay: 60_000 });
     await engine.submit.submit('pq', null, { id: 'now-2', priority: 2 });
     await engine.submit.submit('pq', null, { id: 'now-1', priority: 1 });
     expect(await engine.inspect.getState('pq', 'late-urgent')).toBe('delayed');
-    await engine.advance(200);
+    await engine.advance(500);
     expect(await engine.inspect.getState('pq', 'late-urgent')).toBe('ready');
     await engine.control.resume('pq');
     await engine.settle(['pq']);
