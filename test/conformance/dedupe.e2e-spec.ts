@@ -48,14 +48,15 @@ describeEngines('dedupe', (start) => {
 
   it('drop: a waiting or running task of the key stands; once it ended (done, dead, cancelled) a new one is added', async () => {
     const engine = await start({}, [Worker]);
-    const first = await one(engine, 1, { key: 'k' }, { delay: 200 });
+    // NOTE: Redis: 500 ms, a margin for the calls below on a loaded machine before the task falls due
+    const first = await one(engine, 1, { key: 'k' }, { delay: 500 });
     expect(first).toEqual({ id: expect.any(String), created: true });
     expect(await one(engine, 2, { key: 'k' })).toEqual({ id: first.id, created: false, dedupe: 'dropped' });
     expect(await engine.submit.submit('dd', 3, { dedupe: { key: 'k', mode: 'drop' } })).toBe(first.id);
     expect(await one(engine, 4, { key: 'k' }, { id: 'given' })).toEqual({ id: first.id, created: false, dedupe: 'dropped' });
     expect(await engine.inspect.getState('dd', 'given')).toBe('unknown');
     expect(await engine.inspect.getTask('dd', first.id)).toMatchObject({ state: 'delayed', payload: 1 });
-    await engine.advance(200);
+    await engine.advance(500);
     const next = await one(engine, 5, { key: 'k' });
     expect(next.created).toBe(true);
     expect(next.id).not.toBe(first.id);
@@ -79,22 +80,24 @@ describeEngines('dedupe', (start) => {
 
   it('a window (ttlMs): dropped within it after the task ran, a new task after it; extend restarts the window', async () => {
     const engine = await start({}, [Worker]);
-    const first = await one(engine, 1, { key: 'w', ttlMs: 500 });
+    // NOTE: Redis: a window of 1.5 s, a margin for settle and the read on a loaded machine
+    const first = await one(engine, 1, { key: 'w', ttlMs: 1500 });
     await engine.settle(['dd']);
     expect(await engine.inspect.getState('dd', first.id)).toBe('done');
-    expect(await one(engine, 2, { key: 'w', ttlMs: 500 })).toEqual({ id: first.id, created: false, dedupe: 'dropped' });
-    await engine.advance(500);
-    expect((await one(engine, 3, { key: 'w', ttlMs: 500 })).created).toBe(true);
+    expect(await one(engine, 2, { key: 'w', ttlMs: 1500 })).toEqual({ id: first.id, created: false, dedupe: 'dropped' });
+    await engine.advance(1500);
+    expect((await one(engine, 3, { key: 'w', ttlMs: 1500 })).created).toBe(true);
 
     // NOTE: Redis: real time also passes while settle reads the counts: each advance stays well inside the window
-    const x = await one(engine, 10, { key: 'x', ttlMs: 800, mode: 'extend' });
+    // (windows of 1.2 s: each submit lands at least 500 ms before the end of the window it must be within)
+    const x = await one(engine, 10, { key: 'x', ttlMs: 1200, mode: 'extend' });
     expect(x.created).toBe(true);
-    await engine.advance(500);
-    expect(await one(engine, 11, { key: 'x', ttlMs: 800, mode: 'extend' })).toEqual({ id: x.id, created: false, dedupe: 'extended' });
-    await engine.advance(500); // past the first window's end, within the extension
-    expect(await one(engine, 12, { key: 'x', ttlMs: 800, mode: 'extend' })).toEqual({ id: x.id, created: false, dedupe: 'extended' });
-    await engine.advance(900);
-    expect((await one(engine, 13, { key: 'x', ttlMs: 800, mode: 'extend' })).created).toBe(true);
+    await engine.advance(700);
+    expect(await one(engine, 11, { key: 'x', ttlMs: 1200, mode: 'extend' })).toEqual({ id: x.id, created: false, dedupe: 'extended' });
+    await engine.advance(700); // past the first window's end, within the extension
+    expect(await one(engine, 12, { key: 'x', ttlMs: 1200, mode: 'extend' })).toEqual({ id: x.id, created: false, dedupe: 'extended' });
+    await engine.advance(1300);
+    expect((await one(engine, 13, { key: 'x', ttlMs: 1200, mode: 'extend' })).created).toBe(true);
     await engine.settle(['dd']);
     expect(runs.map((r) => r.payload)).toEqual([1, 3, 10, 13]);
   });
