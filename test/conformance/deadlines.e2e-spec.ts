@@ -31,7 +31,7 @@ interface Job {
 
 const runs: { id: string; attempt: number }[] = [];
 
-const Worker = workerClass<Job>('dl', { concurrency: 4, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 400, jitter: 0 } }, (task: Task<Job>) => {
+const Worker = workerClass<Job>('dl', { concurrency: 4, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 1000, jitter: 0 } }, (task: Task<Job>) => {
   runs.push({ id: task.id, attempt: task.attempt });
   if (task.payload?.fail) throw new Error(`failed ${task.id} ${task.attempt}`);
   return undefined;
@@ -100,33 +100,35 @@ describeEngines('deadlines', (start) => {
     await engine.control.pause('dl');
     await engine.submit.submit('dl', 0, { id: 'clock' });
     const now = (await engine.inspect.getTask('dl', 'clock')).dueAt!;
-    await engine.submit.submit('dl', 1, { id: 'in-time', runAt: now + 100, expireAt: new Date(now + 60_000) });
-    await engine.submit.submit('dl', 2, { id: 'too-late', runAt: now + 100, expireAt: now + 400 });
-    await engine.submit.submit('dl', 3, { id: 'ttl', delay: 100, ttlMs: 400 });
-    expect(await engine.inspect.getTask('dl', 'in-time')).toEqual({ id: 'in-time', type: 'dl', state: 'delayed', attempts: 0, dueAt: now + 100, payload: 1, expireAt: now + 60_000 });
-    expect(await engine.inspect.getTask('dl', 'too-late')).toMatchObject({ state: 'delayed', dueAt: now + 100, expireAt: now + 400 });
+    // NOTE: Redis: due 500 ms on, a margin for the calls below on a loaded machine before they fall due
+    await engine.submit.submit('dl', 1, { id: 'in-time', runAt: now + 500, expireAt: new Date(now + 60_000) });
+    await engine.submit.submit('dl', 2, { id: 'too-late', runAt: now + 500, expireAt: now + 800 });
+    await engine.submit.submit('dl', 3, { id: 'ttl', delay: 500, ttlMs: 800 });
+    expect(await engine.inspect.getTask('dl', 'in-time')).toEqual({ id: 'in-time', type: 'dl', state: 'delayed', attempts: 0, dueAt: now + 500, payload: 1, expireAt: now + 60_000 });
+    expect(await engine.inspect.getTask('dl', 'too-late')).toMatchObject({ state: 'delayed', dueAt: now + 500, expireAt: now + 800 });
     const ttl = await engine.inspect.getTask('dl', 'ttl');
     expect(ttl.expireAt! - ttl.dueAt!).toBe(300);
 
-    await engine.advance(500);
+    await engine.advance(1000);
     await engine.control.resume('dl');
     await engine.settle(['dl']);
     expect(runs.map((r) => r.id).sort()).toEqual(['clock', 'in-time']);
-    expect(await engine.inspect.getTask('dl', 'too-late')).toMatchObject({ state: 'dead', attempts: 0, lastError: expired(now + 400) });
+    expect(await engine.inspect.getTask('dl', 'too-late')).toMatchObject({ state: 'dead', attempts: 0, lastError: expired(now + 800) });
     expect(await engine.inspect.getTask('dl', 'ttl')).toMatchObject({ state: 'dead', attempts: 0, lastError: expired(ttl.expireAt!) });
   });
 
   it('a retry due before the deadline runs; the first one due after it is not started: dead with TaskExpiredError, attempts kept', async () => {
     const engine = await start({}, [Worker]);
-    // backoff 400 ms: attempt 2 is due at about 400 (before 750), attempt 3 at 800 or later (after)
-    await engine.submit.submit('dl', { fail: true }, { id: 'r', ttlMs: 750 });
+    // backoff 1 s: attempt 2 is due at about 1,000 (before 1,800), attempt 3 at 2,000 or later (after); on Redis,
+    // 1 s of margin for settle and the read before attempt 2 falls due
+    await engine.submit.submit('dl', { fail: true }, { id: 'r', ttlMs: 1800 });
     await engine.settle(['dl']);
     const first = await engine.inspect.getTask('dl', 'r');
     expect(first).toMatchObject({ state: 'delayed', attempts: 1, lastError: { message: 'failed r 1', attempts: 1 } });
     expect(first.expireAt).toEqual(expect.any(Number));
-    await engine.advance(400);
+    await engine.advance(1000);
     expect(await engine.inspect.getTask('dl', 'r')).toMatchObject({ state: 'delayed', attempts: 2, lastError: { message: 'failed r 2', attempts: 2 } });
-    await engine.advance(400);
+    await engine.advance(1000);
     expect(runs).toEqual([{ id: 'r', attempt: 1 }, { id: 'r', attempt: 2 }]);
     const dead = await engine.inspect.getTask('dl', 'r');
     expect(dead).toMatchObject({ state: 'dead', attempts: 2, expireAt: first.expireAt, lastError: expired(first.expireAt!) });

@@ -71,13 +71,14 @@ describeEngines('results and awaiting', (start) => {
 
   it('submitAndWait of a delayed task resolves once it ran; with the id of a task still waiting it waits for that task', async () => {
     const engine = await start({}, [Worker]);
-    await engine.submit.submit('rs', { ret: 'first' }, { id: 'same', delay: 400 });
-    const delayed = engine.submit.submitAndWait('rs', { ret: 'own' }, { id: 'own', delay: 400 });
+    // NOTE: Redis: due in 1 s, a margin for settle and the reads below on a loaded machine
+    await engine.submit.submit('rs', { ret: 'first' }, { id: 'same', delay: 1000 });
+    const delayed = engine.submit.submitAndWait('rs', { ret: 'own' }, { id: 'own', delay: 1000 });
     const second = engine.submit.submitAndWait('rs', { ret: 'second' }, { id: 'same' });
     await engine.settle(['rs']);
     expect(await engine.inspect.getTask('rs', 'same')).toMatchObject({ state: 'delayed', payload: { ret: 'first' } });
     expect(await engine.inspect.getState('rs', 'own')).toBe('delayed');
-    await engine.advance(400);
+    await engine.advance(1000);
     expect(await second).toBe('first');
     expect(await delayed).toBe('own');
     expect(seen.map((s) => s.id).sort()).toEqual(['own', 'same']);
