@@ -131,9 +131,10 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('delay queue on %s'
     const gate = new Promise<void>((resolve) => (release = resolve));
     const W = workerClass('state', {}, () => gate);
     const producer = await start({ connection: target.connection, keyPrefix, workers: false, types: { state: {} } });
-    await producer.submit.submit('state', {}, { id: 's1', delay: 250 });
+    // NOTE: due 1 s on: a margin for the read below on a loaded machine
+    await producer.submit.submit('state', {}, { id: 's1', delay: 1000 });
     expect(await producer.inspect.getState('state', 's1')).toBe('delayed');
-    await waitFor(async () => (await producer.inspect.getState('state', 's1')) === 'ready', { timeoutMs: 2000 });
+    await waitFor(async () => (await producer.inspect.getState('state', 's1')) === 'ready', { timeoutMs: 3000 });
     await start({ connection: target.connection, keyPrefix }, [W]);
     await waitFor(async () => (await producer.inspect.getState('state', 's1')) === 'running', { timeoutMs: 2000 });
     release();

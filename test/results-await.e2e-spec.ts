@@ -128,8 +128,10 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('results and awaiti
     const results = await Promise.all(Array.from({ length: 200 }, (_, i) => producer.submit.submitAndWait('rw', { ret: { i } })));
     expect(results).toEqual(Array.from({ length: 200 }, (_, i) => ({ i })));
     // The id of a task still waiting is not submitted again: that task is waited for.
-    const first = producer.submit.submitAndWait('rw', { ret: 'first' }, { id: 'same', delay: 300 });
-    await sleep(50);
+    // NOTE: the first is written before the second is sent (a sleep of 50 ms could end before it on a loaded
+    // machine), and due 1 s later: it is still waiting when the second comes
+    const first = producer.submit.submitAndWait('rw', { ret: 'first' }, { id: 'same', delay: 1000 });
+    await waitFor(async () => (await producer.inspect.getState('rw', 'same')) === 'delayed', { timeoutMs: 5000, intervalMs: 5, message: 'the first submitted' });
     expect(await producer.submit.submitAndWait('rw', { ret: 'second' }, { id: 'same' })).toBe('first');
     expect(await first).toBe('first');
   }, 30_000);
