@@ -18,7 +18,6 @@ import type { OrderedWorker, RunnerContext } from './runner-context';
 import type { Slots } from './slots';
 
 export type { OrderedWorker, RunnerContext } from './runner-context';
-
 const IDLE_MS = 1000;
 const RETRY_MS = 200;
 /** Settles one running attempt: null when it succeeded, with what its handler returned. */
