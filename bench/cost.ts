@@ -1,5 +1,6 @@
 import { Socket } from 'net';
 import type { Redis } from 'ioredis';
+import type { Row } from './report';
 import { nodeCpu, sampleServer, type ServerSample } from './stats';
 
 /**
@@ -56,8 +57,8 @@ export async function markCost(redis: Redis): Promise<CostMark> {
   return { server, node: nodeCpu(), sends };
 }
 
-/** The cost of the run since `mark`, for `tasks` tasks; `after` is the server's counters now. */
-export async function costSince(redis: Redis, mark: CostMark, tasks: number): Promise<Cost & { after: ServerSample }> {
+/** The cost of the run since `mark`, for `tasks` tasks. */
+export async function costSince(redis: Redis, mark: CostMark, tasks: number): Promise<Cost> {
   const node = nodeCpu();
   const sent = sends;
   const after = await sampleServer(redis);
@@ -67,7 +68,6 @@ export async function costSince(redis: Redis, mark: CostMark, tasks: number): Pr
     redisCpuS: after.cpu - mark.server.cpu,
     calls: after.calls - mark.server.calls,
     sends: sent - mark.sends,
-    after,
   };
 }
 
@@ -78,7 +78,7 @@ const perTask = (value: number, tasks: number, scale: number, digits: number): s
  * The per-task cost of every row that measured one, as a Markdown table, with Redis's own ceiling (row 8's
  * µs per EVALSHA of `return 1`) beside it: how many such calls a task's Redis time is worth.
  */
-export function renderCosts(rows: { workload: string; system: string; cost?: Cost; figures: Record<string, string | number> }[]): string {
+export function renderCosts(rows: Row[]): string {
   const ceiling = Number(rows.find((r) => r.workload.startsWith('8. Redis ceiling'))?.figures['µs per call']);
   const lines = [
     '| workload | system | tasks | Node CPU µs/task | Redis CPU µs/task | Redis commands/task | sends to Redis/task | Redis time in ceiling calls | PostgreSQL CPU µs/task |',
