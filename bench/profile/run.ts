@@ -2,7 +2,8 @@
  * `npm run bench:profile [-- --count=N --events=none|all|history --cpu-prof]`: submits N immediate tasks from this
  * process, then processes them in a worker process of its own, and prints the worker's Node CPU per task
  * (from its first task start). With `--cpu-prof` the worker records a V8 profile of that span into
- * bench/profile/out/, and the heaviest functions by self time are printed.
+ * bench/profile/out/, and the heaviest functions by self time are printed. `WORKER_FLAGS` (environment): Node
+ * flags for the worker process, e.g. `WORKER_FLAGS=--trace-gc-nvp` (its collections, printed with its output).
  */
 import 'reflect-metadata';
 import { execFile } from 'child_process';
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
     fs.mkdirSync(out, { recursive: true });
     const file = path.join(out, `worker-${events}-${Date.now()}.cpuprofile`);
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', path.join(__dirname, 'worker.ts'), server.url, prefix, String(n), events, profile ? file : ''], { maxBuffer: 1 << 24, env: { ...process.env, BENCH_SCHEMA } }, (error, text, stderr) =>
+      execFile(process.execPath, [...(process.env.WORKER_FLAGS?.split(' ').filter(Boolean) ?? []), '-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', path.join(__dirname, 'worker.ts'), server.url, prefix, String(n), events, profile ? file : ''], { maxBuffer: 1 << 24, env: { ...process.env, BENCH_SCHEMA } }, (error, text, stderr) =>
         error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(text),
       ),
     );
