@@ -4,6 +4,7 @@ import { readResult } from '../runtime/result-text';
 import type { TaskHistoryRecord } from './history-event';
 import type { TaskPatch } from './history-fold';
 import type { HistoryTableNames } from './pg-history.options';
+import { pgJsonText, pgText } from './pg-text';
 
 /** SQL for epoch ms (a bigint expression) as timestamptz, exactly (no float rounding). */
 const ts = (ms: string): string => `(timestamptz 'epoch' + ${ms} * interval '1 millisecond')`;
@@ -82,11 +83,12 @@ export function upsertConflict(): string {
     WHERE ${newer} OR (EXCLUDED.submitted AND NOT h.submitted)`;
 }
 
-const str = JSON.stringify;
+/** A string field as JSON, with what PostgreSQL refuses replaced (see pg-text.ts). */
+const str = (s: string): string => JSON.stringify(pgText(s));
 
 /**
  * One patch as a JSON record of PARAMS' columns and `flow_id` (a flow node's, from its task id), null fields
- * left out; `last_error` is already JSON text.
+ * left out; `last_error` is already JSON text. Characters PostgreSQL refuses are written as U+FFFD (pg-text.ts).
  */
 function recordJson(p: TaskPatch): string {
   let r = `{"topic":${str(p.topic)},"id":${str(p.id)},"submitted":${p.submitted},"status":"${p.status}","create_time":${p.createTime},"updated_time":${p.updatedTime},"last_entry":"${p.lastEntry}"`;
@@ -96,7 +98,7 @@ function recordJson(p: TaskPatch): string {
   if (p.body !== null) r += `,"body":${str(p.body)}`;
   if (p.key !== null) r += `,"ordering_key":${str(p.key)}`;
   if (p.partition !== null) r += `,"partition":${p.partition}`;
-  if (p.lastError !== null) r += `,"last_error":${p.lastError}`;
+  if (p.lastError !== null) r += `,"last_error":${pgJsonText(p.lastError)}`;
   if (p.machine !== null) r += `,"machine":${str(p.machine)}`;
   if (p.result !== null) r += `,"result":${str(p.result)}`;
   if (p.logs !== null) r += `,"logs":${str(p.logs)}`;

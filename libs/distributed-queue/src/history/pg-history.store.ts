@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import { InvalidArgumentError, InvalidOptionsError } from '../errors';
 import type { HistoryEvent, TaskHistoryRecord } from './history-event';
 import { encodeHistoryCursor } from './history-cursor';
-import { foldHistoryEvents, foldValidEvents, isEntryId, type SkippedEvent, type TaskPatch } from './history-fold';
+import { foldHistoryEvents, foldValidEvents, isEntryId, patchKey, type SkippedEvent, type TaskPatch } from './history-fold';
 import type { BatchEntry, EntryBatch } from './history-store';
 import { decodeEntries, isOrderedDelayStream } from './history-decode';
 import { attachTaskLogs } from './history-logs';
@@ -176,8 +176,39 @@ export class PgHistoryStore {
     attachTaskLogs(events, batch.logs);
     const { patches, skipped } = foldValidEvents(events);
     for (const p of patches) if (p.ttrMs === null) p.ttrMs = batch.timeoutOf(p.topic);
-    await this.applyPatches(batch.stream, patches, batch.position);
-    return skipped;
+    try {
+      await this.applyPatches(batch.stream, patches, batch.position);
+      return skipped;
+    } catch (error) {
+      if (!isDataException(error)) throw error;
+    }
+    return [...skipped, ...(await this.applyEach(batch.stream, patches, batch.position, events))];
+  }
+
+  /**
+   * The last way of writing a batch, when PostgreSQL refuses a value of it even decoded: one row at a time in
+   * one transaction (a savepoint each), the rows it refuses left out, then the position. Returns the tasks
+   * left out, each as its last event of the batch, so that the copy goes on past them.
+   */
+  private async applyEach(stream: string, patches: readonly TaskPatch[], position: string, events: readonly HistoryEvent[]): Promise<SkippedEvent[]> {
+    const refused: SkippedEvent[] = [];
+    const lastEvent = new Map(events.map((e) => [patchKey(e), e]));
+    await this.transaction(async (client) => {
+      refused.length = 0;
+      for (const patch of patches) {
+        await client.query('SAVEPOINT dq_row');
+        try {
+          await client.query(this.upsert, upsertParams([patch]));
+          await client.query('RELEASE SAVEPOINT dq_row');
+        } catch (error) {
+          if (!isDataException(error)) throw error;
+          await client.query('ROLLBACK TO SAVEPOINT dq_row');
+          refused.push({ event: lastEvent.get(patchKey({ type: patch.topic, id: patch.id }))!, problem: `was refused by PostgreSQL (${(error as Error).message}): its task's row is left out of this batch` });
+        }
+      }
+      await client.query(this.savePosition, [stream, position]);
+    });
+    return refused;
   }
 
   /** The last entry id applied from `stream`, or null when none was. */

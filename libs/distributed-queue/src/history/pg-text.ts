@@ -1,0 +1,34 @@
+/**
+ * Text as PostgreSQL stores it. Its text and json types refuse two things JavaScript strings and Redis hold:
+ * the NUL character (U+0000) and a UTF-16 surrogate without its pair. A handler's error, result or log line
+ * may carry them; the history writes each as U+FFFD (the replacement character) instead of failing the batch.
+ */
+
+/** Anything PostgreSQL refuses, or a surrogate (paired ones are fine: checked only when this matches). */
+const SUSPECT = /[\u0000\ud800-\udfff]/;
+/** A NUL, a high surrogate not followed by a low one, a low one not after a high one. */
+const REFUSED = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `s` with every character PostgreSQL refuses as U+FFFD (the same string when it has none: the usual case). */
+export function pgText(s: string): string {
+  return SUSPECT.test(s) ? s.replace(REFUSED, '\ufffd') : s;
+}
+
+/** In JSON text, an escape of a NUL or a surrogate (the escapes PostgreSQL may refuse), possibly after `\\`. */
+const SUSPECT_ESCAPE = /\\u(0000|[dD][89a-fA-F])/;
+
+/**
+ * JSON text whose strings hold nothing PostgreSQL refuses: parsed and written again with `pgText` when it
+ * has an escape PostgreSQL may refuse; else returned as it is. Text that is no JSON (a raw NUL in a string
+ * is not) gets `pgText` alone: PostgreSQL judges the rest.
+ */
+export function pgJsonText(json: string): string {
+  if (!SUSPECT_ESCAPE.test(json) && !SUSPECT.test(json)) return json;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return pgText(json);
+  }
+  return JSON.stringify(parsed, (_key, value: unknown) => (typeof value === 'string' ? pgText(value) : value));
+}
