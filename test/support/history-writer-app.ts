@@ -3,7 +3,10 @@
  * env: DQ_CONNECTION (JSON), DQ_PREFIX, DQ_TYPE (the type whose stream it copies), DQ_HISTORY (JSON: the
  * `history` option), DQ_DIE_AFTER_COMMIT=n (crash hook: SIGKILL this process right after the PostgreSQL
  * commit (W3) that brings the tasks it wrote as done to n or more, before the writer trims the stream (W4);
- * a 'committed' message first, with the stream, the recorded position and the batch's rows).
+ * a 'committed' message first, with the stream, the recorded position and the batch's rows),
+ * DQ_DIE_BETWEEN_CHUNKS=1 (crash hook: SIGKILL this process when a batch's transaction is about to send its
+ * second fold statement (a batch of more than FOLD_CHUNK_CHARS of entry text), after the first one ran; a
+ * 'between' message first, with the first statement's entry count).
  * Messages: { type: 'ready' } once started.
  */
 import 'reflect-metadata';
@@ -37,6 +40,24 @@ if (process.env.DQ_DIE_AFTER_COMMIT) {
     }
     return skipped;
   };
+}
+
+// Crash hook: pg's own Client (the module the store loads), so the writer's statements are the ones cut.
+if (process.env.DQ_DIE_BETWEEN_CHUNKS) {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { Client } = require('pg') as typeof import('pg');
+  const query = Client.prototype.query as (...args: unknown[]) => unknown;
+  let folds = 0;
+  Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : '';
+    if (text === 'BEGIN') folds = 0;
+    if (text.includes('json_array_elements_text($1::json)') && ++folds === 2) {
+      const entries = (JSON.parse((args[1] as string[])[0]) as unknown[]).length;
+      // The first statement ran in this transaction; the second is never sent: the process dies first.
+      return new Promise<never>(() => process.send!({ type: 'between', entries }, () => process.kill(process.pid, 'SIGKILL')));
+    }
+    return query.apply(this, args);
+  } as typeof Client.prototype.query;
 }
 
 @Module({
