@@ -99,7 +99,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('fleet-wide limits 
     // eslint-disable-next-line no-console
     console.log(`[rate limit, script ${target.name}] ${reserved.length} reserved in ${calls.length} calls (the limiter replayed: ${expected}); busiest 1 s window ${busiest}`);
     expect(busiest).toBeLessThanOrEqual(52);
-    expect(reserved.length).toBeGreaterThan(100);
+    // NOTE: over 3 s at 50/s: more than a second's worth (100 failed once under a loaded full suite: 86, as the
+    // replay expected; the calls came late). The replay below is what the limiter must match.
+    expect(reserved.length).toBeGreaterThan(50);
     expect(Math.abs(reserved.length - expected)).toBeLessThanOrEqual(1);
   }, 60_000);
 

@@ -15,7 +15,7 @@
  * A cluster: test/cluster-durability.e2e-spec.ts (acks, and the move of delayed ordered tasks). Not covered: service mode.
  */
 import { Injectable, Logger } from '@nestjs/common';
-import { OnTaskEvent, type Task, type TaskEvent } from 'nestjs-distributed-queue';
+import { DurabilityError, OnTaskEvent, type Task, type TaskEvent } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { useSentinelSet } from './support/sentinel-set';
@@ -85,8 +85,15 @@ describe('durable acks (WAIT) through a Sentinel failover with a lagging replica
   async function submitAll(app: QueueApp, type: string, ordered: boolean): Promise<void> {
     for (let i = 0; i < TASKS; i += 500) {
       const n = Math.min(500, TASKS - i);
-      if (ordered) await app.submit.submitOrderedMany(type, Array.from({ length: n }, (_, j) => ({ key: `k${(i + j) % 64}`, payload: { n: i + j } })));
-      else await app.submit.submitMany(type, Array.from({ length: n }, (_, j) => ({ payload: { n: i + j }, delay: 1500 })));
+      try {
+        if (ordered) await app.submit.submitOrderedMany(type, Array.from({ length: n }, (_, j) => ({ key: `k${(i + j) % 64}`, payload: { n: i + j } })));
+        else await app.submit.submitMany(type, Array.from({ length: n }, (_, j) => ({ payload: { n: i + j }, delay: 1500 })));
+      } catch (error) {
+        // NOTE: the submits are not what this file tests (the acks are): one whose WAIT timed out (a loaded
+        // machine: the lagging replica 8 s behind once) is written on the master all the same, and inSync()
+        // below waits until the replica has it.
+        if (!(error instanceof DurabilityError)) throw error;
+      }
     }
     await suite.set.inSync();
   }
