@@ -6,6 +6,7 @@ import { NOTES } from './notes';
 import { FLOW_NOTES } from './notes-flows';
 import { RESULT_NOTES } from './notes-results';
 import { COST_NOTES } from './notes-costs';
+import { LATENCY_NOTES } from './notes-latency';
 import { renderCosts, type Cost } from './cost';
 
 /** One row of the table: a workload measured on one system. */
@@ -77,6 +78,7 @@ export function writeReport(rows: Row[], meta: { redis: string; quick: boolean; 
     FLOW_NOTES,
     RESULT_NOTES,
     COST_NOTES,
+    LATENCY_NOTES,
   ].join('\n');
   if (!meta.quick) writeFileSync(join(__dirname, '..', 'docs', 'benchmarks.md'), text);
   return text;
