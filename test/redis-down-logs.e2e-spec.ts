@@ -96,7 +96,10 @@ describe('a Redis outage is logged once per connection, quietly', () => {
     expect(others).toEqual([]);
     const repairs = logger.lines('warn', repair);
     expect(new Set(repairs).size).toBe(repairs.length);
-    expect(logger.lines('debug')).toEqual([]);
+    // NOTE: an ack in flight when the server died (a task of this test's types, or the cron's own schedule ticks
+    // on a slow machine) is refused after the restart, its reservation gone with the data: a debug line about
+    // that task, not the outage (a full suite on a loaded machine saw "[schedule ticks] 1 ack(s) refused").
+    expect(logger.lines('debug').filter((line) => !/^\[[^\]]+\] \d+ ack\(s\) refused: reservation expired$/.test(line))).toEqual([]);
     // The calls that failed meanwhile are counted in the line that says the connection is back.
     expect(back.some((line) => /\d+ call\(s\) of the library failed meanwhile/.test(line))).toBe(true);
   }

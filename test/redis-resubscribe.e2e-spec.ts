@@ -75,11 +75,17 @@ describe('subscriber re-subscribing after a reconnect', () => {
         await server.restart().catch((error: unknown) => {
           if (!killedOnReady) throw error;
         });
-        await ready;
+        // NOTE: bounded, naming the step and the connection's state: this test timed out (60 s) twice in full
+        // runs on a loaded machine, with nothing to say where it waited.
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`round ${round}: the subscriber not ready again within 20 s (status ${subscriber.status}, server running ${server.isRunning()})`)), 20_000);
+        });
+        await Promise.race([ready, late]).finally(() => clearTimeout(timer));
         await sleep(1000); // past the bound (500 ms) of that SUBSCRIBE
       }
       await server.restart();
-      await waitFor(() => subscriber.status === 'ready' && app.inspect.getCounts('rs.t').then(() => true, () => false), { timeoutMs: 10_000, message: 'back' });
+      await waitFor(() => subscriber.status === 'ready' && app.inspect.getCounts('rs.t').then(() => true, () => false), { timeoutMs: 10_000, message: `back (subscriber ${subscriber.status})` });
       await sleep(1000); // the reconnect's own poll is done: what runs now was woken by a message
       await app.submit.submit('rs.t', {}, { id: 'after' });
       await waitFor(() => ran.includes('after'), { timeoutMs: 5000, message: 'woken by its message (the poll interval is 60 s)' });
