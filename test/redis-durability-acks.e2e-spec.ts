@@ -26,10 +26,10 @@ import { sleep, waitFor } from './support/wait';
  * NOTE: a replica that has not confirmed within `timeoutMs` gets the completions announced all the same (one
  * warning): a failover may then run them again, as documented. Under a loaded machine (the full suite) the
  * lagging replica fell more than 3 s behind and cell (d) saw that; the failover cells wait up to 9.5 s (below
- * redisTimeoutMs, 10 s) and assert that no such warning came, so that a failure says which it was. The warnings are watched from the
- * application's start: the ordered tasks run (and are acked) while they are being submitted, and a warning
- * then (logged once per outage) came before a spy set up at the failover, which missed it (cell (d) then
- * failed on the 400 completions announced unconfirmed instead of on the warning).
+ * redisTimeoutMs, 10 s) and assert that no such warning came, so that a failure says which it was. The
+ * warnings are watched from the application's start: the ordered tasks run (and are acked) while they are
+ * being submitted, and a warning then (logged once per outage) came before a spy set up at the failover, which
+ * missed it (cell (d) then failed on the 400 completions announced unconfirmed instead of on the warning).
  */
 const DURABLE = { replicas: 1, timeoutMs: 9500 };
 const LEASE_MS = 3000;
