@@ -89,15 +89,16 @@ describeEngines('dedupe', (start) => {
     expect((await one(engine, 3, { key: 'w', ttlMs: 1500 })).created).toBe(true);
 
     // NOTE: Redis: real time also passes while settle reads the counts: each advance stays well inside the window
-    // (windows of 1.2 s: each submit lands at least 500 ms before the end of the window it must be within)
-    const x = await one(engine, 10, { key: 'x', ttlMs: 1200, mode: 'extend' });
+    // (windows of 3 s: each submit lands at least 1.5 s before the end of the window it must be within; 1.2 s
+    // windows with 500 ms margins failed once in a full run on a loaded machine)
+    const x = await one(engine, 10, { key: 'x', ttlMs: 3000, mode: 'extend' });
     expect(x.created).toBe(true);
-    await engine.advance(700);
-    expect(await one(engine, 11, { key: 'x', ttlMs: 1200, mode: 'extend' })).toEqual({ id: x.id, created: false, dedupe: 'extended' });
-    await engine.advance(700); // past the first window's end, within the extension
-    expect(await one(engine, 12, { key: 'x', ttlMs: 1200, mode: 'extend' })).toEqual({ id: x.id, created: false, dedupe: 'extended' });
-    await engine.advance(1300);
-    expect((await one(engine, 13, { key: 'x', ttlMs: 1200, mode: 'extend' })).created).toBe(true);
+    await engine.advance(1500);
+    expect(await one(engine, 11, { key: 'x', ttlMs: 3000, mode: 'extend' })).toEqual({ id: x.id, created: false, dedupe: 'extended' });
+    await engine.advance(1500); // past the first window's end, within the extension
+    expect(await one(engine, 12, { key: 'x', ttlMs: 3000, mode: 'extend' })).toEqual({ id: x.id, created: false, dedupe: 'extended' });
+    await engine.advance(3300);
+    expect((await one(engine, 13, { key: 'x', ttlMs: 3000, mode: 'extend' })).created).toBe(true);
     await engine.settle(['dd']);
     expect(runs.map((r) => r.payload)).toEqual([1, 3, 10, 13]);
   });
