@@ -194,7 +194,6 @@ export class PgHistoryStore {
     const refused: SkippedEvent[] = [];
     const lastEvent = new Map(events.map((e) => [patchKey(e), e]));
     await this.transaction(async (client) => {
-      refused.length = 0;
       for (const patch of patches) {
         await client.query('SAVEPOINT dq_row');
         try {
