@@ -245,11 +245,11 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('route queue rules 
       expect(await store.assign(0, 'b', false)).toBe('moved');
       const b = await store.renew(0, 'b', false);
       expect((await store.take(0, 'a', a.epoch, 3)).status).toBe('lost');
-      expect(await store.ack(0, 'a', a.epoch, [1], [])).toBe(false);
+      expect(await store.ack(0, 'a', a.epoch, [1], [])).toBe('fenced');
       const replay = await store.take(0, 'b', b.epoch, 3);
       expect(replay).toMatchObject({ status: 'ok', replays: 1 });
       expect(replay.items).toHaveLength(1);
-      expect(await store.ack(0, 'b', b.epoch, [1], [])).toBe(true);
+      expect(await store.ack(0, 'b', b.epoch, [1], [])).toBe('ok');
       expect((await store.take(0, 'b', b.epoch, 3)).status).toBe('empty');
     } finally {
       client.disconnect();

@@ -21,6 +21,8 @@ export interface DelayProxy {
   retarget(upstreamPort: number): void;
   /** Closes every open connection (both sides), dropping what is held. */
   cut(): void;
+  /** Delays the delayed connections' chunks from now on by `ms` (a long one holds them: a link black-holed). */
+  setDelay(ms: number): void;
   /** Stops listening and closes every connection. */
   close(): Promise<void>;
 }
@@ -32,6 +34,7 @@ export interface DelayProxy {
  */
 export async function startDelayProxy(options: DelayProxyOptions): Promise<DelayProxy> {
   let upstreamPort = options.upstreamPort;
+  let delayMs = options.delayMs;
   const open = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect({ host: HOST, port: upstreamPort });
@@ -60,7 +63,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
             return;
           }
         }
-        const at = Math.max(Date.now() + (delayed ? options.delayMs : 0), last);
+        const at = Math.max(Date.now() + (delayed ? delayMs : 0), last);
         last = at;
         const timer = setTimeout(() => {
           timers.delete(timer);
@@ -85,6 +88,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
       return [...open].length / 2;
     },
     retarget: (to) => void (upstreamPort = to),
+    setDelay: (ms) => void (delayMs = ms),
     cut: () => {
       for (const socket of open) socket.destroy();
     },

@@ -105,3 +105,13 @@ export const fencedOutcome = mapper<'ok' | 'fenced'>('fenced call', {
   [ScriptOutcome.Ok]: 'ok',
   [ScriptOutcome.NotOurs]: 'fenced',
 });
+
+/**
+ * A route ack: 'partial' when some of its tasks were not in flight (a failover lost the take that handed
+ * them out, or an earlier call acked them): those still waiting run again.
+ */
+export const routeAckOutcome = mapper<'ok' | 'fenced' | 'partial'>('route ack', {
+  [ScriptOutcome.Ok]: 'ok',
+  [ScriptOutcome.NotOurs]: 'fenced',
+  [ScriptOutcome.NotFound]: 'partial',
+});

@@ -3,8 +3,10 @@ import type { TaskEventBus } from '../events/task-event-bus';
 import { PartitionAcks } from './partition-acks';
 import type { RouteStore } from './route.store';
 
-/** A store whose ack answers `reply` (true: acked, false: fenced) or rejects. */
-function store(reply: () => Promise<boolean>) {
+type Outcome = 'ok' | 'fenced' | 'partial';
+
+/** A store whose ack answers `reply` or rejects. */
+function store(reply: () => Promise<Outcome>) {
   const calls: { acks: number[]; dead: [number, string][] }[] = [];
   const fake = {
     ack: (_p: number, _me: string, _epoch: number, acks: number[], dead: [number, string][]) => {
@@ -30,7 +32,7 @@ describe('PartitionAcks: the completed and dead events of ordered tasks come aft
   afterEach(() => jest.useRealTimers());
 
   it('emits nothing when added; after the ack reply, each event once', async () => {
-    const { store: s, calls } = store(() => Promise.resolve(true));
+    const { store: s, calls } = store(() => Promise.resolve('ok'));
     const { bus: b, emitted } = bus();
     const acks = new PartitionAcks(s, 0, 'm', 1, () => undefined, b);
     acks.add({ seq: 1, event: event('completed', 'a') });
@@ -45,7 +47,7 @@ describe('PartitionAcks: the completed and dead events of ordered tasks come aft
   });
 
   it('a fenced ack (the partition moved on) announces nothing; a failed one announces with the retry that lands', async () => {
-    let answer: () => Promise<boolean> = () => Promise.resolve(false);
+    let answer: () => Promise<Outcome> = () => Promise.resolve('fenced');
     const { store: s } = store(() => answer());
     const { bus: b, emitted } = bus();
     let fenced = 0;
@@ -58,9 +60,26 @@ describe('PartitionAcks: the completed and dead events of ordered tasks come aft
     acks.add({ seq: 2, event: event('completed', 'b') });
     await expect(acks.flush()).rejects.toThrow('connection lost');
     expect(emitted).toEqual([]);
-    answer = () => Promise.resolve(true);
+    answer = () => Promise.resolve('ok');
     await acks.flush();
     acks.close();
     expect(emitted.map((e) => e.task.id)).toEqual(['b']);
+  });
+
+  it('an ack that found some of its tasks not in flight (a failover lost their take) announces none of them', async () => {
+    let answer: Outcome = 'partial';
+    const { store: s } = store(() => Promise.resolve(answer));
+    const { bus: b, emitted } = bus();
+    const partial: number[] = [];
+    const acks = new PartitionAcks(s, 0, 'm', 1, () => undefined, b, undefined, (n) => partial.push(n));
+    acks.add({ seq: 1, event: event('completed', 'a') });
+    acks.add({ seq: 2, error: '{"name":"Error","message":"no"}', event: event('dead', 'b') });
+    await acks.flush();
+    expect([partial, emitted]).toEqual([[2], []]);
+    answer = 'ok';
+    acks.add({ seq: 3, event: event('completed', 'c') });
+    await acks.flush();
+    acks.close();
+    expect(emitted.map((e) => e.task.id)).toEqual(['c']);
   });
 });

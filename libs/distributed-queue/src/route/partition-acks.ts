@@ -33,7 +33,7 @@ function attemptRecord(s: Settled, startedAt: number): AttemptRecord {
  * `ACK_DELAY_MS` after they finished while their batch runs on; the last ones of a batch go out just ahead
  * of the next take, in the same round trip. Every call is fenced by (machine, epoch). The local events of
  * the tasks a call acks are emitted once its reply says Redis has them; never for acks refused (fenced:
- * the partition's next owner runs those tasks again) or not sent.
+ * the partition's next owner runs those tasks again), not sent, or partly found (see `onPartial`).
  */
 export class PartitionAcks {
   private readonly finished = new AckBuffer<Settled>();
@@ -60,6 +60,12 @@ export class PartitionAcks {
      * events do.
      */
     readonly durable?: AckDurability,
+    /**
+     * Called when a call's reply said some of its tasks were not in flight (a failover lost the take that
+     * handed them out, or an earlier call acked them): none of its events is announced, since those tasks
+     * still waiting run again (a task that was done loses its event, as for a lost reply).
+     */
+    private readonly onPartial?: (tasks: number) => void,
   ) {}
 
   /** Finished tasks not sent yet. */
@@ -108,9 +114,10 @@ export class PartitionAcks {
     const call = this.durable ? this.ackDurably(this.durable, items, acks, dead, starts) : this.store.ack(this.partition, this.me, this.epoch, acks, dead, starts);
     this.flushing = call
       .then(
-        (ok) => {
+        (outcome) => {
           sent = true;
-          if (!ok) this.onFenced();
+          if (outcome === 'fenced') this.onFenced();
+          else if (outcome === 'partial') this.onPartial?.(items.length);
           else if (!this.durable) this.announce(items);
         },
         (error: unknown) => {
@@ -135,14 +142,14 @@ export class PartitionAcks {
    * One call on the durable connection (a `WAIT` blocks the connection it is sent on); resolves once
    * applied, its events once replicas have it (`AckDurability`: or not within `timeoutMs`), in order.
    */
-  private async ackDurably(durable: AckDurability, items: Settled[], acks: number[], dead: [number, string][], starts: Map<number, AttemptRecord>): Promise<boolean> {
+  private async ackDurably(durable: AckDurability, items: Settled[], acks: number[], dead: [number, string][], starts: Map<number, AttemptRecord>): Promise<'ok' | 'fenced' | 'partial'> {
     const store = durable.writes.routeStore!;
     const key = store.keys.partition(this.partition).own;
-    const { value: ok, mark } = await durable.write(key, () => store.ack(this.partition, this.me, this.epoch, acks, dead, starts));
+    const { value: outcome, mark } = await durable.write(key, () => store.ack(this.partition, this.me, this.epoch, acks, dead, starts));
     // NOTE: a call not confirmable (the connection lost: a failover) is not sent again, unlike the delay
     // engine's: the take sent after it may already run on the new master, replaying the items it lost.
-    if (ok) this.confirming = Promise.all([this.confirming, durable.confirm(mark)]).then(([, announce]) => announce && this.announce(items));
-    return ok;
+    if (outcome === 'ok') this.confirming = Promise.all([this.confirming, durable.confirm(mark)]).then(([, announce]) => announce && this.announce(items));
+    return outcome;
   }
 
   /** Emits the events of acked tasks, timed now (their duration ends when their handler did). */

@@ -1,7 +1,7 @@
 import { PartitionShrinkError } from '../errors';
 import { newRequestId, REQUEST_TTL_MS, requestBucket } from '../runtime/request-id';
 import {
-  assignOutcome, fencedOutcome, pushOutcome, releaseOutcome, ScriptOutcome, takeOutcome,
+  assignOutcome, fencedOutcome, pushOutcome, releaseOutcome, routeAckOutcome, ScriptOutcome, takeOutcome,
   type AssignOutcome, type PushOutcome, type ReleaseOutcome, type TakeStatus,
 } from '../redis/script-outcome';
 import type { RouteStatus } from '../interfaces';
@@ -129,17 +129,19 @@ export class RouteStore {
   }
 
   /**
-   * Acks seqs and buries failed ones; false when fenced (not the owner any more). `starts` (seq -> what the
-   * history needs of the last attempt, see AttemptRecord) goes into the history's entries.
+   * Acks seqs and buries failed ones: 'fenced' when not the owner any more (nothing changed), 'partial' when
+   * some of them were not in flight (the take that handed them out was lost in a failover, or an earlier
+   * call acked them: those still waiting run again). `starts` (seq -> what the history needs of the last
+   * attempt, see AttemptRecord) goes into the history's entries.
    */
-  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, AttemptRecord> = new Map()): Promise<boolean> {
+  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, AttemptRecord> = new Map()): Promise<'ok' | 'fenced' | 'partial'> {
     const k = this.keys.partition(partition);
     // NOTE: only the history reads the starts (through the stream): nothing to send with the streams off.
     const startsJson = starts.size > 0 && this.streamMaxLen > 0 ? JSON.stringify(Object.fromEntries(starts)) : '';
     const args: Arg[] = [k.own, k.inflight, k.dead, k.log, k.followed, k.recorded, me, epoch, this.options.maxDeadLetters, this.streamMaxLen, startsJson];
     args.push(acked.length, ...acked);
     for (const [seq, error] of dead) args.push(seq, error);
-    return fencedOutcome(await this.s.dqRouteAck(...args)) === 'ok';
+    return routeAckOutcome(await this.s.dqRouteAck(...args));
   }
 
   /**

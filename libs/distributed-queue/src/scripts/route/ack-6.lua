@@ -12,7 +12,9 @@
           retries, written late and only with the history on)
   ARGV[6] number of acked seqs A
   ARGV[7 .. 6+A] acked seqs, then pairs of seq, error json for buried items
-  Returns: OUTCOME.OK (1) done, NOT_OURS (2) fenced (not the owner any more: nothing changed)
+  Returns: OUTCOME.OK (1) done, NOT_OURS (2) fenced (not the owner any more: nothing changed), NOT_FOUND (3)
+  done, but some of the seqs were not in flight: the take that handed them out was lost (a failover), or an
+  earlier call acked them. Those still waiting run again: their events must not be announced.
 ]]
 --- @include "includes/outcome"
 --- @include "includes/fmt"
@@ -84,6 +86,8 @@ local own, inflight, dead = KEYS[1], KEYS[2], KEYS[3]
 if not isOwner(own, ARGV[1], ARGV[2]) then return OUTCOME.NOT_OURS end
 local acked, logging = tonumber(ARGV[6]), tonumber(ARGV[4]) > 0
 local now = nowMs()
+-- Seqs named but not in flight.
+local missing = 0
 if acked > 0 then
   local seqs = {}
   for i = 7, 6 + acked do seqs[#seqs + 1] = ARGV[i] end
@@ -94,7 +98,7 @@ if acked > 0 then
     end
     if #items > 0 then logItems('completed', items, found, nil) end
   end
-  redis.call('HDEL', inflight, unpack(seqs))
+  missing = acked - redis.call('HDEL', inflight, unpack(seqs))
 end
 local buried, buriedSeqs, errs = {}, {}, {}
 for i = 7 + acked, #ARGV, 2 do
@@ -107,9 +111,12 @@ for i = 7 + acked, #ARGV, 2 do
       buried[#buried + 1], buriedSeqs[#buriedSeqs + 1] = item, ARGV[i]
       errs[#errs + 1] = (ok and type(e) == 'table') and e or { name = 'Error', message = ARGV[i + 1] }
     end
+  else
+    missing = missing + 1
   end
 end
 if #buried > 0 then logItems('dead', buried, buriedSeqs, errs) end
 if #ARGV > 6 + acked then redis.call('LTRIM', dead, -tonumber(ARGV[3]), -1) end
 if redis.call('HLEN', inflight) == 0 then redis.call('HSET', own, 'replays', 0) end
+if missing > 0 then return OUTCOME.NOT_FOUND end
 return OUTCOME.OK
