@@ -6,7 +6,9 @@
  * a 'committed' message first, with the stream, the recorded position and the batch's rows),
  * DQ_DIE_BETWEEN_CHUNKS=1 (crash hook: SIGKILL this process when a batch's transaction is about to send its
  * second fold statement (a batch of more than FOLD_CHUNK_CHARS of entry text), after the first one ran; a
- * 'between' message first, with the first statement's entry count).
+ * 'between' message first, with the first statement's entry count), DQ_DIE_AT_SAVEPOINT=n (crash hook: SIGKILL
+ * this process when a batch written a row at a time (PgHistoryStore.applyEach) is about to send its n-th
+ * `SAVEPOINT`, the rows before it upserted in the open transaction; a 'savepoint' message first, with n).
  * Messages: { type: 'ready' } once started.
  */
 import 'reflect-metadata';
@@ -55,6 +57,21 @@ if (process.env.DQ_DIE_BETWEEN_CHUNKS) {
       const entries = (JSON.parse((args[1] as string[])[0]) as unknown[]).length;
       // The first statement ran in this transaction; the second is never sent: the process dies first.
       return new Promise<never>(() => process.send!({ type: 'between', entries }, () => process.kill(process.pid, 'SIGKILL')));
+    }
+    return query.apply(this, args);
+  } as typeof Client.prototype.query;
+}
+
+// Crash hook: the same way, cut before the n-th savepoint of a row-at-a-time batch.
+if (process.env.DQ_DIE_AT_SAVEPOINT) {
+  // eslint-disable-next-line @typescript-eslint/no-var-requires
+  const { Client } = require('pg') as typeof import('pg');
+  const query = Client.prototype.query as (...args: unknown[]) => unknown;
+  let savepoints = 0;
+  Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    if (args[0] === 'BEGIN') savepoints = 0;
+    if (args[0] === 'SAVEPOINT dq_row' && ++savepoints === Number(process.env.DQ_DIE_AT_SAVEPOINT)) {
+      return new Promise<never>(() => process.send!({ type: 'savepoint', n: savepoints }, () => process.kill(process.pid, 'SIGKILL')));
     }
     return query.apply(this, args);
   } as typeof Client.prototype.query;
