@@ -32,6 +32,9 @@ const text = (x: string): string => `CASE WHEN json_typeof(${x}) = 'string' THEN
  *
  * Per task, as history-fold.ts's step does: the events from its last `submitted` on (a reused id restarts
  * the row), the last event's status, time and entry, and for every other column the last value given.
+ * NOTE: topic and id are sorted and grouped in the "C" collation (byte order: equality is the same as in any
+ * deterministic collation, and the sort skips the locale's comparisons), once for the window and the
+ * grouping both; the log lines are joined to the folded rows, not to every event.
  * A malformed entry (a field that is not a JSON array, a number that is not an integer) fails the statement
  * with a data exception (SQLSTATE class 22): the caller then writes the batch through the decoder, which
  * skips the malformed events one by one.
@@ -45,7 +48,7 @@ export function foldUpsertSql(n: HistoryTableNames): string {
       WITH ORDINALITY AS en(entry, event, machine, mask, ${ARRAY_FIELDS.join(', ')}, ord)
     WHERE en.event IN (${EVENTS})
   ), ev AS (
-    SELECT en.ord * 4294967296 + x.ord AS seq, en.entry, en.event, coalesce(x.t, $15::text) AS topic, x.ids AS id,
+    SELECT en.ord * 4294967296 + x.ord AS seq, en.entry, en.event, coalesce(x.t, $15::text) COLLATE "C" AS topic, x.ids COLLATE "C" AS id,
       x.a::int AS attempt, x.due::bigint AS due, x.d::bigint AS delay, ${text('x.b')} AS body, x.k AS key,
       CASE WHEN json_typeof(x.err) = 'object' THEN jsonb_build_object('name', coalesce(x.err->>'name', 'Error'), 'message', coalesce(x.err->>'message', ''))
         || CASE WHEN json_typeof(x.err->'stack') = 'string' AND x.err->>'stack' <> '' THEN jsonb_build_object('stack', x.err->>'stack') ELSE '{}'::jsonb END END AS err,
@@ -64,8 +67,8 @@ export function foldUpsertSql(n: HistoryTableNames): string {
       ${last('attempt')} AS attempt, ${last('due')} AS due, ${last('delay')} AS delay, ${last('body')} AS body,
       ${last('key')} AS key, ${last('err')} AS err, ${last('result')} AS result, ${last('machine')} AS machine,
       ${last(`coalesce(started_at, CASE WHEN event = 'started' THEN at END)`)} AS executed,
-      ${last(`CASE WHEN event IN ('completed', 'retrying', 'dead') THEN lg.lines END`)} AS logs
-    FROM live LEFT JOIN json_each_text($17::json) AS lg(task, lines) ON lg.task = live.id
+      bool_or(event IN ('completed', 'retrying', 'dead')) AS ended
+    FROM live
     WHERE restart IS NULL OR seq >= restart
     GROUP BY topic, id
   )
@@ -75,9 +78,10 @@ export function foldUpsertSql(n: HistoryTableNames): string {
     CASE f.last_event WHEN 'started' THEN 'running' WHEN 'retrying' THEN 'retrying' WHEN 'completed' THEN 'done'
       WHEN 'dead' THEN 'dead' WHEN 'cancelled' THEN 'cancelled' ELSE 'waiting' END,
     coalesce(f.attempt, CASE WHEN f.submitted THEN 0 END), f.delay, tt.ms::bigint, f.body, f.key, $16::int, f.err, f.machine,
-    f.result, f.logs, ${ts('f.created')}, ${ts('f.due')}, ${ts('f.executed')},
+    f.result, CASE WHEN f.ended THEN lg.lines END, ${ts('f.created')}, ${ts('f.due')}, ${ts('f.executed')},
     CASE WHEN f.last_event IN ('completed', 'dead', 'cancelled') THEN ${ts('f.updated')} END, ${ts('f.updated')}, f.last_entry,
     CASE WHEN left(f.id, 1) = '&' AND strpos(f.id, ':') > 2 THEN substr(f.id, 2, strpos(f.id, ':') - 2) END
   FROM f LEFT JOIN json_each_text($18::json) AS tt(type, ms) ON tt.type = f.topic
+    LEFT JOIN json_each_text($17::json) AS lg(task, lines) ON lg.task = f.id
   ${upsertConflict()}`;
 }
