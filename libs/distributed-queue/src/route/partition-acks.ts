@@ -1,3 +1,5 @@
+import type { LoggerService } from '@nestjs/common';
+import { ROUTE_ACK_PARTIAL } from '../distributed-queue.messages';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { TaskEvent } from '../interfaces/task-event.interface';
 import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
@@ -33,7 +35,7 @@ function attemptRecord(s: Settled, startedAt: number): AttemptRecord {
  * `ACK_DELAY_MS` after they finished while their batch runs on; the last ones of a batch go out just ahead
  * of the next take, in the same round trip. Every call is fenced by (machine, epoch). The local events of
  * the tasks a call acks are emitted once its reply says Redis has them; never for acks refused (fenced:
- * the partition's next owner runs those tasks again), not sent, or partly found (see `onPartial`).
+ * the partition's next owner runs those tasks again), not sent, or partly found (see `logger`).
  */
 export class PartitionAcks {
   private readonly finished = new AckBuffer<Settled>();
@@ -61,11 +63,11 @@ export class PartitionAcks {
      */
     readonly durable?: AckDurability,
     /**
-     * Called when a call's reply said some of its tasks were not in flight (a failover lost the take that
-     * handed them out, or an earlier call acked them): none of its events is announced, since those tasks
-     * still waiting run again (a task that was done loses its event, as for a lost reply).
+     * Told (debug) when a call's reply said some of its tasks were not in flight (a failover lost the take
+     * that handed them out, or an earlier call acked them): none of its events is announced, since those
+     * tasks still waiting run again (a task that was done loses its event, as for a lost reply).
      */
-    private readonly onPartial?: (tasks: number) => void,
+    private readonly logger?: Pick<LoggerService, 'debug'>,
   ) {}
 
   /** Finished tasks not sent yet. */
@@ -117,7 +119,7 @@ export class PartitionAcks {
         (outcome) => {
           sent = true;
           if (outcome === 'fenced') this.onFenced();
-          else if (outcome === 'partial') this.onPartial?.(items.length);
+          else if (outcome === 'partial') this.logger?.debug?.(ROUTE_ACK_PARTIAL(this.partition, items.length));
           else if (!this.durable) this.announce(items);
         },
         (error: unknown) => {

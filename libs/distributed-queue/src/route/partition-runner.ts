@@ -71,8 +71,7 @@ export class PartitionRunner {
     readonly epoch: number,
     private readonly ctx: RunnerContext,
   ) {
-    this.acks = new PartitionAcks(ctx.store, partition, ctx.me, epoch, () => this.lost(), ctx.events, ctx.durableAcks, (tasks) =>
-      ctx.logger.debug?.(`[route p${partition}] an ack of ${tasks} task(s) found some not in flight (a failover lost the take that handed them out, or they were acked before): their events are not announced, and those still waiting run again`));
+    this.acks = new PartitionAcks(ctx.store, partition, ctx.me, epoch, () => this.lost(), ctx.events, ctx.durableAcks, ctx.logger);
     this.events = new RunnerEvents(ctx.events, (item, attempt) => this.view(item, attempt));
     this.done = this.loop().finally(() => {
       this.ended = true;
