@@ -110,7 +110,8 @@ export const fencedOutcome = mapper<'ok' | 'fenced'>('fenced call', {
  * A route ack: 'partial' when some of its tasks were not in flight (a failover lost the take that handed
  * them out, or an earlier call acked them): those still waiting run again.
  */
-export const routeAckOutcome = mapper<'ok' | 'fenced' | 'partial'>('route ack', {
+export type RouteAckOutcome = 'ok' | 'fenced' | 'partial';
+export const routeAckOutcome = mapper<RouteAckOutcome>('route ack', {
   [ScriptOutcome.Ok]: 'ok',
   [ScriptOutcome.NotOurs]: 'fenced',
   [ScriptOutcome.NotFound]: 'partial',

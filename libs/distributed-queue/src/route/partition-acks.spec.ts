@@ -2,8 +2,7 @@ import type { TaskEvent } from '../interfaces/task-event.interface';
 import type { TaskEventBus } from '../events/task-event-bus';
 import { PartitionAcks } from './partition-acks';
 import type { RouteStore } from './route.store';
-
-type Outcome = 'ok' | 'fenced' | 'partial';
+import type { RouteAckOutcome as Outcome } from '../redis/script-outcome';
 
 /** A store whose ack answers `reply` or rejects. */
 function store(reply: () => Promise<Outcome>) {

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import { ROUTE_ACK_PARTIAL } from '../distributed-queue.messages';
+import type { RouteAckOutcome } from '../redis/script-outcome';
 import type { TaskEventBus } from '../events/task-event-bus';
 import type { TaskEvent } from '../interfaces/task-event.interface';
 import { ACK_DELAY_MS, AckBuffer } from '../runtime/ack-buffer';
@@ -144,7 +145,7 @@ export class PartitionAcks {
    * One call on the durable connection (a `WAIT` blocks the connection it is sent on); resolves once
    * applied, its events once replicas have it (`AckDurability`: or not within `timeoutMs`), in order.
    */
-  private async ackDurably(durable: AckDurability, items: Settled[], acks: number[], dead: [number, string][], starts: Map<number, AttemptRecord>): Promise<'ok' | 'fenced' | 'partial'> {
+  private async ackDurably(durable: AckDurability, items: Settled[], acks: number[], dead: [number, string][], starts: Map<number, AttemptRecord>): Promise<RouteAckOutcome> {
     const store = durable.writes.routeStore!;
     const key = store.keys.partition(this.partition).own;
     const { value: outcome, mark } = await durable.write(key, () => store.ack(this.partition, this.me, this.epoch, acks, dead, starts));

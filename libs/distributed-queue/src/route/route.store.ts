@@ -1,7 +1,7 @@
 import { PartitionShrinkError } from '../errors';
 import { newRequestId, REQUEST_TTL_MS, requestBucket } from '../runtime/request-id';
 import {
-  assignOutcome, fencedOutcome, pushOutcome, releaseOutcome, routeAckOutcome, ScriptOutcome, takeOutcome,
+  assignOutcome, fencedOutcome, pushOutcome, releaseOutcome, routeAckOutcome, ScriptOutcome, takeOutcome, type RouteAckOutcome,
   type AssignOutcome, type PushOutcome, type ReleaseOutcome, type TakeStatus,
 } from '../redis/script-outcome';
 import type { RouteStatus } from '../interfaces';
@@ -134,7 +134,7 @@ export class RouteStore {
    * call acked them: those still waiting run again). `starts` (seq -> what the history needs of the last
    * attempt, see AttemptRecord) goes into the history's entries.
    */
-  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, AttemptRecord> = new Map()): Promise<'ok' | 'fenced' | 'partial'> {
+  async ack(partition: number, me: string, epoch: number, acked: number[], dead: [number, string][], starts: Map<number, AttemptRecord> = new Map()): Promise<RouteAckOutcome> {
     const k = this.keys.partition(partition);
     // NOTE: only the history reads the starts (through the stream): nothing to send with the streams off.
     const startsJson = starts.size > 0 && this.streamMaxLen > 0 ? JSON.stringify(Object.fromEntries(starts)) : '';
