@@ -44,37 +44,35 @@ if (process.env.DQ_DIE_AFTER_COMMIT) {
   };
 }
 
-// Crash hook: pg's own Client (the module the store loads), so the writer's statements are the ones cut.
-if (process.env.DQ_DIE_BETWEEN_CHUNKS) {
+/**
+ * Crash hook: pg's own Client (the module the store loads), so the writer's statements are the ones cut. The
+ * `nth` statement of a transaction that `matches` is never sent: the process sends `message(params)` and dies
+ * (SIGKILL), the statements before it run in the open transaction.
+ */
+function dieAtStatement(matches: (text: string) => boolean, nth: number, message: (params: unknown[]) => object): void {
   // eslint-disable-next-line @typescript-eslint/no-var-requires
   const { Client } = require('pg') as typeof import('pg');
   const query = Client.prototype.query as (...args: unknown[]) => unknown;
-  let folds = 0;
+  let seen = 0;
   Client.prototype.query = function (this: unknown, ...args: unknown[]) {
     const text = typeof args[0] === 'string' ? args[0] : '';
-    if (text === 'BEGIN') folds = 0;
-    if (text.includes('json_array_elements_text($1::json)') && ++folds === 2) {
-      const entries = (JSON.parse((args[1] as string[])[0]) as unknown[]).length;
-      // The first statement ran in this transaction; the second is never sent: the process dies first.
-      return new Promise<never>(() => process.send!({ type: 'between', entries }, () => process.kill(process.pid, 'SIGKILL')));
+    if (text === 'BEGIN') seen = 0;
+    if (matches(text) && ++seen === nth) {
+      return new Promise<never>(() => process.send!(message((args[1] as unknown[]) ?? []), () => process.kill(process.pid, 'SIGKILL')));
     }
     return query.apply(this, args);
   } as typeof Client.prototype.query;
 }
 
-// Crash hook: the same way, cut before the n-th savepoint of a row-at-a-time batch.
+// The second fold statement of a batch (the first one's entry count in the message).
+if (process.env.DQ_DIE_BETWEEN_CHUNKS) {
+  dieAtStatement((text) => text.includes('json_array_elements_text($1::json)'), 2, (params) => ({ type: 'between', entries: (JSON.parse(params[0] as string) as unknown[]).length }));
+}
+
+// The n-th savepoint of a row-at-a-time batch.
 if (process.env.DQ_DIE_AT_SAVEPOINT) {
-  // eslint-disable-next-line @typescript-eslint/no-var-requires
-  const { Client } = require('pg') as typeof import('pg');
-  const query = Client.prototype.query as (...args: unknown[]) => unknown;
-  let savepoints = 0;
-  Client.prototype.query = function (this: unknown, ...args: unknown[]) {
-    if (args[0] === 'BEGIN') savepoints = 0;
-    if (args[0] === 'SAVEPOINT dq_row' && ++savepoints === Number(process.env.DQ_DIE_AT_SAVEPOINT)) {
-      return new Promise<never>(() => process.send!({ type: 'savepoint', n: savepoints }, () => process.kill(process.pid, 'SIGKILL')));
-    }
-    return query.apply(this, args);
-  } as typeof Client.prototype.query;
+  const n = Number(process.env.DQ_DIE_AT_SAVEPOINT);
+  dieAtStatement((text) => text === 'SAVEPOINT dq_row', n, () => ({ type: 'savepoint', n }));
 }
 
 @Module({
