@@ -1,3 +1,4 @@
+import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -27,6 +28,11 @@ export default async function globalSetup(): Promise<void> {
   const runId = `${process.pid}-${Date.now().toString(36)}`;
   const state: GlobalRedisState = { file: path.join(os.tmpdir(), `dq-test-redis-${runId}.json`), pids: [] };
 
+  // the children's compile cache, filled while the servers start (see ts-cache-warm.js)
+  const warm = new Promise<string>((resolve) => {
+    execFile(process.execPath, [path.join(__dirname, 'ts-cache-warm.js')], { timeout: 120_000 }, (error, stdout) =>
+      resolve(error ? `not warmed (${error.message})` : stdout));
+  });
   const [single, cluster] = await Promise.allSettled([
     targets.includes('single') ? startRedisServer() : Promise.resolve(undefined),
     targets.includes('cluster') ? startRedisCluster({ masters: 3 }) : Promise.resolve(undefined),
@@ -61,8 +67,9 @@ export default async function globalSetup(): Promise<void> {
     fs.rmSync(state.file, { force: true });
   });
 
+  const warmed = await warm;
   const ports = [state.single?.port, ...(state.cluster?.nodes.map((n) => n.port) ?? [])].filter(Boolean);
   process.stderr.write(
-    `\n[dq-test] redis ${targets.join('+')} up on 127.0.0.1:${ports.join(',')} in ${Date.now() - started}ms (${state.file})\n`,
+    `\n[dq-test] redis ${targets.join('+')} up on 127.0.0.1:${ports.join(',')} in ${Date.now() - started}ms (${state.file}); compile cache: ${warmed}\n`,
   );
 }

@@ -56,6 +56,8 @@ function compile(source, filename) {
   return output;
 }
 
+module.exports = { compile };
+
 const defaultJs = require.extensions['.js'];
 require.extensions['.ts'] = function (module, filename) {
   if (filename.includes(`${path.sep}node_modules${path.sep}`)) return defaultJs(module, filename);
