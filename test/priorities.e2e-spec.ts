@@ -13,6 +13,10 @@
  * | inspection                         | getTask (state, priority, dueAt), cursor pages list turn-queue tasks      |
  * | retry / cancel / reschedule        | a failed attempt keeps its priority; cancel and reschedule in the queue   |
  * | SIGKILL of a worker holding tasks  | recovered tasks keep their priority (another process runs them in order)  |
+ * | a delayed task's record            | its short form (a priority mark before its tag: 1 byte up to 26, 3 to 5   |
+ * |                                    | above)                                                                    |
+ * |                                    | through getTask, pages, reschedule, dedupe's replace and changePriority;  |
+ * |                                    | the long form as it falls due (turn queue or group), its due time exact   |
  * | a flood of due tasks               | 20,000 due prioritized tasks: no reserve call takes more than a few ms    |
  * |                                    | (promotion is bounded per call), and they start in priority order         |
  * | bad input                          | priority, defaultPriority, agingMs: typed errors, nothing written;        |
@@ -21,7 +25,7 @@
 import 'reflect-metadata';
 import { InvalidOptionsError, InvalidSubmitOptionsError, type Task } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild } from './support/child';
-import { startQueueApp, useQueueApps, workerClass } from './support/queue-app';
+import { keysOf, startQueueApp, useQueueApps, workerClass } from './support/queue-app';
 import { DelayQueueStore } from 'nestjs-distributed-queue/delay/delay-queue.store';
 import { reserveOne, TAKE } from './support/reserve';
 import { routeTestOptions } from './support/route';
@@ -153,6 +157,53 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('priorities on %s',
     expect(await app.inspect.getCounts('pi')).toMatchObject({ ready: 5, delayed: 1, priorities: { 0: 0, 1: 2, 2: 2, 3: 2 } });
     expect(await app.control.drain('pi')).toBe(6);
     expect((await app.inspect.getCounts('pi')).priorities).toBeUndefined();
+  });
+
+  it('a delayed task keeps its priority in its short record; it takes the long form as it falls due, its due time exact', async () => {
+    const prefix = uniquePrefix('prio-short');
+    const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { ps: {}, pg: {} } });
+    const record = async (type: string, id: string) => (await redis().hget(keysOf(prefix, type).jobs, id))!;
+    await app.submit.submitMany('ps', [
+      { id: 'plain', payload: { n: 1 }, delay: 1800 },
+      { id: 'p7', payload: { n: 1 }, delay: 1500, priority: 7 },
+      { id: 'p1000', payload: { n: 1 }, delay: 1500, priority: 1000 },
+      { id: 'p30', payload: { n: 1 }, delay: 1500, priority: 30 },
+      { id: 'moved', payload: { n: 1 }, delay: 60_000, priority: 9 },
+      { id: 'dd', payload: { n: 1 }, delay: 60_000, priority: 4, dedupe: { key: 'k', mode: 'replace' } },
+    ] as never);
+    // of a group: in its group's queue once due (the one of priority 0 goes first)
+    await app.submit.submitMany('pg', [{ id: 'g3', payload: { n: 1 }, delay: 1500, priority: 3, group: 'g' }, { id: 'g0', payload: { n: 1 }, delay: 1500, group: 'g' }]);
+    const plain = await record('ps', 'plain');
+    expect([(await record('ps', 'p7'))[0], (await record('ps', 'p7')).length - plain.length]).toEqual(['g', 1]);
+    expect([(await record('ps', 'p30')).slice(0, 3), (await record('ps', 'p30')).length - plain.length]).toEqual(['P30', 3]);
+    expect([(await record('ps', 'p1000')).slice(0, 5), (await record('ps', 'p1000')).length - plain.length]).toEqual(['R1000', 5]);
+    expect((await record('pg', 'g3'))[0]).toBe('c');
+    const falling = [['ps', 'p7'], ['ps', 'p1000'], ['ps', 'p30'], ['pg', 'g3']] as const;
+    const due = new Map(await Promise.all(falling.map(async ([type, id]) => [id, (await app.inspect.getTask(type, id)).dueAt!] as const)));
+    expect(await app.inspect.getTask('ps', 'p7')).toMatchObject({ state: 'delayed', priority: 7, payload: { n: 1 }, attempts: 0 });
+    expect((await app.inspect.listTaskPage('ps', 'delayed', { limit: 10 })).tasks.map((t) => [t.id, t.priority ?? 0]))
+      .toEqual([['p7', 7], ['p1000', 1000], ['p30', 30], ['plain', 0], ['moved', 9], ['dd', 4]]);
+    // moved in the waiting set, its payload replaced: still the short form
+    expect(await app.submit.reschedule('ps', 'moved', { delay: 30_000 })).toBe(true);
+    expect((await app.submit.submitMany('ps', [{ payload: { n: 2 }, delay: 60_000, priority: 4, dedupe: { key: 'k', mode: 'replace' } }] as never))[0]).toMatchObject({ id: 'dd', dedupe: 'replaced' });
+    expect([(await record('ps', 'moved'))[0], (await record('ps', 'dd'))[0]]).toEqual(['i', 'd']);
+    expect(await app.inspect.getTask('ps', 'dd')).toMatchObject({ state: 'delayed', priority: 4, payload: { n: 2 } });
+    expect(await app.submit.changePriority('ps', 'moved', 2)).toBe(true);
+    expect(await app.inspect.getTask('ps', 'moved')).toMatchObject({ state: 'delayed', priority: 2 });
+    // due: a reserve takes the plain task and moves the others into the turn queue (and the group's queue)
+    await waitFor(async () => (await app.inspect.getTask('ps', 'plain')).state === 'ready', { timeoutMs: 5000 });
+    expect(await reserveOne(app, 'ps')).toEqual(['plain']);
+    expect(await reserveOne(app, 'pg')).toEqual(['g0']);
+    for (const [type, id] of falling) {
+      expect([id, (await record(type, id))[0]]).toEqual([id, '~']);
+      expect([id, await app.inspect.getTask(type, id)]).toMatchObject([id, { state: 'ready', dueAt: due.get(id), payload: { n: 1 } }]);
+    }
+    expect(await app.inspect.getCounts('ps')).toMatchObject({ ready: 3, delayed: 2, priorities: { 0: 0, 2: 1, 4: 1, 7: 1, 30: 1, 1000: 1 } });
+    expect([...await reserveOne(app, 'ps'), ...await reserveOne(app, 'ps'), ...await reserveOne(app, 'ps')]).toEqual(['p7', 'p30', 'p1000']);
+    expect(await reserveOne(app, 'pg')).toEqual(['g3']);
+    expect(await app.submit.cancel('ps', 'dd')).toBe('cancelled');
+    expect(await app.control.drain('ps')).toBe(1);
+    expect((await app.inspect.getCounts('ps')).priorities).toBeUndefined();
   });
 
   it('a failed attempt keeps its priority, and a SIGKILLed worker\'s tasks come back with theirs', async () => {

@@ -22,6 +22,16 @@ describe('records and payloads', () => {
     expect(decodeRecord('Bff{"a":1}', 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', priority: 0, payload: '{"a":1}' });
     expect(decodeRecord('A7true')).toEqual({ attempts: 0, seq: 7, dueAt: 0, flags: '', priority: 0, payload: 'true' });
   });
+  it('reads the priority of a waiting task\'s short record (a letter up to 26, else 1 to 4 digits before its tag)', () => {
+    expect(decodeRecord('eBff{"a":1}', 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', priority: 5, payload: '{"a":1}' });
+    expect(decodeRecord('aA1true')).toMatchObject({ seq: 1, priority: 1, payload: 'true' });
+    expect(decodeRecord('zA1null')).toMatchObject({ seq: 1, priority: 26, payload: 'null' });
+    expect(decodeRecord('R1000A712')).toEqual({ attempts: 0, seq: 7, dueAt: 0, flags: '', priority: 1000, payload: '12' });
+    expect(decodeRecord('P27C1f0[]')).toMatchObject({ seq: 0x1f0, priority: 27, payload: '[]' });
+    // digits that are none, or no tag after them: not a record
+    expect(decodeRecord('Ox{"a":1}')).toBeNull();
+    expect(decodeRecord('O5{"a":1}')).toBeNull();
+  });
   it('splits the trace context off a traced payload, in both record forms', () => {
     const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
     expect(decodeRecord(`Bff^${tp}|{"a":1}`, 42)).toEqual({ attempts: 0, seq: 255, dueAt: 42, flags: '', priority: 0, payload: '{"a":1}', traceContext: tp });

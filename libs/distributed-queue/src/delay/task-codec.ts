@@ -19,17 +19,19 @@ export function encodePayload(payload: unknown, maxBytes: number): string {
 }
 
 /**
- * A stored record: `<seq tag><payload>` for a task that never ran, or
- * `~<attempts>:<seq>:<due>:<flags>:<payload>` once a run failed or was lost (see
- * scripts/includes/record.lua and seq-tag.lua); the payload is its JSON, prefixed with the trace context
- * it was submitted under when traced (see tracing/trace-carrier.ts).
+ * A stored record: `<seq tag><payload>` for a task that never ran, `<priority mark><seq tag><payload>` for one
+ * with a priority waiting by its due time (the mark: 'a' to 'z' for 1 to 26, else 'O' to 'R' for the
+ * priority's 1 to 4 digits, then the digits), or
+ * `~<attempts>:<seq>:<due>:<flags>:<payload>` otherwise (see scripts/includes/record.lua and seq-tag.lua);
+ * the payload is its JSON, prefixed with the trace context it was submitted under when traced (see
+ * tracing/trace-carrier.ts).
  */
 export interface DecodedRecord {
   attempts: number;
   seq: number;
   dueAt: number;
   flags: string;
-  /** 0 (the most urgent, and tasks without one) to 1000: flag `p<n>` of the long form. */
+  /** 0 (the most urgent, and tasks without one) to 1000: flag `p<n>` of the long form, or the short form's. */
   priority: number;
   /** Its deadline (ms, Redis clock): flag `x<ms>` of the long form. */
   expireAt?: number;
@@ -41,6 +43,8 @@ export interface DecodedRecord {
 
 const RECORD = /^~(\d+):(\d+):(\d+):([a-z0-9]*):/;
 const SEQ_TAG = /^[A-N]/;
+/** The short form with a priority: 'a' to 'z' (1 to 26), or its digits' count as 'O' to 'R' and the digits. */
+const SHORT_PRIORITY = /^[O-Ra-z]/;
 
 /** A payload without the seq tag a never-run task's record begins with (JSON never begins with A-N). */
 export function withoutSeqTag(text: string): string {
@@ -57,18 +61,26 @@ export function decodeLease(lease: unknown): { attempt: number | null; due: numb
 
 /** Splits a record; null when it is not one. `dueAt` is the score, for a bare record. */
 export function decodeRecord(record: string, dueAt = 0): DecodedRecord | null {
+  let priority = 0;
+  if (SHORT_PRIORITY.test(record)) {
+    const mark = record.charCodeAt(0);
+    const digits = mark >= 97 ? 0 : mark - 78;
+    priority = mark >= 97 ? mark - 96 : Number(record.slice(1, 1 + digits));
+    record = record.slice(1 + digits);
+    if (!Number.isInteger(priority) || !SEQ_TAG.test(record)) return null;
+  }
   if (SEQ_TAG.test(record)) {
     const digits = record.charCodeAt(0) - 64;
     const seq = parseInt(record.slice(1, 1 + digits), 16);
     if (!Number.isFinite(seq)) return null;
-    return withPayload({ attempts: 0, seq, dueAt, flags: '', priority: 0 }, record.slice(1 + digits));
+    return withPayload({ attempts: 0, seq, dueAt, flags: '', priority }, record.slice(1 + digits));
   }
   const match = RECORD.exec(record);
   if (!match) return null;
-  const priority = /p(\d+)/.exec(match[4]);
+  const flagged = /p(\d+)/.exec(match[4]);
   const expires = /x(\d+)/.exec(match[4]);
   const flags = match[4].replace(/p\d+/, '').replace(/o\d+/, '').replace(/x\d+/, '');
-  const header: Omit<DecodedRecord, 'payload'> = { attempts: Number(match[1]), seq: Number(match[2]), dueAt: Number(match[3]), flags, priority: priority ? Number(priority[1]) : 0 };
+  const header: Omit<DecodedRecord, 'payload'> = { attempts: Number(match[1]), seq: Number(match[2]), dueAt: Number(match[3]), flags, priority: flagged ? Number(flagged[1]) : 0 };
   if (expires) header.expireAt = Number(expires[1]);
   return withPayload(header, record.slice(match[0].length));
 }

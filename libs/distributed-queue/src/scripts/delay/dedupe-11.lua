@@ -84,8 +84,7 @@ local function replacePayload(id, payload)
     r.payload = payload
     redis.call('HSET', jobs, id, encodeRecord(r))
   else
-    local _, rest = splitSeqTag(rec)
-    redis.call('HSET', jobs, id, string.sub(rec, 1, rest - 1) .. payload)
+    redis.call('HSET', jobs, id, string.sub(rec, 1, shortPayloadAt(rec) - 1) .. payload)
   end
 end
 

@@ -8,13 +8,15 @@ local function seqTag(seq)
   return string.char(64 + #digits) .. digits, digits
 end
 
--- seq and the index of the first character after the tag; nil when `s` does not begin with a tag.
-local function splitSeqTag(s)
-  local n = string.byte(s, 1) - 64
+-- seq and the index of the first character after the tag; nil when `s` does not begin with a tag (at `from`,
+-- default 1).
+local function splitSeqTag(s, from)
+  from = from or 1
+  local n = (string.byte(s, from) or 0) - 64
   if n < 1 or n > 14 then return nil end
-  local seq = tonumber(string.sub(s, 2, 1 + n), 16)
+  local seq = tonumber(string.sub(s, from + 1, from + n), 16)
   if seq == nil then return nil end
-  return seq, 2 + n
+  return seq, from + 1 + n
 end
 
 -- The waiting-set member of a task.

@@ -36,11 +36,12 @@ local function submitTask(b, seq, id, spec, value, g, payload)
     p = b.defaultPriority
   end
   local rec
-  if p > 0 or expires then
-    -- NOTE: a task with a priority or a deadline has the long record form, which holds them (see record.lua)
+  if expires or (p > 0 and due <= now) then
+    -- NOTE: a task with a deadline, or due now with a priority (straight into the turn queue or its group's
+    -- queue, where its score is no due time), has the long record form, which holds them (see record.lua)
     rec = encodeRecord({ attempts = 0, seq = seq, due = due, flags = '', priority = p, expires = expires, payload = payload })
   else
-    rec = tag .. payload
+    rec = shortRecord(tag, p, payload)
   end
   if redis.call('HSETNX', b.jobs, id, rec) == 0 then return id, 0 end
   if p > 0 then b.prioritized[p] = (b.prioritized[p] or 0) + 1 end

@@ -85,6 +85,7 @@ local function takeDue(ws, jobs, limitsKey, now, count)
         out.reasons[#out.reasons + 1] = recs[i] and 'task record is unreadable' or 'task record is missing'
       elseif groups[i] or grouping then
         grouping = true
+        if not fromTurns then recordFallsDue(jobs, id, recs[i], dues[i]) end
         -- a retried task of a group takes back its place (its first due time), ahead of later ones
         local turn = place or tonumber(dues[i])
         if p > 0 and not fromTurns then
@@ -100,6 +101,7 @@ local function takeDue(ws, jobs, limitsKey, now, count)
         args[#args + 1], args[#args + 2] = turn, members[i]
         promoted = true
       elseif p > 0 and not fromTurns then
+        recordFallsDue(jobs, id, recs[i], dues[i])
         step = step or agingStep(limitsKey)
         local m = #moves.members + 1
         moves.scores[m], moves.members[m], moves.seqs[m] = tonumber(dues[i]) + p * step, members[i], (splitSeqTag(members[i]))
