@@ -13,6 +13,8 @@
  * | pause across a restart              | a paused group stays paused for a new application; resume runs it         |
  * | inspection                          | getGroups by backlog (pages), getGroup, getTask / cancel / reschedule in   |
  * |                                     | a group's queue, getCounts, drain                                         |
+ * | tasks without a group beside groups | moved through the rotation (the '' group's queue): getTask, cancel,       |
+ * |                                     | reschedule and changePriority see them (a cancel there is no not-found)   |
  * | per-group rate limits               | each group within its limit on Redis's clock; groups do not hold back     |
  * |                                     | each other; a group's own limit overrides the type's                      |
  * | many groups                         | 100,000 groups of one task each all run; the top groups page, O(log n)    |
@@ -223,6 +225,32 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (na
     expect(counts).toMatchObject({ delayed: 2, ready: 3, running: 2 });
     expect(await app.control.drain('gi')).toBe(counts.delayed + counts.ready);
     expect((await groups(app).getGroups('gi')).total).toBe(0);
+  });
+
+  it('tasks without a group beside grouped ones, moved through the rotation: getTask, cancel, reschedule and changePriority see them', async () => {
+    const prefix = uniquePrefix('grp-none');
+    const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gn: {} } });
+    await app.submit.submitMany('gn', [
+      { id: 'g1', payload: { g: 'g' }, group: 'g' }, { id: 'g2', payload: { g: 'g' }, group: 'g' },
+      { id: 'n1', payload: { n: 1 } }, { id: 'n2', payload: { n: 2 } }, { id: 'n3', payload: { n: 3 } }, { id: 'p5', payload: { n: 5 }, priority: 5 },
+    ]);
+    // a reserve of one moves every due task into the groups' queues (those without a group: the '' queue)
+    expect(await reserveOne(app, 'gn')).toHaveLength(1);
+    const waiting = ['g1', 'g2', 'n1', 'n2', 'n3', 'p5'];
+    const states = await Promise.all(waiting.map(async (id) => [id, (await app.inspect.getTask('gn', id)).state]));
+    const left = states.filter(([, state]) => state !== 'unknown').map(([id]) => id);
+    expect(left).toHaveLength(5);
+    expect(states.filter(([, state]) => state !== 'unknown' && state !== 'ready')).toEqual([]);
+    const [a, b, c] = left.filter((id) => id.startsWith('n'));
+    expect(await app.inspect.getTask('gn', a)).toMatchObject({ state: 'ready', payload: { n: Number(a[1]) } });
+    expect(await app.submit.cancel('gn', a)).toBe('cancelled');
+    expect(await app.submit.reschedule('gn', b, { delay: 60_000 })).toBe(true);
+    expect((await app.inspect.getTask('gn', b)).state).toBe('delayed');
+    expect(await app.submit.changePriority('gn', c ?? 'p5', 9)).toBe(true);
+    expect(await app.inspect.getTask('gn', c ?? 'p5')).toMatchObject({ state: 'ready', priority: 9 });
+    expect(await app.inspect.getCounts('gn')).toMatchObject({ ready: 3, delayed: 1 });
+    expect(await app.control.drain('gn')).toBe(4);
+    expect(await app.inspect.getCounts('gn')).toMatchObject({ ready: 0, delayed: 0 });
   });
 
   it(`${100_000 / scale} groups of one task each all run; the top groups page costs O(log n)`, async () => {

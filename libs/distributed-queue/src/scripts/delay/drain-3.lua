@@ -15,8 +15,14 @@ local members = wsPop(ws, batch)
 if #members < batch then
   for _, member in ipairs(wsPop(turnsOf(ws), batch - #members)) do members[#members + 1] = member end
 end
--- the groups' queues: a few groups at a time (the caller repeats the call)
-for _, g in ipairs(#members < batch and redis.call('ZRANGE', ws .. ':gb', 0, 99) or {}) do
+-- the groups' queues: a few groups at a time (the caller repeats the call); first the '' queue of the due
+-- tasks without a group (see take-due.lua), which has no backlog entry
+local queues = {}
+if #members < batch then
+  queues = redis.call('ZRANGE', ws .. ':gb', 0, 99)
+  table.insert(queues, 1, '')
+end
+for _, g in ipairs(queues) do
   local key = groupKey(ws, g)
   local got = redis.call('ZRANGE', key, 0, batch - #members - 1)
   for _, member in ipairs(got) do

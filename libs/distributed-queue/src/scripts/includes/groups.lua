@@ -173,12 +173,13 @@ local function groupsFreed(ws, ids, channel, forget)
   if woke then redis.call('PUBLISH', channel, 'w:0') end
 end
 
--- Removes a waiting task wherever it waits (the waiting set, the turn queue, its group's queue) and forgets
--- its group; returns 1 when it was waiting.
+-- Removes a waiting task wherever it waits (the waiting set, the turn queue, its group's queue: for a task
+-- without a group, the '' queue, which due tasks enter while any group has due tasks, see take-due.lua) and
+-- forgets its group; returns 1 when it was waiting.
 local function removeTask(ws, r, id)
   local g = groupOf(ws, id)
   local removed = removeWaiting(ws, r, id)
-  if removed == 0 and g and groupRemoveDue(ws, g, memberOf(r.seq, id)) == 1 then
+  if removed == 0 and groupRemoveDue(ws, g or '', memberOf(r.seq, id)) == 1 then
     removed = 1
     priorityCount(ws, r.priority, -1)
   end
@@ -190,14 +191,15 @@ local function removeTask(ws, r, id)
 end
 
 -- Where a waiting task waits: WAITS_SET the waiting set (with its due time as Redis gives it), WAITS_TURN
--- the turn queue, WAITS_GROUP its group's queue (with the group); nil when it is not waiting.
+-- the turn queue, WAITS_GROUP its group's queue (with the group; '' for a task without one: see removeTask);
+-- nil when it is not waiting.
 local WAITS_SET, WAITS_TURN, WAITS_GROUP = 1, 2, 3
 local function whereWaiting(ws, r, id)
   local member = memberOf(r.seq, id)
   local due = wsScore(ws, member, r.seq)
   if due then return WAITS_SET, due end
   if r.priority > 0 and wsScore(turnsOf(ws), member, r.seq) then return WAITS_TURN end
-  local g = groupOf(ws, id)
-  if g and redis.call('ZSCORE', groupKey(ws, g), member) then return WAITS_GROUP, g end
+  local g = groupOf(ws, id) or ''
+  if redis.call('ZSCORE', groupKey(ws, g), member) then return WAITS_GROUP, g end
   return nil
 end
