@@ -25,7 +25,7 @@
 import 'reflect-metadata';
 import { InvalidArgumentError, InvalidOptionsError, InvalidSubmitOptionsError, TaskGroupsService, type Task } from 'nestjs-distributed-queue';
 import { killAllChildren, spawnChild } from './support/child';
-import { startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
+import { keysOf, startQueueApp, useQueueApps, workerClass, type QueueApp } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { sleep, waitFor } from './support/wait';
@@ -50,7 +50,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (na
   // NOTE: the largest inputs at full size on the single server; on the cluster (the same scripts, on one
   // master: the cells check their routing) a quarter of them, to keep the suite within its budget.
   const scale = name === 'cluster' ? 4 : 1;
-  const { start } = useQueueApps(target);
+  const { start, redis } = useQueueApps(target);
   afterEach(() => killAllChildren());
 
   it('a group with a big backlog does not hold back the small ones: groups take turns', async () => {
@@ -225,6 +225,35 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (na
     expect(counts).toMatchObject({ delayed: 2, ready: 3, running: 2 });
     expect(await app.control.drain('gi')).toBe(counts.delayed + counts.ready);
     expect((await groups(app).getGroups('gi')).total).toBe(0);
+  });
+
+  it('tasks without a group beside grouped ones are under no group\'s limit: with groupConcurrency and groupRateLimit, every one runs', async () => {
+    const prefix = uniquePrefix('grp-none-cc');
+    const { W, starts } = recorder('gnc', { groupConcurrency: 1, concurrency: 4 });
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    await app.control.pause('gnc');
+    await app.submit.submitMany('gnc', [
+      ...Array.from({ length: 4 }, (_, i) => ({ id: `g${i}`, payload: { g: 'g' }, group: 'g' })),
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `n${i}`, payload: { g: '' } })),
+    ]);
+    await app.control.resume('gnc');
+    await waitFor(() => starts.length === 10, { timeoutMs: 10_000 });
+    expect(starts.map((t) => t.id).sort()).toEqual(['g0', 'g1', 'g2', 'g3', 'n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
+    await waitFor(async () => (await app.inspect.getCounts('gnc')).running === 0, { timeoutMs: 5000 });
+    expect(await redis().hgetall(`${keysOf(prefix, 'gnc').waiting}:grun`)).toEqual({});
+
+    // a group's rate of one a minute: the group's second task waits, those without a group do not
+    const rated = recorder('gnr', { groupRateLimit: { max: 1, perMs: 60_000, burst: 0 }, concurrency: 4 });
+    const other = await start({ connection: target.connection, keyPrefix: prefix }, [rated.W]);
+    await other.control.pause('gnr');
+    await other.submit.submitMany('gnr', [
+      ...Array.from({ length: 2 }, (_, i) => ({ id: `g${i}`, payload: { g: 'g' }, group: 'g' })),
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `n${i}`, payload: { g: '' } })),
+    ]);
+    await other.control.resume('gnr');
+    await waitFor(() => rated.starts.length === 7, { timeoutMs: 10_000 });
+    await sleep(300);
+    expect(rated.starts.map((t) => t.id).sort()).toEqual(['g0', 'n0', 'n1', 'n2', 'n3', 'n4', 'n5']);
   });
 
   it('tasks without a group beside grouped ones, moved through the rotation: getTask, cancel, reschedule and changePriority see them', async () => {

@@ -8,7 +8,9 @@
 
 local GROUPS_BACK = 100 -- groups brought back into the rotation per call
 
+-- nil: none, and for '' (the due tasks without a group: see groupLimit in groups.lua).
 local function groupRate(ws, g)
+  if g == '' then return nil end
   local own = redis.call('HGET', ws .. ':gset', 'r:' .. g)
   local text = own or redis.call('HGET', (string.gsub(ws, ':wait$', ':limits')), 'grl')
   if not text then return nil end

@@ -38,8 +38,11 @@ local function groupBacklog(ws, g, n)
 end
 
 -- g's concurrency: its own, else the type's default (limits 'gcc', from the workers' `groupConcurrency`);
--- nil: none. NOTE: the limits hash is named as queue-keys.ts names it, beside the waiting set.
+-- nil: none, and for '' (the queue of the due tasks without a group, see take-due.lua: in no group, so under
+-- no group's limit, and no slots counted). NOTE: the limits hash is named as queue-keys.ts names it, beside
+-- the waiting set.
 local function groupLimit(ws, g)
+  if g == '' then return nil end
   local own = redis.call('HGET', ws .. ':gset', 'c:' .. g)
   if own then return tonumber(own) end
   return tonumber(redis.call('HGET', (string.gsub(ws, ':wait$', ':limits')), 'gcc') or '')
@@ -131,8 +134,11 @@ local function groupsTake(ws, count, now, rateOf, rateAllow, rateCharge)
     if #got > 0 then
       redis.call('ZREM', key, unpack(got))
       redis.call('INCRBY', ws .. ':gn', -#got)
-      redis.call('HINCRBY', ws .. ':grun', g, #got)
-      groupBacklog(ws, g, -#got)
+      -- NOTE: the '' queue holds no slots (its tasks' ends free none: they have no group) and no backlog
+      if g ~= '' then
+        redis.call('HINCRBY', ws .. ':grun', g, #got)
+        groupBacklog(ws, g, -#got)
+      end
     end
     redis.call('SET', ws .. ':gv', head[2])
     local weight = tonumber(redis.call('HGET', ws .. ':gset', 'w:' .. g) or '1')
