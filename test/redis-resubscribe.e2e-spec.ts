@@ -62,7 +62,9 @@ describe('subscriber re-subscribing after a reconnect', () => {
       const subscriber = (app.app.get(EventSubscriber) as unknown as { client: Redis }).client;
       await app.submit.submit('rs.t', {}, { id: 'first' });
       await waitFor(() => ran.includes('first'), { timeoutMs: 5000, message: 'ran first' });
+      const rounds: number[] = [];
       for (let round = 0; round < 3; round++) {
+        const began = Date.now();
         server.kill('SIGKILL');
         let killedOnReady = false;
         const ready = new Promise<void>((resolve) => subscriber.once('ready', () => {
@@ -83,7 +85,9 @@ describe('subscriber re-subscribing after a reconnect', () => {
         });
         await Promise.race([ready, late]).finally(() => clearTimeout(timer));
         await sleep(1000); // past the bound (500 ms) of that SUBSCRIBE
+        rounds.push(Date.now() - began);
       }
+      console.log(`[resubscribe] rounds took ${rounds.join(' / ')} ms`);
       await server.restart();
       await waitFor(() => subscriber.status === 'ready' && app.inspect.getCounts('rs.t').then(() => true, () => false), { timeoutMs: 10_000, message: `back (subscriber ${subscriber.status})` });
       await sleep(1000); // the reconnect's own poll is done: what runs now was woken by a message
@@ -93,5 +97,8 @@ describe('subscriber re-subscribing after a reconnect', () => {
     } finally {
       await app.close();
     }
-  }, 60_000);
+    // NOTE: over the sum of the test's own bounds (3 rounds of at most 20 s, the restarts, 10 + 5 s), so that a
+    // stall fails on the bound that names its step: a full run (2026-11-29, with other tests run beside it) hit
+    // Jest's 60 s with no step named. Alone, a round takes ~1.1 s (the line above logs each).
+  }, 120_000);
 });
