@@ -190,6 +190,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('priorities on %s',
     expect(await app.inspect.getTask('ps', 'dd')).toMatchObject({ state: 'delayed', priority: 4, payload: { n: 2 } });
     expect(await app.submit.changePriority('ps', 'moved', 2)).toBe(true);
     expect(await app.inspect.getTask('ps', 'moved')).toMatchObject({ state: 'delayed', priority: 2 });
+    expect((await record('ps', 'moved'))[0]).toBe('b'); // still the short form, with the new mark
     // due: a reserve takes the plain task and moves the others into the turn queue (and the group's queue)
     await waitFor(async () => (await app.inspect.getTask('ps', 'plain')).state === 'ready', { timeoutMs: 5000 });
     expect(await reserveOne(app, 'ps')).toEqual(['plain']);

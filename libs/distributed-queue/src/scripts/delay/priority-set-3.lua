@@ -28,7 +28,12 @@ if string.byte(rec, 1) ~= 126 then
   r.due = tonumber(where == WAITS_SET and at or redis.call('ZSCORE', groupKey(ws, at or ''), member))
 end
 r.priority = p
-redis.call('HSET', jobs, id, encodeRecord(r))
+if where == WAITS_SET and string.byte(rec, 1) ~= 126 then
+  -- still waiting by its due time: the short record keeps its form, with the new priority's mark
+  redis.call('HSET', jobs, id, shortRecord(seqTag(r.seq), p, r.payload))
+else
+  redis.call('HSET', jobs, id, encodeRecord(r))
+end
 priorityCount(ws, before, -1)
 priorityCount(ws, p, 1)
 if where == WAITS_GROUP then
