@@ -9,6 +9,8 @@
  * | Redis is…                                | lines expected                                             |
  * | killed for 8 s, then restarted            | per connection: 1 warn "failed", 1 log "reconnected … N call(s) failed meanwhile"; no other warn or error of the library's own calls; no debug |
  * | paused (SIGSTOP) 8 s, then resumed        | the commands connection: 1 warn, 1 "reconnected"; no other warn, error or debug |
+ * | paused while a task fails: its failure cannot be recorded | counted in the outage's lines, not a warning of its own (CI saw a cron tick's) |
+ * | paused while a handler's call fails (its error is the outage), recorded as Redis answers again | counted, not a warning of its own |
  */
 import 'reflect-metadata';
 import { Injectable, Logger, type LoggerService } from '@nestjs/common';
@@ -34,6 +36,8 @@ class CapturingLogger implements LoggerService {
 }
 
 let heard = 0;
+/** What the `quiet.pausing` worker does (a test sets it). */
+let pausing: ((task: { attempt: number }) => Promise<void>) | undefined;
 @Injectable()
 class Listeners {
   @OnTaskEvent('quiet.delay', 'completed', { scope: 'fleet' })
@@ -65,13 +69,15 @@ describe('a Redis outage is logged once per connection, quietly', () => {
     // NOTE: counted from 0 by each test: with the count of an earlier test the first task could still be
     // running (its ack then refused after the pause, a debug line about the task, not the outage).
     heard = 0;
+    pausing = undefined;
     app = await startQueueApp(
       {
         connection: server.url, keyPrefix: prefix, redisTimeoutMs: 1000, metrics: { prefix: `q${prefix.replace(/\W/g, '')}_`, registry: new Registry() },
         route: routeTestOptions(prefix, 'solo', 2, 10_000, 200), defaults: { pollIntervalMs: 100, visibilityTimeoutMs: 1000 },
         events: { stream: true },
       },
-      [workerClass('quiet.delay', {}, () => undefined), workerClass('quiet.ordered', { ordered: true }, () => undefined), Listeners],
+      [workerClass('quiet.delay', {}, () => undefined), workerClass('quiet.ordered', { ordered: true }, () => undefined),
+        workerClass('quiet.pausing', { maxAttempts: 5, backoff: { type: 'fixed', delayMs: 100 } }, (task) => pausing?.(task)), Listeners],
     );
     await app.submit.submit('quiet.delay', {});
     await app.submit.submitOrdered('quiet.ordered', 'k', {});
@@ -132,5 +138,49 @@ describe('a Redis outage is logged once per connection, quietly', () => {
     });
     const lost = named('warn', /^Redis connection \S+ failed/).map((c) => c.split(':').pop()!);
     expectQuiet(logger, prefix, lost.length ? lost : ['commands']);
+  }, 60_000);
+
+  /** Waits until every connection that said it was lost says it is back, then checks the lines. */
+  async function expectQuietAfterPause(logger: CapturingLogger, prefix: string): Promise<void> {
+    const named = (level: string, pattern: RegExp) => logger.lines(level, pattern).filter((l) => l.includes(`dq:${prefix}:`)).map((l) => /^Redis connection (\S+)/.exec(l)![1]);
+    await waitFor(() => named('warn', /^Redis connection \S+ failed/).length > 0 && named('warn', /^Redis connection \S+ failed/).every((c) => named('log', /^Redis connection \S+ reconnected/).includes(c)), {
+      timeoutMs: 15_000, message: 'every lost connection back',
+    });
+    expectQuiet(logger, prefix, named('warn', /^Redis connection \S+ failed/).map((c) => c.split(':').pop()!));
+  }
+
+  it('paused while a task fails: the failure it cannot record is counted in the outage, not warned of', async () => {
+    const { logger, prefix } = await start();
+    let ran = false;
+    pausing = async (task) => {
+      if (task.attempt > 1) return void (ran = true);
+      server.kill('SIGSTOP');
+      setTimeout(() => server.kill('SIGCONT'), 4000);
+      throw new Error('failed while Redis is paused');
+    };
+    await app!.submit.submit('quiet.pausing', {});
+    // Its lease expires (the failure was not recorded) and it runs again.
+    await waitFor(() => ran, { timeoutMs: 20_000, message: 'the task runs again' });
+    await expectQuietAfterPause(logger, prefix);
+  }, 60_000);
+
+  it("paused while a handler's call fails: its failure (the outage's error), recorded as Redis answers again, is counted", async () => {
+    const { logger, prefix } = await start();
+    let ran = false;
+    pausing = async (task) => {
+      if (task.attempt > 1) return void (ran = true);
+      server.kill('SIGSTOP');
+      try {
+        await app!.submit.submit('quiet.delay', {});
+      } catch (error) {
+        // NOTE: the library's own calls (fetches) time out meanwhile too: the connection is known down
+        await sleep(1500);
+        server.kill('SIGCONT');
+        throw error;
+      }
+    };
+    await app!.submit.submit('quiet.pausing', {});
+    await waitFor(() => ran, { timeoutMs: 20_000, message: 'the task runs again' });
+    await expectQuietAfterPause(logger, prefix);
   }, 60_000);
 });

@@ -12,11 +12,21 @@ export const PROBE_MS = 2000;
 /** Where a `RedisUnavailableError` keeps the outage log of its connection (not enumerable, not printed). */
 const OUTAGE = Symbol('outage');
 
+/** When a tagged error happened (ms since the epoch; not enumerable). */
+const FAILED_AT = Symbol('failedAt');
+
 /** Ties `error` to the outage log of the connection it failed on, for `reportFailure`. */
 export function tagOutage<E extends Error>(error: E, outage: OutageLog | undefined): E {
-  if (outage) Object.defineProperty(error, OUTAGE, { value: outage, enumerable: false });
+  if (outage) {
+    Object.defineProperty(error, OUTAGE, { value: outage, enumerable: false });
+    Object.defineProperty(error, FAILED_AT, { value: Date.now(), enumerable: false });
+  }
   return error;
 }
+
+/** The outage log `error` is tied to, when it is a `RedisUnavailableError` of one of the library's connections. */
+const outageOf = (error: unknown): OutageLog | undefined =>
+  error instanceof RedisUnavailableError ? (error as unknown as Record<symbol, OutageLog | undefined>)[OUTAGE] : undefined;
 
 const seconds = (ms: number): string => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
 
@@ -29,6 +39,8 @@ const seconds = (ms: number): string => (ms < 10_000 ? `${(ms / 1000).toFixed(1)
  */
 export class OutageLog {
   private readonly down = new Map<string, number>();
+  /** When the connection was last ready again after an outage (0: never lost). */
+  private backAt = 0;
   private failed = new Map<string, number>();
   private summaryTimer?: NodeJS.Timeout;
   private probeTimer?: NodeJS.Timeout;
@@ -58,6 +70,7 @@ export class OutageLog {
     const since = this.down.get(scope);
     if (since === undefined) return;
     this.down.delete(scope);
+    if (scope === '') this.backAt = Date.now();
     const failed = this.down.size === 0 ? this.takeFailures() : '';
     this.logger.log(`Redis connection ${this.where(scope)} reconnected after ${seconds(Date.now() - since)}${failed}`);
     if (this.down.size === 0) this.stopTimers();
@@ -71,6 +84,19 @@ export class OutageLog {
     // NOTE: no connection error comes from a server that stopped answering: find out when it answers again.
     this.probeTimer ??= setInterval(() => this.probeOnce(), PROBE_MS);
     this.probeTimer.unref();
+  }
+
+  /**
+   * A failure that happened during an outage, reported later (a task's attempt that failed by it, recorded
+   * once Redis answered): counted while the connection is still down, dropped when the line saying it is back
+   * was already written (that outage is reported); false when it is not of an outage this log knows of.
+   */
+  lateFailure(what: string, failedAt: number): boolean {
+    if (this.down.has('')) {
+      this.failed.set(what, (this.failed.get(what) ?? 0) + 1);
+      return true;
+    }
+    return failedAt <= this.backAt;
   }
 
   private probeOnce(): void {
@@ -129,7 +155,18 @@ export class OutageLog {
  * logged as `message` (which should name `what` and the error) at warn.
  */
 export function reportFailure(logger: Pick<LoggerService, 'warn'>, what: string, error: unknown, message?: string): void {
-  const outage = error instanceof RedisUnavailableError ? (error as unknown as Record<symbol, OutageLog | undefined>)[OUTAGE] : undefined;
+  const outage = outageOf(error);
   if (outage) return outage.failure(what, error as RedisUnavailableError);
   logger.warn(message ?? `${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+/**
+ * True when `error`, a failure reported after the call that failed (a task's handler rejected with the
+ * library's `RedisUnavailableError`, and its attempt was recorded since), belongs to an outage of one of the
+ * library's connections: counted in that outage's lines (or already reported by them), not to be logged
+ * on its own. False for any other error.
+ */
+export function countedInOutage(what: string, error: unknown): boolean {
+  const outage = outageOf(error);
+  return outage !== undefined && outage.lateFailure(what, (error as unknown as Record<symbol, number>)[FAILED_AT]);
 }
