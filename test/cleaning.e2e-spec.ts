@@ -1,6 +1,8 @@
 import {
   InvalidArgumentError, InvalidTaskTypeError, QueueInUseError, UnknownTaskTypeError, type Task,
 } from 'nestjs-distributed-queue';
+import { Cluster, type Redis } from 'ioredis';
+import { TaskGroupsService } from 'nestjs-distributed-queue';
 import { routeTestOptions } from './support/route';
 import { keysOf, useQueueApps, workerClass } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
@@ -20,6 +22,21 @@ function holder() {
     return undefined;
   };
   return { started, release: () => release(), handle };
+}
+
+/** Every key of a delay type (its hash tag), on every master. */
+async function keysOfType(client: Redis | Cluster, keyPrefix: string, type: string): Promise<string[]> {
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  const found: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${keyPrefix}:{${keyPrefix}:${type}}*`, 'COUNT', 1000);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return found.sort();
 }
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('cleaning on %s', (_name, target) => {
@@ -111,6 +128,36 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('cleaning on %s', (
     await admin.control.obliterate('ob');
     expect(await admin.inspect.getCounts('ob')).toEqual(EMPTY);
     expect(await admin.inspect.getCounts('other')).toEqual({ ...EMPTY, ready: 3 });
+  });
+
+  it('obliterate deletes every key of the type: groups and their queues, priorities, limits and rates', async () => {
+    const keyPrefix = uniquePrefix('oblit-all');
+    const h = holder();
+    const options = { concurrency: 3, pollIntervalMs: 100, groupConcurrency: 1, groupRateLimit: { max: 1000, perMs: 1000 }, rateLimit: { max: 1000, perMs: 1000 } };
+    const worker = await start({ connection, keyPrefix }, [workerClass('oa', options, h.handle)]);
+    await worker.app.get(TaskGroupsService).setGroupWeight('oa', 'g2', 3);
+    await worker.app.get(TaskGroupsService).setGroupConcurrency('oa', 'g3', 2);
+    await worker.submit.submitMany('oa', [
+      ...Array.from({ length: 5 }, (_, i) => ({ id: `hold-g1-${i}`, payload: i, group: 'g1', priority: i })),
+      ...Array.from({ length: 5 }, (_, i) => ({ id: `hold-g2-${i}`, payload: i, group: 'g2' })),
+      ...Array.from({ length: 3 }, (_, i) => ({ id: `hold-n${i}`, payload: i, priority: 2 })),
+      ...Array.from({ length: 3 }, (_, i) => ({ id: `d${i}`, payload: i, group: 'g3', delay: 60_000, priority: 1 })),
+      { id: 'dd', payload: 'x', delay: 60_000, dedupe: { key: 'once', ttlMs: 60_000 } },
+    ]);
+    // three run (one per group, one without), the other due ones wait in their groups' queues
+    await waitFor(() => h.started.length >= 3, { message: 'three running' });
+    await worker.control.pause('oa');
+    h.release();
+    await waitFor(async () => (await worker.inspect.getCounts('oa')).running === 0, { message: 'the three acked' });
+    await worker.close();
+    const admin = await start({ connection, keyPrefix, workers: false, types: { oa: {} } });
+    expect((await admin.inspect.getCounts('oa')).ready).toBeGreaterThan(0);
+    await admin.control.obliterate('oa');
+    // NOTE: the request keys (a lane per consumer, a bucket per second) expire on their own
+    const left = await keysOfType(redis(), keyPrefix, 'oa');
+    expect(left.filter((key) => !/:r[qb]:[^:]+$/.test(key))).toEqual([]);
+    for (const key of left) expect(await redis().pttl(key)).toBeGreaterThan(0);
+    expect(await admin.inspect.getCounts('oa')).toEqual(EMPTY);
   });
 
   it('an ordered type cleans its route queue: drain keeps the running task, obliterate waits for the machines', async () => {

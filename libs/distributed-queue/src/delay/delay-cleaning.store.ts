@@ -5,11 +5,15 @@ type Arg = string | number;
 /** Chunks of the waiting set unlinked per call, and a bound on the calls (10^8 tasks). */
 const CHUNK_PAGE = 1000;
 const MAX_CHUNK_PAGES = 1000;
+/** Group names (and their queues) removed per call, and a bound on the calls (10^8 groups). */
+const GROUP_PAGE = 1000;
+const MAX_GROUP_PAGES = 100_000;
 /** The cleaning scripts of `scripts/delay/`, as `defineScripts` adds them to the client. */
 interface CleaningScripts {
   dqDelayDrain(...args: Arg[]): Promise<number>;
   dqDelayDeadPurge(...args: Arg[]): Promise<number>;
   dqDelayLiveConsumers(...args: Arg[]): Promise<number>;
+  dqDelayObliterateGroups(...args: Arg[]): Promise<number>;
 }
 
 /**
@@ -45,20 +49,38 @@ export class DelayCleaningStore {
 
   /**
    * Deletes every key of the type (request keys expire on their own) with UNLINK: Redis frees big values
-   * in the background, so a type with a million tasks does not block it. Returns the keys deleted.
+   * in the background, so a type with a million tasks does not block it. A bounded step per call: the
+   * waiting set's and the turn queue's chunks a page of their index at a time, the groups' queues a page of
+   * names at a time (see obliterate-groups-1.lua). Returns the keys deleted (the groups' queues not counted).
    */
   async obliterate(type: string): Promise<number> {
     const k = delayQueueKeys(this.prefix, type);
-    let deleted = 0;
-    // The waiting set's chunks, a page of its index at a time (the index empties as its chunks go).
-    for (let page = 0; page < MAX_CHUNK_PAGES; page++) {
-      const chunks = await this.client.zrange(k.waiting, 0, CHUNK_PAGE - 1);
-      if (chunks.length === 0) break;
-      deleted += await this.client.unlink(...chunks.map((tag) => k.waitingChunk(tag)));
-      await this.client.zrem(k.waiting, ...chunks);
+    const w = k.waiting;
+    const turns = `${w}:q`;
+    let deleted = (await this.unlinkChunks(w)) + (await this.unlinkChunks(turns));
+    for (let page = 0; page < MAX_GROUP_PAGES; page++) {
+      if (Number(await this.scripts.dqDelayObliterateGroups(w, GROUP_PAGE)) === 0) break;
     }
     // NOTE: all keys of a type share its hash tag: one command, in one slot, on a cluster too.
-    const rest = [k.waiting, k.waitingCount, k.legacyWaiting, k.active, k.jobs, k.running, k.seq, k.dead, k.errors, k.done, k.results, k.dedupe, k.dedupeIndex, k.paused, k.log, k.consumers];
+    const groups = ['gof', 'gb', 'gr', 'gt', 'gq', 'gx', 'grun', 'gtat', 'gset', 'gv', 'gn'].map((suffix) => `${w}:${suffix}`);
+    const rest = [
+      w, k.waitingCount, turns, `${turns}:n`, `${w}:pc`, `${w}:fp`, `${w}:fd`, ...groups, k.legacyWaiting, k.active, k.jobs,
+      `${k.jobs}:pg`, `${k.jobs}:lg`, k.running, k.seq, k.dead, k.errors, k.done, k.results, k.awaited, k.dedupe, k.dedupeIndex, k.paused,
+      k.log, k.followed, k.recorded, k.historyLock, k.limits, k.consumers,
+    ];
     return deleted + (await this.client.unlink(...rest));
+  }
+
+  /** Unlinks the chunks of a chunked set (the waiting set, the turn queue) and empties its index. */
+  private async unlinkChunks(index: string): Promise<number> {
+    let deleted = 0;
+    for (let page = 0; page < MAX_CHUNK_PAGES; page++) {
+      const chunks = await this.client.zrange(index, 0, CHUNK_PAGE - 1);
+      if (chunks.length === 0) break;
+      // the chunk keys are `<index>:<chunk tag>` (see waiting-set.lua)
+      deleted += await this.client.unlink(...chunks.map((tag) => `${index}:${tag}`));
+      await this.client.zrem(index, ...chunks);
+    }
+    return deleted;
   }
 }
