@@ -126,7 +126,7 @@ export function libraryAclRule(prefix: string): string {
   const inScripts = [
     'time', 'exists', 'incrby', 'hsetnx', 'hmget', 'hincrby', 'hkeys', 'lindex', 'lpop', 'lpos', 'lpush', 'rpush',
     'zadd', 'zcard', 'zcount', 'zmscore', 'zrangebyscore', 'zremrangebyscore', 'zscore', 'xadd', 'sadd', 'incr', 'hexists',
-    'zincrby', 'zrevrange', 'hscan', 'persist', 'pttl', 'hrandfield',
+    'zincrby', 'zrevrange', 'hscan', 'persist', 'pttl', 'hrandfield', 'zrangebylex',
   ];
   const commands = [...new Set([...connection, ...messaging, ...direct, ...inScripts])];
   return [

@@ -5,25 +5,30 @@ export type WaitingRange = 'ready' | 'delayed' | 'all';
 
 /**
  * A position in the waiting set's (due, submission) order, or, with `turn`, in the turn queue's (turn,
- * submission) order (`due` then holds the turn): a page goes on after it.
+ * submission) order (`due` then holds the turn), or, with `group`, in the groups' queues' (group name, turn,
+ * submission) order: a page goes on after it.
  */
 export interface WaitingCursor {
   due: number;
   seq: number;
   turn?: boolean;
+  group?: string;
 }
 
-/** A waiting task of a page (`turn`: of the turn queue, `due` holding its turn). */
+/** A waiting task of a page (`turn`: of the turn queue or, with `group`, of that group's queue; `due` holding its turn). */
 export interface WaitingRow {
   id: string;
   seq: number;
   due: number;
   turn?: boolean;
+  group?: string;
 }
 
 type StepReply = [number, number, string, string, number, ...(string | number)[]];
+type GroupedReply = [number, string, string, string | number, ...(string | number)[]];
 interface StepScript {
   dqDelayListWaiting(...args: (string | number)[]): Promise<StepReply>;
+  dqDelayListGrouped(...args: (string | number)[]): Promise<GroupedReply>;
 }
 
 /** Tasks per page of the walk that skips an offset. */
@@ -92,11 +97,38 @@ export async function waitingSlice(client: RedisClient, waiting: string, range: 
 /**
  * A page of a type's waiting tasks: the waiting set's (due, submission) order, then, for ready tasks, the
  * due tasks of a priority waiting their turn (the turn queue, see scripts/includes/priority.lua) in turn
- * order, each part read as `waitingPage` reads it.
+ * order, each part read as `waitingPage` reads it, then the due tasks waiting in the groups' queues (see
+ * `groupedPage`).
  */
 export async function queuePage(client: RedisClient, waiting: string, range: WaitingRange, after: WaitingCursor | null, limit: number): Promise<WaitingRow[]> {
-  const rows = after?.turn ? [] : await waitingPage(client, waiting, range, after, limit);
+  const part = after?.group !== undefined ? 3 : after?.turn ? 2 : 1;
+  const rows = part === 1 ? await waitingPage(client, waiting, range, after, limit) : [];
   if (range === 'delayed' || rows.length >= limit) return rows;
-  const turns = await waitingPage(client, `${waiting}:q`, 'all', after?.turn ? after : null, limit - rows.length);
-  return [...rows, ...turns.map((row) => ({ ...row, turn: true }))];
+  if (part <= 2) {
+    const turns = await waitingPage(client, `${waiting}:q`, 'all', part === 2 ? after : null, limit - rows.length);
+    rows.push(...turns.map((row) => ({ ...row, turn: true })));
+    if (rows.length >= limit) return rows;
+  }
+  return [...rows, ...(await groupedPage(client, waiting, part === 3 ? after : null, limit - rows.length))];
+}
+
+/**
+ * The first `limit` due tasks waiting in the groups' queues after `after` (null: from the first group), by
+ * group name, then turn and submission: each call of `list-grouped-1.lua` reads at most 64 groups and about
+ * 1,000 tasks, from the position the call before returned. A group entering or leaving the rotation keeps
+ * its place (groups go by name), so a cursor stays good while the groups change.
+ */
+export async function groupedPage(client: RedisClient, waiting: string, after: WaitingCursor | null, limit: number): Promise<WaitingRow[]> {
+  const script = client as unknown as StepScript;
+  const rows: WaitingRow[] = [];
+  let from: (string | number)[] = after ? ['0', after.group ?? '', after.due, after.seq] : ['1', '', '', ''];
+  for (let steps = 0; steps < MAX_STEPS && rows.length < limit; steps++) {
+    const [done, group, turn, seq, ...flat] = await script.dqDelayListGrouped(waiting, ...from, limit - rows.length);
+    for (let i = 0; i < flat.length; i += 4) {
+      rows.push({ id: String(flat[i]), seq: Number(flat[i + 1]), due: Number(flat[i + 2]), turn: true, group: String(flat[i + 3]) });
+    }
+    if (Number(done) === 1) break;
+    from = ['0', String(group), String(turn), String(seq)];
+  }
+  return rows;
 }

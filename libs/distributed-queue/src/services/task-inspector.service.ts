@@ -14,7 +14,7 @@ import { readOrderedDead, readRouteStatus, redriveOrderedDead } from '../route/r
 import type { RouteStore } from '../route/route.store';
 import { RouteControlStore } from '../route/route-control.store';
 import { listOrderedDelayedAfter, listOrderedTasks } from '../route/route-listing';
-import { decodeCursor, encodeCursor } from './list-cursor';
+import { cursorAt, decodeCursor, encodeCursor } from './list-cursor';
 import { isOrderedType } from './type-kind';
 import { newRequestId } from '../runtime/request-id';
 import { checkId } from './task-input';
@@ -175,7 +175,7 @@ export class TaskInspectorService {
       rows = (await listOrderedDelayedAfter(this.routeControl, this.store, after, limit + 1)) as typeof rows;
     } else {
       const listed = await this.store.waitingPage(name, state as 'ready' | 'delayed', after, limit + 1);
-      rows = listed.map((row) => ({ task: taskInfo<P>(row.id, name, state, row.record, row.due, null), at: row.turn ? { due: row.due, seq: row.seq, turn: true } : { due: row.due, seq: row.seq } }));
+      rows = listed.map((row) => ({ task: taskInfo<P>(row.id, name, state, row.record, row.due, null), at: cursorAt(row) }));
     }
     const shown = rows.slice(0, limit);
     return { tasks: shown.map((r) => r.task), next: rows.length > limit ? encodeCursor({ state, after: shown[shown.length - 1].at }) : null };

@@ -11,6 +11,8 @@
 --   HASH <ws>:gx             groups with due tasks held out of the rotation (paused, or at their concurrency)
 --   ZSET <ws>:gb             group -> its waiting tasks (delayed and due): counts and the top groups by backlog
 --   STRING <ws>:gn           the number of tasks in the groups' queues (all due)
+--   ZSET <ws>:gq             the groups whose queue holds tasks ('' too), all at score 0: by name, for the
+--                            pages of ready tasks (list-grouped-1.lua)
 --   HASH <ws>:grun           group -> its reserved tasks (slots in use)
 --   HASH <ws>:gset           'c:<g>' g's concurrency (overrides the type's 'gcc' in its limits hash), 'w:<g>'
 --                            its weight (default 1), 'p:<g>' set while g is paused
@@ -72,13 +74,25 @@ end
 -- Moves due tasks into their groups' queues (by turn) and the groups into the rotation when they may run:
 -- `moves` maps a group to { turn, member, turn, member, ... }; one ZADD per group, one count update.
 local function groupsPromote(ws, moves)
-  local n = 0
+  local n, named = 0, {}
   for g, args in pairs(moves) do
     redis.call('ZADD', groupKey(ws, g), unpack(args))
     n = n + #args / 2
     groupEnter(ws, g)
+    named[#named + 1] = 0
+    named[#named + 1] = g
   end
-  if n > 0 then redis.call('INCRBY', ws .. ':gn', n) end
+  if n > 0 then
+    redis.call('INCRBY', ws .. ':gn', n)
+    redis.call('ZADD', ws .. ':gq', unpack(named))
+  end
+end
+
+-- g's queue is empty: out of the rotation (and of the held-out groups, `held`) and of the listing index.
+local function groupEmptied(ws, g, held)
+  redis.call('ZREM', ws .. ':gr', g)
+  redis.call('ZREM', ws .. ':gq', g)
+  if held then redis.call('HDEL', ws .. ':gx', g) end
 end
 
 -- `n` reservations of g ended (acknowledged, failed, handed back or expired): their slots are free; a group
@@ -94,10 +108,7 @@ local function groupRemoveDue(ws, g, member)
   local key = groupKey(ws, g)
   if redis.call('ZREM', key, member) == 0 then return 0 end
   redis.call('INCRBY', ws .. ':gn', -1)
-  if redis.call('EXISTS', key) == 0 then
-    redis.call('ZREM', ws .. ':gr', g)
-    redis.call('HDEL', ws .. ':gx', g)
-  end
+  if redis.call('EXISTS', key) == 0 then groupEmptied(ws, g, true) end
   return 1
 end
 
@@ -143,7 +154,7 @@ local function groupsTake(ws, count, now, rateOf, rateAllow, rateCharge)
     redis.call('SET', ws .. ':gv', head[2])
     local weight = tonumber(redis.call('HGET', ws .. ':gset', 'w:' .. g) or '1')
     if redis.call('EXISTS', key) == 0 then
-      redis.call('ZREM', rotation, g)
+      groupEmptied(ws, g, false)
     elseif limit ~= nil and running + #got >= limit then
       redis.call('ZREM', rotation, g)
       redis.call('HSET', ws .. ':gx', g, '1')
