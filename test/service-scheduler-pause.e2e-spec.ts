@@ -10,6 +10,8 @@
  * |                                                    | is one task;                                                            |
  * |                                                    | submits work again; each task runs once, attempt 1                      |
  * | restarted (SIGKILL, a new process on the same URL) | the same; a submit while it is down is refused at once (nothing written) |
+ * | SIGTERM while a client keeps its keep-alive        | it stops within seconds (it waited for the connection to go idle, which a |
+ * | connection busy (the instances' RPC polls do)      | polling client never let happen: this file's flaky failure of 2026-11-29) |
  */
 import type { Redis, Cluster } from 'ioredis';
 import { SchedulerRequestError } from 'nestjs-distributed-queue';
@@ -118,4 +120,25 @@ describe('a service.url application while its scheduler is paused or restarted',
       }
     },
   );
+
+  it('the scheduler stops on SIGTERM while a client keeps its keep-alive connection busy', async () => {
+    const scheduler = await schedulerOn(uniquePrefix('svc-sched-term'), await getFreePort());
+    let polling = true;
+    let answered = 0;
+    // as an instance's RPC client does: requests one after another on a kept-alive connection
+    const poll = (async () => {
+      while (polling) {
+        const reply = await api(scheduler, 'GET', '/api/apps').catch(() => null);
+        if (reply) answered++;
+        else await sleep(5);
+      }
+    })();
+    await waitFor(() => answered > 5, { timeoutMs: 10_000, message: 'the client polls' });
+    scheduler.kill('SIGTERM');
+    const stopped = await Promise.race([scheduler.exited.then(() => true), sleep(10_000).then(() => false)]);
+    polling = false;
+    await poll;
+    if (!stopped) scheduler.kill('SIGKILL');
+    expect(stopped).toBe(true);
+  });
 });

@@ -11,7 +11,10 @@ const logger = new Logger('Scheduler');
 async function bootstrap(): Promise<void> {
   const config = schedulerConfigFromEnv();
   // NOTE: the JSON body limit is SCHEDULER_MAX_REQUEST_BYTES (Express's default 100 kB would refuse a 1 MB payload).
-  const app = await NestFactory.create<NestExpressApplication>(SchedulerModule.register(config), { abortOnError: false, bodyParser: false });
+  // NOTE: forceCloseConnections: a graceful stop closes the HTTP server after the queue's own shutdown; without
+  // it the server waits for every kept-alive connection to go idle, which the instances' RPC polls never let
+  // happen (SIGTERM hung for good). Their calls cut then fail and are retried against the next scheduler.
+  const app = await NestFactory.create<NestExpressApplication>(SchedulerModule.register(config), { abortOnError: false, bodyParser: false, forceCloseConnections: true });
   app.useBodyParser('json', { limit: config.maxRequestBytes });
   app.enableShutdownHooks();
   await app.listen(config.port);
