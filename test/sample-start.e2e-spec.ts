@@ -34,8 +34,16 @@ describe('the README start command', () => {
     try {
       await waitFor(() => listening(base), { timeoutMs: 120_000, intervalMs: 250, message: 'the sample answers' });
       built = true;
+      // a client keeps a kept-alive connection busy through the stop, as a dashboard tab polling it does: the
+      // sample's HTTP server waited for it to go idle (it never stopped; found 2026-11-29 on the scheduler)
+      let polling = true;
+      const poll = (async () => {
+        while (polling) await fetch(`${base}/route/status`, { signal: AbortSignal.timeout(2000) }).then((r) => r.text(), () => new Promise((r) => setTimeout(r, 5)));
+      })();
+      await new Promise((r) => setTimeout(r, 300));
       npm.kill('SIGTERM');
-      await Promise.race([exited, new Promise((_, reject) => setTimeout(() => reject(new Error('npm start did not exit')), 20_000))]);
+      await Promise.race([exited, new Promise((_, reject) => setTimeout(() => reject(new Error('npm start did not exit')), 20_000))]).finally(() => (polling = false));
+      await poll;
       // The app itself is gone too: nothing answers on its port any more.
       await waitFor(async () => !(await listening(base)), { timeoutMs: 5000, message: 'the app stopped with npm start' });
     } catch (error) {

@@ -60,8 +60,11 @@ async function bootstrap(): Promise<void> {
   const redis = await resolveRedis(logger);
   try {
     // abortOnError: false makes start-up errors reject (instead of process.abort()), so the local Redis is stopped.
+    // forceCloseConnections: on SIGTERM the HTTP server closes once the queue stopped, not when every kept-alive
+    // connection goes idle (a dashboard tab polling it, or the scheduler delivering, would hold the exit for good).
     const app = await NestFactory.create(AppModule.register({ redisUrl: redis.url, closeAfterMs, route: { machineId }, service, onShutdown: redis.stop }), {
       abortOnError: false,
+      forceCloseConnections: true,
     });
     app.enableShutdownHooks(); // SIGINT/SIGTERM: workers finish, connections close, then onShutdown stops a local Redis
     try {
