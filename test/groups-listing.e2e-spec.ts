@@ -18,7 +18,7 @@
  * | the dashboard's list                               | the same pages through the HTTP API                       |
  */
 import 'reflect-metadata';
-import { InvalidArgumentError, TaskGroupsService, type TaskInfo } from 'nestjs-distributed-queue';
+import { InvalidArgumentError, TaskGroupsService, type TaskInfo, type TaskPage } from 'nestjs-distributed-queue';
 import { TOKEN, useDashboards } from './support/dashboard';
 import { useQueueApps, type QueueApp } from './support/queue-app';
 import { reserveOne } from './support/reserve';
@@ -152,8 +152,8 @@ async function allPagesFrom(app: QueueApp, type: string, cursor: string, limit: 
   const ids: string[] = [];
   let next: string | null = cursor;
   while (next) {
-    const page = await app.inspect.listTaskPage(type, 'ready', { cursor: next, limit });
-    ids.push(...page.tasks.map((t) => t.id));
+    const page: TaskPage = await app.inspect.listTaskPage(type, 'ready', { cursor: next, limit });
+    ids.push(...page.tasks.map((t: TaskInfo) => t.id));
     next = page.next;
   }
   return ids;
