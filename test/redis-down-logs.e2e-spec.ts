@@ -11,6 +11,7 @@
  * | paused (SIGSTOP) 8 s, then resumed        | the commands connection: 1 warn, 1 "reconnected"; no other warn, error or debug |
  * | paused while a task fails: its failure cannot be recorded | counted in the outage's lines, not a warning of its own (CI saw a cron tick's) |
  * | paused while a handler's call fails (its error is the outage), recorded as Redis answers again | counted, not a warning of its own |
+ * | the same in an ordered handler (its attempt retried in place)          | counted, not a warning of its own |
  */
 import 'reflect-metadata';
 import { Injectable, Logger, type LoggerService } from '@nestjs/common';
@@ -77,7 +78,8 @@ describe('a Redis outage is logged once per connection, quietly', () => {
         events: { stream: true },
       },
       [workerClass('quiet.delay', {}, () => undefined), workerClass('quiet.ordered', { ordered: true }, () => undefined),
-        workerClass('quiet.pausing', { maxAttempts: 5, backoff: { type: 'fixed', delayMs: 100 } }, (task) => pausing?.(task)), Listeners],
+        workerClass('quiet.pausing', { maxAttempts: 5, backoff: { type: 'fixed', delayMs: 100 } }, (task) => pausing?.(task)),
+        workerClass('quiet.pausing-ordered', { ordered: true, maxAttempts: 5, backoff: { type: 'fixed', delayMs: 100 } }, (task) => pausing?.(task)), Listeners],
     );
     await app.submit.submit('quiet.delay', {});
     await app.submit.submitOrdered('quiet.ordered', 'k', {});
@@ -180,6 +182,25 @@ describe('a Redis outage is logged once per connection, quietly', () => {
       }
     };
     await app!.submit.submit('quiet.pausing', {});
+    await waitFor(() => ran, { timeoutMs: 20_000, message: 'the task runs again' });
+    await expectQuietAfterPause(logger, prefix);
+  }, 60_000);
+
+  it("paused while an ordered handler's call fails: its attempt (the outage's error), retried in place, is counted", async () => {
+    const { logger, prefix } = await start();
+    let ran = false;
+    pausing = async (task) => {
+      if (task.attempt > 1) return void (ran = true);
+      server.kill('SIGSTOP');
+      try {
+        await app!.submit.submit('quiet.delay', {});
+      } catch (error) {
+        await sleep(1500);
+        server.kill('SIGCONT');
+        throw error;
+      }
+    };
+    await app!.submit.submitOrdered('quiet.pausing-ordered', 'k', {});
     await waitFor(() => ran, { timeoutMs: 20_000, message: 'the task runs again' });
     await expectQuietAfterPause(logger, prefix);
   }, 60_000);

@@ -13,7 +13,7 @@ import type { TaskFlow } from '../interfaces';
 import { OrderedTask } from '../runtime/active-task';
 import { FlowProgress } from '../flow/flow-progress';
 import { settleFlowNode } from './runner-flows';
-import { reportFailure } from '../redis/outage-log';
+import { countedInOutage, reportFailure } from '../redis/outage-log';
 import type { OrderedWorker, RunnerContext } from './runner-context';
 import type { Slots } from './slots';
 
@@ -322,7 +322,7 @@ export class PartitionRunner {
     if (!worker || !slots) return errorJson(new Error(`no ordered @TaskWorker for type "${item.type}" on ${this.ctx.me}`), 0);
     const { maxAttempts, backoff } = worker.options;
     if (this.ctx.flows && FlowProgress.isNode(item.type, item.id) && !this.flowViews.has(item.seq)) {
-      const flow = await this.ctx.flows.context(item.id).catch((error: Error) => this.ctx.logger.warn?.(`[route p${this.partition}] flow node ${item.id}: ${error.message}`));
+      const flow = await this.ctx.flows.context(item.id).catch((error: Error) => reportFailure(this.ctx.logger, '[route] flow node', error, `[route p${this.partition}] flow node ${item.id}: ${error.message}`));
       if (!flow) return 'aborted';
       this.flowViews.set(item.seq, flow);
     }
@@ -338,8 +338,9 @@ export class PartitionRunner {
       const failure = await this.attempt(worker, item, attempt + replays, slots);
       if (!failure) return 'done';
       if (this.stopping) return 'aborted';
-      this.ctx.logger.warn?.(failedAttemptLine(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt}`, failure));
       const final = attempt >= maxAttempts || isUnrecoverable(failure);
+      // NOTE: a retried attempt that failed by a Redis outage is counted in the connection's outage lines
+      if (final || !countedInOutage('[route] attempt', failure)) this.ctx.logger.warn?.(failedAttemptLine(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt}`, failure));
       if (final) this.events.later(item, 'dead', attempt + replays, { error: failure });
       else if (!this.halted) this.events.now(item, 'retrying', attempt + replays, { error: failure });
       if (final) return errorJson(failure, attempt);

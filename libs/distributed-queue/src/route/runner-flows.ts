@@ -1,3 +1,4 @@
+import { reportFailure } from '../redis/outage-log';
 import { keptError, stackOf } from '../runtime/error-stack';
 import type { TaskErrorInfo } from '../interfaces';
 import type { RouteItem } from './route.store';
@@ -27,7 +28,7 @@ export async function settleFlowNode(ctx: RunnerContext, item: RouteItem, outcom
     await flows.dead(item.id, { ...(JSON.parse(outcome) as TaskErrorInfo), failedAt: Date.now() });
     return outcome;
   } catch (error) {
-    ctx.logger.warn?.(`[route] flow node ${item.id}: its outcome could not be recorded (it runs again): ${(error as Error).message}`);
+    reportFailure(ctx.logger, '[route] flow node outcome', error, `[route] flow node ${item.id}: its outcome could not be recorded (it runs again): ${(error as Error).message}`);
     return null;
   }
 }
