@@ -17,6 +17,8 @@
  * |                                    | above)                                                                    |
  * |                                    | through getTask, pages, reschedule, dedupe's replace and changePriority;  |
  * |                                    | the long form as it falls due (turn queue or group), its due time exact   |
+ * | the largest payload                | a 1 MB delayed task of a priority (and one of a group) rewritten as it    |
+ * |                                    | falls due: runs with its payload whole                                    |
  * | a flood of due tasks               | 20,000 due prioritized tasks: no reserve call takes more than a few ms    |
  * |                                    | (promotion is bounded per call), and they start in priority order         |
  * | bad input                          | priority, defaultPriority, agingMs: typed errors, nothing written;        |
@@ -205,6 +207,19 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('priorities on %s',
     expect(await app.submit.cancel('ps', 'dd')).toBe('cancelled');
     expect(await app.control.drain('ps')).toBe(1);
     expect((await app.inspect.getCounts('ps')).priorities).toBeUndefined();
+  });
+
+  it('a delayed 1 MB task of a priority, alone and in a group, is rewritten as it falls due and runs with its payload whole', async () => {
+    const prefix = uniquePrefix('prio-1mb');
+    const got = new Map<string, string>();
+    const W = workerClass('p1mb', { concurrency: 2, pollIntervalMs: 50 }, (task: Task<{ text: string }>) => void got.set(task.id, task.payload.text));
+    const app = await start({ connection: target.connection, keyPrefix: prefix }, [W]);
+    const text = (c: string) => c.repeat(1024 * 1024 - 16);
+    await app.submit.submit('p1mb', { text: text('a') }, { id: 'alone', delay: 300, priority: 7 });
+    await app.submit.submit('p1mb', { text: text('b') }, { id: 'grouped', delay: 300, priority: 300, group: 'g' });
+    await waitFor(() => got.size === 2, { timeoutMs: 15_000, message: 'both ran' });
+    expect(got.get('alone')).toBe(text('a'));
+    expect(got.get('grouped')).toBe(text('b'));
   });
 
   it('a failed attempt keeps its priority, and a SIGKILLed worker\'s tasks come back with theirs', async () => {
