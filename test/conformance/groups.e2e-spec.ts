@@ -280,6 +280,25 @@ describeEngines('groups', (start) => {
     expect((await groups.getGroups('gr')).groups.map((g) => [g.group, g.waiting])).toEqual([['c', 2], ['b', 2], ['d', 1], ['a', 1]]);
   });
 
+  it("obliterate (forced) forgets the type's groups, their settings and an operator's limits: as if nobody used them", async () => {
+    const engine = await start({}, [Rotation, GroupsProbe]);
+    await engine.control.pause('gr');
+    const untouched = await engine.control.getLimits('gr');
+    await engine.submit.submitMany('gr', [item('b', 0), item('b', 1, { delay: 60_000 })]);
+    await groups.setGroupWeight('gr', 'b', 4);
+    await groups.setGroupConcurrency('gr', 'b', 2);
+    await groups.pauseGroup('gr', 'a');
+    await engine.control.setGlobalConcurrency('gr', 3);
+    await engine.control.obliterate('gr', { force: true });
+    const nobody = (group: string) => ({ group, waiting: 0, due: 0, running: 0, paused: false });
+    expect(await groups.getGroup('gr', 'b')).toEqual(nobody('b'));
+    expect(await groups.getGroup('gr', 'a')).toEqual(nobody('a'));
+    expect(await groups.getGroups('gr')).toEqual({ total: 0, groups: [] });
+    expect(await engine.inspect.getCounts('gr')).toEqual({ delayed: 0, ready: 0, running: 0, dead: 0, done: 0 });
+    expect(await engine.control.isPaused('gr')).toBe(false);
+    expect(await engine.control.getLimits('gr')).toEqual(untouched);
+  });
+
   it('bad input: a bad group is InvalidSubmitOptionsError (nothing written), bad calls InvalidArgumentError; ordered types refuse groups', async () => {
     const engine = await start(ROUTE, [Rotation, Ordered, GroupsProbe]);
     for (const group of ['', 'x'.repeat(257), 5, null]) {

@@ -8,6 +8,8 @@ const MAX_CHUNK_PAGES = 1000;
 /** Group names (and their queues) removed per call, and a bound on the calls (10^8 groups). */
 const GROUP_PAGE = 1000;
 const MAX_GROUP_PAGES = 100_000;
+/** The fields of a type's limits hash that obliterate deletes: all but what the workers' options configure. */
+const LIMITS_STATE = ['rl!', 'gc!', 'tat', 'gcw', 'until'];
 /** The cleaning scripts of `scripts/delay/`, as `defineScripts` adds them to the client. */
 interface CleaningScripts {
   dqDelayDrain(...args: Arg[]): Promise<number>;
@@ -48,7 +50,8 @@ export class DelayCleaningStore {
   }
 
   /**
-   * Deletes every key of the type (request keys expire on their own) with UNLINK: Redis frees big values
+   * Deletes every key of the type (request keys expire on their own; the limits its workers' options configure
+   * stay) with UNLINK: Redis frees big values
    * in the background, so a type with a million tasks does not block it. A bounded step per call: the
    * waiting set's and the turn queue's chunks a page of their index at a time, the groups' queues a page of
    * names at a time (see obliterate-groups-1.lua). Returns the keys deleted (the groups' queues not counted).
@@ -66,9 +69,13 @@ export class DelayCleaningStore {
     const rest = [
       w, k.waitingCount, turns, `${turns}:n`, `${w}:pc`, `${w}:fp`, `${w}:fd`, ...groups, k.legacyWaiting, k.active, k.jobs,
       `${k.jobs}:pg`, `${k.jobs}:lg`, k.running, k.seq, k.dead, k.errors, k.done, k.results, k.awaited, k.dedupe, k.dedupeIndex, k.paused,
-      k.log, k.followed, k.recorded, k.historyLock, k.limits, k.consumers,
+      k.log, k.followed, k.recorded, k.historyLock, k.consumers,
     ];
-    return deleted + (await this.client.unlink(...rest));
+    deleted += await this.client.unlink(...rest);
+    // NOTE: the limits the workers' options configure stay (written at a worker's start only: live workers of a
+    // forced obliterate keep theirs); an operator's overrides and the limits' state go.
+    await this.client.hdel(k.limits, ...LIMITS_STATE);
+    return deleted;
   }
 
   /** Unlinks the chunks of a chunked set (the waiting set, the turn queue) and empties its index. */

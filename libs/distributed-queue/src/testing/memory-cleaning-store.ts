@@ -10,6 +10,8 @@ export class MemoryCleaningStore extends DelayCleaningStore {
   constructor(
     private readonly engine: MemoryEngine,
     private readonly hasWorker: (type: string) => boolean,
+    /** Forgets a type's groups and limit overrides, as the real obliterate deletes them. */
+    private readonly forgetSettings: (type: string) => void,
   ) {
     super(noRedis(), 'memory');
   }
@@ -42,6 +44,7 @@ export class MemoryCleaningStore extends DelayCleaningStore {
     const queue = this.engine.type(type);
     const count = queue.tasks.size;
     this.engine.forget(type);
+    this.forgetSettings(type);
     return count;
   }
 }

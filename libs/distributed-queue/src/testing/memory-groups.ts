@@ -36,6 +36,11 @@ export class MemoryGroups extends GroupsStore {
     this.types.clear();
   }
 
+  /** Forgets the groups of one type (`obliterate`). */
+  forget(type: string): void {
+    this.types.delete(type);
+  }
+
   private of(type: string): { groups: Map<string, GroupState>; pass: number } {
     let state = this.types.get(type);
     if (!state) this.types.set(type, (state = { groups: new Map(), pass: 0 }));

@@ -42,6 +42,11 @@ export class MemoryLimits extends LimitsStore {
     this.types.clear();
   }
 
+  /** Forgets one type's overrides and rate limit's debt (`obliterate`; the workers' options stay). */
+  forget(type: string): void {
+    this.types.delete(type);
+  }
+
   private of(type: string): TypeLimitState {
     let limits = this.types.get(type);
     if (!limits) this.types.set(type, (limits = { tat: 0 }));

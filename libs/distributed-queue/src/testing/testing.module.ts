@@ -90,7 +90,10 @@ export class DistributedQueueTestingModule {
       },
       TestQueue,
       { provide: DelayQueueStore, useFactory: (queue: TestQueue) => new MemoryDelayStore(queue.engine, queue.limits, queue.groups), inject: [TestQueue] },
-      { provide: DelayCleaningStore, useFactory: (queue: TestQueue) => new MemoryCleaningStore(queue.engine, (type) => queue.hasWorker(type)), inject: [TestQueue] },
+      { provide: DelayCleaningStore, useFactory: (queue: TestQueue) => new MemoryCleaningStore(queue.engine, (type) => queue.hasWorker(type), (type) => {
+        queue.groups.forget(type);
+        queue.limits.forget(type);
+      }), inject: [TestQueue] },
       {
         provide: DURABLE_WRITES,
         useFactory: (store: DelayQueueStore, options: ResolvedModuleOptions) => (options.durability ? memoryDurableWrites(store) : null),
