@@ -19,7 +19,8 @@
  * |                                     | each other; a group's own limit overrides the type's                      |
  * | many groups                         | 100,000 groups of one task each all run; the top groups page, O(log n)    |
  * |                                     | (a quarter of the sizes on the cluster)                                   |
- * | one big group                       | 200,000 tasks in one group beside small ones: the small ones go first     |
+ * | one big group                       | 50,000 tasks in one group beside small ones (cluster; the single server:  |
+ * |                                     | groups-scale, 1,000,000): the small ones go first                         |
  * | bad input                           | group, groupConcurrency, run-time calls: typed errors, nothing written    |
  */
 import 'reflect-metadata';
@@ -327,7 +328,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (na
     expect(within('fast', 1000)).toBeGreaterThanOrEqual(25);
   });
 
-  it(`one group of ${200_000 / scale} tasks beside 50 small ones: the small ones start within the first rounds`, async () => {
+  // NOTE: on the single server groups-scale.e2e-spec runs this cell with 1,000,000 tasks (the same bound)
+  (name === 'cluster' ? it : it.skip)(`one group of ${200_000 / scale} tasks beside 50 small ones: the small ones start within the first rounds`, async () => {
     const prefix = uniquePrefix('grp-big');
     const app = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gbig: {} } });
     for (let i = 0; i < 200_000 / scale; i += 5000) {
