@@ -339,7 +339,6 @@ export class PartitionRunner {
       if (!failure) return 'done';
       if (this.stopping) return 'aborted';
       const final = attempt >= maxAttempts || isUnrecoverable(failure);
-      // NOTE: a retried attempt that failed by a Redis outage is counted in the connection's outage lines
       if (final || !countedInOutage('[route] attempt', failure)) this.ctx.logger.warn?.(failedAttemptLine(`[route p${this.partition}] task ${item.id} (key ${item.key}) attempt ${attempt}`, failure));
       if (final) this.events.later(item, 'dead', attempt + replays, { error: failure });
       else if (!this.halted) this.events.now(item, 'retrying', attempt + replays, { error: failure });
