@@ -8,7 +8,8 @@
  * | weights                             | a group of weight 3 gets three turns to one                               |
  * | order within a group                | due time, priority, FIFO; a retried task takes back its place when its    |
  * |                                     | retry falls due; a recovered one keeps it (SIGKILL cell)                  |
- * | per-group concurrency, 2 processes  | at most N of a group at once across the fleet, groups in parallel         |
+ * | per-group concurrency, 2 processes  | at most N of a group at once across the fleet, groups in parallel; tasks  |
+ * |                                     | without a group beside them run in parallel, no slot left held            |
  * | SIGKILL of a worker holding slots   | the group's slot comes back when the lease expires                        |
  * | pause across a restart              | a paused group stays paused for a new application; resume runs it         |
  * | inspection                          | getGroups by backlog (pages), getGroup, getTask / cancel / reschedule in   |
@@ -132,7 +133,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (na
     ]).toContainEqual(order);
   });
 
-  it('per-group concurrency over 2 processes: at most N of a group at once, groups in parallel', async () => {
+  it('per-group concurrency over 2 processes: at most N of a group at once, groups in parallel; tasks without a group under no limit', async () => {
     const prefix = uniquePrefix('grp-conc');
     const children = [1, 2].map(() => spawnChild('test/fixtures/worker-app.ts', {
       DQ_CONNECTION: JSON.stringify(target.connection), DQ_PREFIX: prefix, DQ_TYPE: 'gc', DQ_HOLD_MS: '80', DQ_CONCURRENCY: '6',
@@ -140,21 +141,29 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('groups on %s', (na
     }));
     await Promise.all(children.map((c) => c.waitForMessage((m: { type: string }) => m.type === 'ready', 30_000)));
     const admin = await start({ connection: target.connection, keyPrefix: prefix, workers: false, types: { gc: {} } });
-    await admin.submit.submitMany('gc', ['x', 'y', 'z'].flatMap((g) => Array.from({ length: 5 }, (_, i) => ({ id: `${g}${i}`, payload: {}, group: g }))));
-    await waitFor(() => children.flatMap((c) => c.messages).filter((m: { type: string }) => m.type === 'done').length === 15, { timeoutMs: 20_000 });
+    // and 8 without a group, which go through the rotation as the '' queue: under no group's limit
+    await admin.submit.submitMany('gc', [
+      ...['x', 'y', 'z'].flatMap((g) => Array.from({ length: 5 }, (_, i) => ({ id: `${g}${i}`, payload: {}, group: g }))),
+      ...Array.from({ length: 8 }, (_, i) => ({ id: `n${i}`, payload: {} })),
+    ]);
+    await waitFor(() => children.flatMap((c) => c.messages).filter((m: { type: string }) => m.type === 'done').length === 23, { timeoutMs: 20_000 });
     const edges = children.flatMap((c) => c.messages).filter((m: { type: string }) => m.type === 'start' || m.type === 'done')
       .sort((a: { at: number; type: string }, b: { at: number; type: string }) => a.at - b.at || (a.type === 'done' ? -1 : 1));
     const running = new Map<string, number>();
     let mostOfGroup = 0;
     let mostAll = 0;
+    let mostUngrouped = 0;
     for (const m of edges as { id: string; type: string }[]) {
       const g = m.id[0];
       running.set(g, (running.get(g) ?? 0) + (m.type === 'start' ? 1 : -1));
-      mostOfGroup = Math.max(mostOfGroup, running.get(g)!);
+      if (g === 'n') mostUngrouped = Math.max(mostUngrouped, running.get(g)!);
+      else mostOfGroup = Math.max(mostOfGroup, running.get(g)!);
       mostAll = Math.max(mostAll, [...running.values()].reduce((a, b) => a + b, 0));
     }
     expect(mostOfGroup).toBe(1);
     expect(mostAll).toBeGreaterThanOrEqual(2);
+    expect(mostUngrouped).toBeGreaterThanOrEqual(2);
+    expect(await redis().hgetall(`${keysOf(prefix, 'gc').waiting}:grun`)).toEqual({});
     // one at a time per group, in order
     for (const g of ['x', 'y', 'z']) {
       const order = (edges as { id: string; type: string }[]).filter((m) => m.type === 'start' && m.id[0] === g).map((m) => m.id);
