@@ -64,10 +64,10 @@ export class DelayCleaningStore {
     for (let page = 0; page < MAX_GROUP_PAGES; page++) {
       if (Number(await this.scripts.dqDelayObliterateGroups(w, GROUP_PAGE)) === 0) break;
     }
-    // NOTE: all keys of a type share its hash tag: one command, in one slot, on a cluster too.
-    const groups = ['gof', 'gb', 'gr', 'gt', 'gq', 'gx', 'grun', 'gtat', 'gset', 'gv', 'gn'].map((suffix) => `${w}:${suffix}`);
+    // NOTE: all keys of a type share its hash tag: one command, in one slot, on a cluster too. The groups' keys
+    // went with the script's last call.
     const rest = [
-      w, k.waitingCount, turns, `${turns}:n`, `${w}:pc`, `${w}:fp`, `${w}:fd`, ...groups, k.legacyWaiting, k.active, k.jobs,
+      w, k.waitingCount, turns, `${turns}:n`, `${w}:pc`, `${w}:fp`, `${w}:fd`, k.legacyWaiting, k.active, k.jobs,
       `${k.jobs}:pg`, `${k.jobs}:lg`, k.running, k.seq, k.dead, k.errors, k.done, k.results, k.awaited, k.dedupe, k.dedupeIndex, k.paused,
       k.log, k.followed, k.recorded, k.historyLock, k.consumers,
     ];

@@ -34,7 +34,7 @@ export async function recordFailedAttempt(
     return outcome;
   } catch (failError) {
     events.outcome(task, undefined, error, finishedAt);
-    reportFailure(logger as Pick<LoggerService, 'warn'>, `[${type}] recording a failure`, failError,
+    reportFailure(logger, `[${type}] recording a failure`, failError,
       `[${type}] could not record failure of ${id} (its lease will expire): ${(failError as Error).message}`);
     return undefined;
   }

@@ -3,7 +3,8 @@
   structures that name them (ZSETs: the backlog, the rotation, the groups held by their rate, the listing
   index; hashes: the groups held out, their slots, their rates' state, their settings), deletes those groups'
   queues (UNLINK: freed in the background) and the names. The queue of the due tasks without a group ('')
-  goes first. The caller repeats the call until it answers 0, then deletes the structures' own keys.
+  goes first. The caller repeats the call until it answers 0; that last call, with no name left, deletes the
+  groups' structures themselves (`gof` and the rest: every key groups.lua and group-rate.lua name).
   KEYS[1] waiting
   ARGV[1] batch (at most ~1000)
   Returns: the names removed
@@ -41,5 +42,10 @@ for _, suffix in ipairs({ ':gx', ':grun', ':gtat', ':gset' }) do
   drop(names)
   if #fields > 0 then redis.call('HDEL', ws .. suffix, unpack(fields)) end
   if removed >= batch then return removed end
+end
+if removed == 0 then
+  local keys = {}
+  for i, suffix in ipairs({ ':gof', ':gb', ':gr', ':gt', ':gq', ':gx', ':grun', ':gtat', ':gset', ':gv', ':gn' }) do keys[i] = ws .. suffix end
+  redis.call('UNLINK', unpack(keys))
 end
 return removed
