@@ -1,10 +1,9 @@
 import {
   InvalidArgumentError, InvalidTaskTypeError, QueueInUseError, UnknownTaskTypeError, type Task,
 } from 'nestjs-distributed-queue';
-import { Cluster, type Redis } from 'ioredis';
 import { TaskGroupsService } from 'nestjs-distributed-queue';
 import { routeTestOptions } from './support/route';
-import { keysOf, useQueueApps, workerClass } from './support/queue-app';
+import { keysOf, keysOfType, useQueueApps, workerClass } from './support/queue-app';
 import { getTargets, uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
@@ -22,21 +21,6 @@ function holder() {
     return undefined;
   };
   return { started, release: () => release(), handle };
-}
-
-/** Every key of a delay type (its hash tag), on every master. */
-async function keysOfType(client: Redis | Cluster, keyPrefix: string, type: string): Promise<string[]> {
-  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
-  const found: string[] = [];
-  for (const node of nodes) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', `${keyPrefix}:{${keyPrefix}:${type}}*`, 'COUNT', 1000);
-      found.push(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  }
-  return found.sort();
 }
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('cleaning on %s', (_name, target) => {

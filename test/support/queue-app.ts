@@ -55,6 +55,21 @@ export function connect(target: RedisTarget): Redis | Cluster {
 /** Keys of a type under a prefix (the library's own naming). */
 export const keysOf = delayQueueKeys;
 
+/** Every key of a delay type (its hash tag), on every master. */
+export async function keysOfType(client: Redis | Cluster, keyPrefix: string, type: string): Promise<string[]> {
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  const found: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${keyPrefix}:{${keyPrefix}:${type}}*`, 'COUNT', 1000);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
+  return found.sort();
+}
+
 /** Milliseconds of the Redis clock. */
 export async function redisNow(client: Redis | Cluster): Promise<number> {
   const [s, us] = await (client as Redis).time();
