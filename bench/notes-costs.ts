@@ -16,6 +16,20 @@ Medians of the three, beside the issue's targets (each run's figures in brackets
 | memory per pending task, groups and priorities | ≤ 191 bytes | 300 (\`bench/profile/memory-options.ts\`, above): NOT MET |
 | a profile of each workload, the ceiling beside it | printed by the bench | the table "Where the time goes, per task" under the results |
 
+Three full runs on 2026-11-29 (morning, 09:57–10:25 UTC) with this session's code, on a slower hour of the same
+machine (BullMQ's own Node and Redis CPU per task 84–126 µs against 72–86 the evening before). Medians, each run
+in brackets: immediate off 6.31× BullMQ (7.57 / 6.31 / 5.04), 3.57× bee-queue; events + metrics on 4.14× (4.39 /
+4.14 / 3.68); history on 5.20× (5.20 / 3.63 / 5.44), 69 % of off (69 / 57 / 108); events, metrics, history and
+results on 3.49× (3.36 / 3.49 / 3.65), 55 % of off (44 / 55 / 72): **NOT MET** at this hour (≥ 5×). Not a
+regression of the code: the quick immediate workload alternated four times with the code of the evening runs
+(45a614e) and this code in the same hour gave, for everything on, 4.49 / 3.55 / 5.89 / 3.79× (before) against
+4.02 / 3.93 / 4.02 / 3.64× (now), off 5.77 / 4.87 / 5.22 / 7.01× against 6.02 / 4.66 / 6.81 / 6.37×: the spread
+of one hour is wider than any difference. Delayed lateness p99 over all tasks 5 ms (12 / 5 / 4; due after the
+submit 2 / 2 / 1), BullMQ 814 ms, bee-queue 994 ms. Submit and wait for the result (16b): p99 0.9 ms (1.8 / 0.9 /
+0.9), BullMQ 2.0: **the ≤ 2 ms target met in all three runs** at this hour. Flows 2.18× (2.02 / 2.18 / 2.22),
+parent start p99 26.8 ms. Memory 192 bytes a pending task against BullMQ's 856; the million-task scale run's
+counts and first page 2.3 / 2.3 / 2.7 ms.
+
 Delayed lateness, all tasks: the late ones are the tasks due while the 20,000 are being submitted (the first
 130 ms or so: about 1.3 % of the tasks, more than the 1 % a p99 looks past). Redis is running the submit
 scripts (four calls of 1,000 tasks in flight) and this process is serialising them while those tasks fall due;
