@@ -122,18 +122,17 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('re-sent scripts on
     expect([...runs.byId.keys()].sort()).toEqual(results.map((r) => r.id).sort());
   });
 
-  it("a worker's re-sent take reserves nothing twice: no task runs twice or on a second attempt", async () => {
-    const keyPrefix = uniquePrefix('resend-take');
-    const type = 'rs.take';
-    const producer = await start({ connection: target.connection, keyPrefix, workers: false, types: { [type]: {} } });
-    const n = 12;
-    await producer.submit.submitMany(type, Array.from({ length: n }, (_, i) => ({ id: `t${i}`, payload: { i } })));
-    // The worker's first take that reserves something (ARGV[1] = count > 0) runs, its reply is lost.
+  /**
+   * Starts a worker through the proxy whose first take that reserves something (ARGV[1] = count > 0) runs and
+   * loses its reply; every one of the `n` tasks must run once, on its first attempt (`check` sees each).
+   */
+  async function expectEachRunOnceAfterALostTake(keyPrefix: string, type: string, n: number, check: (task: Task<any>) => void = () => undefined): Promise<void> {
     const rule = proxied.rules.dropReply(scriptCall('dqDelayTake', (argv) => Number(argv[0]) > 0));
     const runs = new Runs();
     const options = { concurrency: 4, visibilityTimeoutMs: 1500, pollIntervalMs: 200, maxAttempts: 5 };
     const W = workerClass(type, options, async (task: Task) => {
       runs.add(task.id, task.attempt);
+      check(task);
       await sleep(30);
     });
     await start({ connection: proxied.connection, keyPrefix }, [W]);
@@ -144,6 +143,35 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('re-sent scripts on
     expect(runs.repeated()).toEqual({});
     expect([...runs.byId.values()].flat().filter((attempt) => attempt !== 1)).toEqual([]);
     expect(runs.total).toBe(n);
+  }
+
+  it("a worker's re-sent take reserves nothing twice: no task runs twice or on a second attempt", async () => {
+    const keyPrefix = uniquePrefix('resend-take');
+    const type = 'rs.take';
+    const producer = await start({ connection: target.connection, keyPrefix, workers: false, types: { [type]: {} } });
+    const n = 12;
+    await producer.submit.submitMany(type, Array.from({ length: n }, (_, i) => ({ id: `t${i}`, payload: { i } })));
+    await expectEachRunOnceAfterALostTake(keyPrefix, type, n);
+  });
+
+  it('a re-sent take that rewrites delayed tasks of priorities and groups as they fall due: each runs once, its payload whole', async () => {
+    const keyPrefix = uniquePrefix('resend-prio');
+    const type = 'rs.prio';
+    const producer = await start({ connection: target.connection, keyPrefix, workers: false, types: { [type]: {} } });
+    const n = 24;
+    // short records while delayed (a priority mark, no group in the record); the take that finds them due moves
+    // them into the turn queue or their group's queue and rewrites each record in its long form
+    const big = 'é'.repeat(50_000);
+    await producer.submit.submitMany(type, Array.from({ length: n }, (_, i) => ({
+      id: `t${i}`, payload: { i, big }, priority: 1 + (i % 3), ...(i % 2 ? { group: `g${i % 4}` } : {}), delay: 300,
+    })));
+    await sleep(600);
+    const broken: string[] = [];
+    await expectEachRunOnceAfterALostTake(keyPrefix, type, n, (task: Task<{ i: number; big: string }>) => {
+      if (task.payload.big !== big || task.id !== `t${task.payload.i}`) broken.push(task.id);
+    });
+    expect(broken).toEqual([]);
+    expect(await producer.inspect.getCounts(type)).toMatchObject({ ready: 0, running: 0, delayed: 0, dead: 0 });
   });
 
   it('submitOrderedMany runs each item once, in order per key', async () => {

@@ -7,6 +7,7 @@ import { httpErrorOf } from '../errors/http-status';
 import { authenticate, type ReplayGuard } from './replay-guard';
 import { BodyTooLargeError, DEFAULT_MAX_REQUEST_BYTES, readRawBody, type IncomingRequest } from './request-body';
 import { RPC_OPS, type SchedulerRpc } from './scheduler-rpc';
+import { closeAfterAnswer } from './closing-answer';
 import type { ServiceRegistry } from './service-registry';
 
 interface Answer {
@@ -46,6 +47,9 @@ function checkCall(call: SchedulerRpc): void {
  * reschedules or reads a task on the application's behalf with the same scripts plugin mode runs.
  */
 export class SchedulerRpcServer {
+  /** Set once the application shuts down: answers then close their connection (see `closeAfterAnswer`). */
+  closing = false;
+
   constructor(
     private readonly secret: string,
     private readonly registry: ServiceRegistry,
@@ -65,6 +69,7 @@ export class SchedulerRpcServer {
     });
     res.statusCode = answer.status;
     res.setHeader('content-type', 'application/json');
+    if (this.closing) closeAfterAnswer(res);
     res.end(JSON.stringify(answer.body));
   }
 

@@ -20,6 +20,7 @@ import { toServiceTypeOptions } from './service-type-options';
 import { shutdownCall } from '../runtime/graceful-stop';
 import { StartupSteps } from '../runtime/startup-steps';
 import { reportFailure } from '../redis/outage-log';
+import { closeAfterAnswer } from './closing-answer';
 
 /** The registry as reached through the scheduler (`service.url`). */
 function schedulerRegistry(rpc: SchedulerRpcClient): Pick<ServiceRegistry, 'register' | 'leave'> {
@@ -47,7 +48,8 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
   /** When this instance's registration last reached Redis (epoch ms; 0: not yet). */
   lastRenewAt = 0;
   private stopping = false;
-  private inFlight = 0;
+  /** The delivery requests being answered. */
+  private readonly answering = new Set<ServerResponse>();
   private idle: (() => void)[] = [];
 
   constructor(
@@ -121,7 +123,8 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Answers one delivery request (the callback path's POST handler): NDJSON results as tasks end. */
   async handle(req: IncomingRequest, res: ServerResponse): Promise<void> {
-    this.inFlight++;
+    this.answering.add(res);
+    if (this.stopping) closeAfterAnswer(res);
     try {
       await this.answer(req, res);
     } catch (error) {
@@ -134,7 +137,8 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
         res.end(JSON.stringify({ ok: false, error: { name: 'Unavailable', message: (error as Error).message } }));
       } else if (!res.writableEnded) res.end();
     } finally {
-      if (--this.inFlight === 0) this.idle.splice(0).forEach((resolve) => resolve());
+      this.answering.delete(res);
+      if (this.answering.size === 0) this.idle.splice(0).forEach((resolve) => resolve());
     }
   }
 
@@ -170,12 +174,13 @@ export class ServiceClient implements OnApplicationBootstrap, BeforeApplicationS
     if (!this.service) return;
     this.stopping = true;
     clearInterval(this.heartbeat);
+    for (const res of this.answering) closeAfterAnswer(res);
     if (this.joined && this.registry) {
       await shutdownCall(this.registry.leave(this.service.appName, this.service.instanceId), 'leaving the registry').catch((error: Error) => {
         this.logger.warn(`Service mode: could not leave the registry: ${error.message}`);
       });
     }
-    if (this.inFlight > 0) {
+    if (this.answering.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.options.shutdownTimeoutMs);
         this.idle.push(() => {

@@ -221,6 +221,7 @@ export class ServiceScheduler implements OnApplicationBootstrap, BeforeApplicati
   async beforeApplicationShutdown(): Promise<void> {
     await this.startup.halt();
     this.stopped = true;
+    this.rpc.closing = true;
     clearInterval(this.timer);
     await shutdownCall(this.syncing, 'registry sync').catch(() => undefined);
     // NOTE: the orchestrator stops the consumers themselves (running deliveries get shutdownTimeoutMs).
