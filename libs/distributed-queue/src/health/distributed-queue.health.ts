@@ -11,6 +11,8 @@ import { consumerHealth, heartbeatHealth, memoryHealth, overallHealth, routeMemb
 import { readServerMemory } from '../redis/server-memory';
 import { RedisConnections } from '../redis/redis-connections';
 import { StartupSteps } from '../runtime/startup-steps';
+import { InvalidArgumentError } from '../errors';
+import { quote } from '../errors/quote';
 import { ServiceClient } from '../service/service-client';
 
 /** What `isHealthy` checked: Redis, each running consumer, and this machine's route queue membership. */
@@ -53,6 +55,16 @@ export interface HealthCheckOptions {
   includeInternalTypes?: boolean;
 }
 
+/** @throws InvalidArgumentError for a key that is not a non-empty string or options that are not `HealthCheckOptions` */
+function checkHealthArgs(key: unknown, options: unknown): void {
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidArgumentError('key', `must be a non-empty string, got ${quote(key)}`);
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', `must be { timeoutMs?, includeInternalTypes? }, got ${quote(options)}`);
+  const { timeoutMs } = options as HealthCheckOptions;
+  if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000)) {
+    throw new InvalidArgumentError('options.timeoutMs', `must be an integer from 1 to 60000, got ${quote(timeoutMs)}`);
+  }
+}
+
 /**
  * Health of the queues in this application instance, for `@nestjs/terminus` (an optional peer: this class
  * does not import it) or any other health endpoint:
@@ -82,8 +94,10 @@ export class DistributedQueueHealthIndicator {
    * Checks that Redis answers PING within `timeoutMs`, that every running consumer reached Redis within its
    * visibility timeout, and that this machine's route queue heartbeat is younger than `route.offlineMs`.
    * @default key 'distributed-queue'
+   * @throws InvalidArgumentError for a key that is not a non-empty string, options not an object, or a timeoutMs not from 1 to 60000
    */
   async isHealthy<K extends string = 'distributed-queue'>(key: K = 'distributed-queue' as K, options: HealthCheckOptions = {}): Promise<DistributedQueueHealthResult<K>> {
+    checkHealthArgs(key, options);
     // NOTE: with service.url there is no Redis: the service instance's heartbeat shows the scheduler is reached.
     const redis: HealthCheckDetail = this.options.service?.url
       ? { status: 'up', message: 'not used: this application reaches the queues through the scheduler' }

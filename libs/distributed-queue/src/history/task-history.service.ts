@@ -39,6 +39,7 @@ export class TaskHistoryService {
    * @throws InvalidArgumentError for a bad limit, cursor, status, flow id or time range
    */
   async searchHistory(query: HistorySearch = {}): Promise<HistoryPage> {
+    if (query === null || typeof query !== 'object') throw new InvalidArgumentError('query', `must be a search object, got ${String(query)}`);
     const type = query.type === undefined ? undefined : checkedTypeOf(query.type);
     return this.required().search({ ...query, type });
   }

@@ -9,6 +9,7 @@ import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { newRequestId } from '../runtime/request-id';
 import { FlowEvents, type FlowEndedListener } from '../flow/flow-events';
 import { checkFlowId } from '../flow/flow-graph';
+import { checkLimit, checkOffset } from './task-input';
 import { planFlow, type PlannedNode } from '../flow/flow-plan';
 import type { FlowProgress } from '../flow/flow-progress';
 import type { FlowStore } from '../flow/flow.store';
@@ -114,8 +115,14 @@ export class TaskFlowService {
     return out;
   }
 
-  /** The newest flows (their ids, state and counts), newest first: the dashboard's list. */
+  /**
+   * The newest flows (their ids, state and counts), newest first: the dashboard's list.
+   * @default offset 0, limit 50
+   * @throws InvalidArgumentError for an offset that is not an integer from 0, or a limit not from 1 to 1000
+   */
   async listFlows(offset = 0, limit = 50): Promise<Omit<FlowInfo, 'nodes'>[]> {
+    checkOffset(offset);
+    checkLimit(limit);
     const flows = this.flows;
     const ids = await flows.newest(offset, limit);
     const read = await Promise.all(ids.map((id) => readFlow(flows, this.store, id, false)));

@@ -7,7 +7,7 @@ import { InvalidArgumentError } from '../errors';
 import type { RateLimitOptions, TaskGroup } from '../interfaces';
 import { checkRateLimit, encodeRateLimit, MAX_GLOBAL_CONCURRENCY, resolveRateLimit } from '../options/resolve-limits';
 import { asArgument } from './queue-control.service';
-import { checkGroup } from './task-input';
+import { checkGroup, checkLimit, checkOffset } from './task-input';
 import { isOrderedType } from './type-kind';
 
 type AnyType = string | TaskContract<unknown, boolean>;
@@ -105,8 +105,8 @@ export class TaskGroupsService {
     groups: TaskGroup[];
   }> {
     const { offset = 0, limit = 100 } = page ?? {};
-    if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
+    checkOffset(offset);
+    checkLimit(limit);
     return this.store.groups.list(this.delayType(type), offset, limit);
   }
 

@@ -56,6 +56,28 @@ export function checkId(id: unknown, fresh = false): string {
   return id;
 }
 
+/** Checks a list of task ids (`InvalidArgumentError` naming `name` when it is not an array; each id as `checkId`). */
+export function checkIds(ids: unknown, name = 'ids'): string[] {
+  if (!Array.isArray(ids)) throw new InvalidArgumentError(name, `must be an array of task ids, got ${quote(ids)}`);
+  return ids.map((id) => checkId(id));
+}
+
+/** Checks that a list (of task types, of ids) is an array: `InvalidArgumentError` naming `name`. */
+export function checkArray<T>(list: readonly T[], name: string): readonly T[] {
+  if (!Array.isArray(list)) throw new InvalidArgumentError(name, `must be an array, got ${quote(list)}`);
+  return list;
+}
+
+/** Checks a page's limit: an integer from 1 to 1000. @throws InvalidArgumentError */
+export function checkLimit(limit: unknown): void {
+  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
+}
+
+/** Checks a page's offset: an integer from 0. @throws InvalidArgumentError */
+export function checkOffset(offset: unknown): void {
+  if (!Number.isInteger(offset) || (offset as number) < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
+}
+
 /** Checks an ordering key. */
 export function checkKey(key: unknown, index: number): string {
   if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
@@ -75,7 +97,9 @@ export function checkOptionNames(item: object, known: string[], index: number): 
 }
 
 /** When a task is due, from `delay` (ms from now, Redis clock) or `runAt` (a Date or epoch ms). */
-export function toDue({ delay, runAt }: Pick<SubmitOptions, 'delay' | 'runAt'>): Due {
+export function toDue(when: Pick<SubmitOptions, 'delay' | 'runAt'>): Due {
+  if (when === null || typeof when !== 'object') throw new InvalidSubmitOptionsError('when', `must be { delay } or { runAt }, got ${quote(when)}`);
+  const { delay, runAt } = when;
   if (delay !== undefined && runAt !== undefined) {
     throw new InvalidSubmitOptionsError('delay', 'give either delay or runAt, not both');
   }

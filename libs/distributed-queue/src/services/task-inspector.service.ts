@@ -17,7 +17,7 @@ import { listOrderedDelayedAfter, listOrderedTasks } from '../route/route-listin
 import { cursorAt, decodeCursor, encodeCursor } from './list-cursor';
 import { isOrderedType } from './type-kind';
 import { newRequestId } from '../runtime/request-id';
-import { checkId } from './task-input';
+import { checkArray, checkId, checkIds, checkLimit, checkOffset } from './task-input';
 import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { DurableWrites, WriteMark } from '../redis/durable-writes';
@@ -38,13 +38,14 @@ function taskInfo<P>(id: string, type: string, state: TaskState, record: string 
 
 const LISTED_STATES: TaskState[] = ['delayed', 'ready', 'running', 'dead', 'done'];
 
-/** Checks a listing's state and limit. @throws InvalidArgumentError */
-function checkLimit(limit: number): void {
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', `must be an integer from 1 to 1000, got ${String(limit)}`);
-}
+/** The most dead letters one call re-drives or deletes by id: one bounded script call. */
+const MAX_DEAD_IDS = 1000;
 
-function checkOffset(offset: number): void {
-  if (!Number.isInteger(offset) || offset < 0) throw new InvalidArgumentError('offset', `must be an integer from 0, got ${String(offset)}`);
+/** Checks the ids of a dead-letter call: an array of at most `MAX_DEAD_IDS` task ids. @throws InvalidArgumentError */
+function checkDeadIds(ids: unknown): string[] {
+  const checked = checkIds(ids);
+  if (checked.length > MAX_DEAD_IDS) throw new InvalidArgumentError('ids', `at most ${MAX_DEAD_IDS} ids a call, got ${checked.length}`);
+  return checked;
 }
 
 function checkPage(state: TaskState, limit: number): void {
@@ -98,6 +99,7 @@ export class TaskInspectorService {
    * (they share its counts), where a call per type would read every partition again.
    */
   async getCountsOf(types: readonly (string | TaskContract<unknown, boolean>)[]): Promise<Map<string, TaskCounts>> {
+    checkArray(types, 'types');
     let route: Promise<TaskCounts> | undefined;
     const counts = await Promise.all(types.map((type) => (this.isOrdered(type) ? (route ??= this.getCounts(type)) : this.getCounts(type))));
     return new Map(types.map((type, i) => [checkedTypeOf(type), counts[i]]));
@@ -249,11 +251,14 @@ export class TaskInspectorService {
    * Puts dead tasks back to run now with their attempts reset: the given ids, or when none are given the
    * oldest `limit`. Corrupt records stay dead. Returns how many were re-driven. `options.durability`: this
    * call's (see the module option). @default limit 100
-   * @throws DurabilityError (its `result`: how many were re-driven on the master)
+   * @throws InvalidArgumentError for ids that are not an array (or more than 1,000 of them) or a limit not from
+   * 1 to 1000; InvalidSubmitOptionsError for a bad id; DurabilityError (its `result`: how many were re-driven on
+   * the master)
    */
   async redriveDead(typeOrContract: string | TaskContract<unknown>, ids: string[] = [], limit = 100, options?: CallOptions): Promise<number> {
     const type = checkedTypeOf(typeOrContract);
-    const checked = ids.map((id) => checkId(id));
+    const checked = checkDeadIds(ids);
+    checkLimit(limit);
     const durability = this.durabilityOf(options);
     const redrive = (store: DelayQueueStore): Promise<number> => store.redrive(type, checked, limit, newRequestId());
     if (!durability) return redrive(this.store);
@@ -261,11 +266,15 @@ export class TaskInspectorService {
     return this.durable!.confirmed(marks, durability, await this.durable!.delayWrite(marks, type, redrive));
   }
 
-  /** Deletes dead tasks for good. Returns how many were deleted. */
+  /**
+   * Deletes dead tasks for good. Returns how many were deleted.
+   * @throws InvalidArgumentError for ids that are not an array (or more than 1,000 of them); InvalidSubmitOptionsError for a bad id
+   */
   async deleteDead(typeOrContract: string | TaskContract<unknown>, ids: string[]): Promise<number> {
     const type = checkedTypeOf(typeOrContract);
-    if (ids.length === 0) return 0;
-    return this.store.deleteDead(type, ids.map((id) => checkId(id)));
+    const checked = checkDeadIds(ids);
+    if (checked.length === 0) return 0;
+    return this.store.deleteDead(type, checked);
   }
 
   /** The route queue's partitions (owner, epoch, waiting, in flight, dead) and live machines. */
@@ -273,8 +282,12 @@ export class TaskInspectorService {
     return readRouteStatus(this.route('getRouteStatus()'));
   }
 
-  /** Dead letters of the route queue (at most `limit` per partition, oldest first). @default limit 100 */
+  /**
+   * Dead letters of the route queue (at most `limit` per partition, oldest first). @default limit 100
+   * @throws InvalidArgumentError for a limit not from 1 to 1000
+   */
   async listOrderedDead(limit = 100): Promise<OrderedDeadTask[]> {
+    checkLimit(limit);
     return readOrderedDead(this.route('listOrderedDead()'), limit);
   }
 
@@ -282,9 +295,11 @@ export class TaskInspectorService {
    * Re-drives the route queue's dead letters (the oldest `limit` per partition): each goes back to the tail
    * of its key's partition, behind what is queued now. Unreadable ones are dropped. Returns how many.
    * `options.durability`: this call's (see the module option). @default limit 100
-   * @throws DurabilityError (its `result`: how many were re-driven on the master)
+   * @throws InvalidArgumentError for a limit not from 1 to 1000; DurabilityError (its `result`: how many were
+   * re-driven on the master)
    */
   async redriveOrderedDead(limit = 100, options?: CallOptions): Promise<number> {
+    checkLimit(limit);
     const store = this.route('redriveOrderedDead()');
     const durability = this.durabilityOf(options);
     if (!durability) return redriveOrderedDead(store, limit);
@@ -332,7 +347,7 @@ export class TaskInspectorService {
    * @default windowMs 60000
    */
   async getActivityOf(types: readonly (string | TaskContract<unknown, boolean>)[], windowMs = 60_000): Promise<Map<string, TaskActivity>> {
-    const names = types.map(checkedTypeOf);
+    const names = checkArray(types, 'types').map(checkedTypeOf);
     if (!Number.isInteger(windowMs) || windowMs < 1) throw new InvalidArgumentError('windowMs', `must be a positive integer, got ${String(windowMs)}`);
     const streams = await this.streams.ofTypes(names);
     const [now] = await Promise.all([this.streams.now(), this.streams.raiseFlags(streams)]);

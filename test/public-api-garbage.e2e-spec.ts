@@ -1,0 +1,127 @@
+/**
+ * Every public method of the injectable services, called with bad input of every kind: an async method never
+ * throws (it returns a promise, which settles in bounded time) and what it rejects with is one of the library's
+ * typed errors, never a TypeError of its own code ("cannot read properties of undefined"). A sweep over the
+ * public methods found in the services' sources, so a method added later is swept too.
+ *
+ * | cell                                            | expected                                                 |
+ * |-------------------------------------------------|----------------------------------------------------------|
+ * | each public method × 35 argument lists (none,    | no synchronous throw from a method that returns promises; |
+ * | undefined, null, numbers, NaN, objects, arrays,  | every rejection a DistributedQueueError; every call      |
+ * | bad type names, cyclic objects, huge strings)    | settled within 6 s                                       |
+ */
+import 'reflect-metadata';
+import * as fs from 'fs';
+import * as path from 'path';
+import {
+  DistributedQueueError, DistributedQueueHealthIndicator, QueueControlService, TaskFlowService, TaskGroupsService, TaskHistoryService,
+  TaskInspectorService, TaskScheduleService, TaskSubmitService,
+} from 'nestjs-distributed-queue';
+import { REPO_ROOT } from './support/child';
+import { PG_URL } from './support/pg';
+import { useQueueApps } from './support/queue-app';
+import { routeTestOptions } from './support/route';
+import { getTargets, uniquePrefix } from './support/targets';
+
+const SRC = path.join(REPO_ROOT, 'libs', 'distributed-queue', 'src');
+const SERVICES: [new (...args: never[]) => object, string][] = [
+  [TaskSubmitService, 'services/task-submit.service.ts'],
+  [TaskInspectorService, 'services/task-inspector.service.ts'],
+  [QueueControlService, 'services/queue-control.service.ts'],
+  [TaskGroupsService, 'services/task-groups.service.ts'],
+  [TaskFlowService, 'services/task-flow.service.ts'],
+  [TaskScheduleService, 'cron/task-schedule.service.ts'],
+  [TaskHistoryService, 'history/task-history.service.ts'],
+  [DistributedQueueHealthIndicator, 'health/distributed-queue.health.ts'],
+];
+
+/** The public methods a class's source declares (not private, protected, static, accessors, @internal or Nest's hooks). */
+function publicMethods(file: string): string[] {
+  const source = fs.readFileSync(path.join(SRC, file), 'utf8');
+  const hooks = /^(constructor|on[A-Z]\w*|before[A-Z]\w*)$/;
+  const names: string[] = [];
+  for (const m of source.matchAll(/(\/\*\*(?:(?!\*\/)[\s\S])*\*\/\s*)?^ {2}(?:async\s+)?([a-zA-Z]\w*)\s*(?:<[^(]*>)?\(/gm)) {
+    const [, doc, name] = m;
+    if (hooks.test(name) || ['if', 'for', 'while', 'switch', 'return', 'catch'].includes(name) || doc?.includes('@internal')) continue;
+    names.push(name);
+  }
+  return [...new Set(names)];
+}
+
+/** Methods that wait by design (a bad argument still rejects at once; a good one waits for its task). */
+const WAITING = ['TaskSubmitService.submitAndWait'];
+
+const cyclic: Record<string, unknown> = { a: 1 };
+cyclic.self = cyclic;
+// NOTE: undefined sorts into the lists as a missing argument; the defaults then apply
+const ARGS: unknown[][] = [
+  [], [undefined], [null], [42], [NaN], [{}], [[]], ['bad{type'], ['fz'], ['fz', undefined], ['fz', null], ['fz', -1], ['fz', NaN],
+  ['fz', {}], ['fz', []], ['fz', 'x'.repeat(2000)], ['fz', cyclic], ['fz', 'id', null], ['fz', 'id', -5], ['fz', 'id', { bogus: 1 }],
+  ['fz', 'id', { delay: -1, priority: 1.5, group: '', limit: 0, offset: -1 }], ['fz', { payload: cyclic }, { id: '' }], [{ type: 'fz' }, 'id'], ['fo', 'k', 'x', 'y'],
+  ['fz', [], 0], ['fz', [], -5], ['fz', [], 1e9], ['fz', ['a'], 5, null], ['fz', ['a'], 5, 42], ['fz', 'x', 'y', 42],
+  ['fz', Array.from({ length: 1001 }, (_, i) => `i${i}`)], [0, 1000], [-1, 5], [1.5, 'x'],
+];
+
+/** An argument, shortly. */
+function show(arg: unknown): string {
+  if (typeof arg === 'string') return JSON.stringify(arg.length > 12 ? `${arg.slice(0, 12)}…` : arg);
+  try {
+    return JSON.stringify(arg) ?? String(arg);
+  } catch {
+    return '<cyclic>';
+  }
+}
+
+describe('public methods with bad input reject with typed errors, never throw', () => {
+  const target = getTargets()[0];
+  const { start } = useQueueApps(target);
+
+  it('every public method of every service', async () => {
+    const keyPrefix = uniquePrefix('garbage');
+    const app = await start({
+      connection: target.connection, keyPrefix, workers: false, redisTimeoutMs: 2000,
+      types: { fz: {}, fo: { ordered: true } }, route: routeTestOptions(keyPrefix, 'solo', 2),
+      history: { connection: PG_URL, schema: `g_${keyPrefix.replace(/\W/g, '_')}`, queryTimeoutMs: 2000 },
+    });
+    const defects: string[] = [];
+    const pending: string[] = [];
+    for (const [Service, file] of SERVICES) {
+      const service = app.app.get(Service) as Record<string, (...args: unknown[]) => unknown>;
+      const methods = publicMethods(file);
+      expect({ file, methods: methods.length > 0 }).toEqual({ file, methods: true });
+      for (const method of methods) {
+        if (typeof service[method] !== 'function') continue;
+        let returnedPromise = false;
+        const syncThrows: string[] = [];
+        for (const args of ARGS) {
+          const label = `${Service.name}.${method}(${args.map(show).join(', ')})`;
+          let returned: unknown;
+          try {
+            returned = service[method](...args);
+          } catch (error) {
+            syncThrows.push(label);
+            if (!(error instanceof DistributedQueueError)) defects.push(`${label} threw ${(error as Error)?.name}: ${(error as Error)?.message}`);
+            continue;
+          }
+          if (!(returned instanceof Promise)) continue;
+          returnedPromise = true;
+          let timer: NodeJS.Timeout | undefined;
+          const outcome = await Promise.race([
+            returned.then(() => 'resolved', (error: unknown) => error),
+            new Promise((resolve) => (timer = setTimeout(() => resolve('pending'), WAITING.includes(`${Service.name}.${method}`) ? 300 : 6000))),
+          ]).finally(() => clearTimeout(timer));
+          if (outcome === 'pending') {
+            if (!WAITING.includes(`${Service.name}.${method}`)) pending.push(label);
+          }
+          else if (outcome !== 'resolved' && !(outcome instanceof DistributedQueueError)) {
+            defects.push(`${label} rejected with ${(outcome as Error)?.name}: ${(outcome as Error)?.message}`);
+          }
+        }
+        if (returnedPromise && syncThrows.length > 0) defects.push(`${Service.name}.${method} returns promises but threw synchronously: ${syncThrows[0]}`);
+      }
+    }
+    console.log(`pending after 6 s:\n${pending.join('\n')}`);
+    expect(defects).toEqual([]);
+    expect(pending).toEqual([]);
+  }, 600_000);
+});
