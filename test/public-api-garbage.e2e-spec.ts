@@ -4,19 +4,23 @@
  * typed errors, never a TypeError of its own code ("cannot read properties of undefined"). A sweep over the
  * public methods found in the services' sources, so a method added later is swept too.
  *
- * | cell                                            | expected                                                 |
- * |-------------------------------------------------|----------------------------------------------------------|
- * | each public method × 35 argument lists (none,    | no synchronous throw from a method that returns promises; |
- * | undefined, null, numbers, NaN, objects, arrays,  | every rejection a DistributedQueueError; every call      |
- * | bad type names, cyclic objects, huge strings)    | settled within 6 s                                       |
+ * | cell                                             | expected                                                  |
+ * |--------------------------------------------------|-----------------------------------------------------------|
+ * | each public method × 35 argument lists (none,     | no synchronous throw from a method that returns promises; |
+ * | undefined, null, numbers, NaN, objects, arrays,   | every rejection a DistributedQueueError; every call       |
+ * | bad type names, cyclic objects, 1,001 ids)        | settled within 6 s (submitAndWait waits by design)        |
+ * | the same in the testing module (and TestQueue)    | the same                                                  |
  */
 import 'reflect-metadata';
+import { Module, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import * as fs from 'fs';
 import * as path from 'path';
 import {
   DistributedQueueError, DistributedQueueHealthIndicator, QueueControlService, TaskFlowService, TaskGroupsService, TaskHistoryService,
   TaskInspectorService, TaskScheduleService, TaskSubmitService,
 } from 'nestjs-distributed-queue';
+import { DistributedQueueTestingModule, TestQueue } from 'nestjs-distributed-queue/testing';
 import { REPO_ROOT } from './support/child';
 import { PG_URL } from './support/pg';
 import { useQueueApps } from './support/queue-app';
@@ -48,6 +52,9 @@ function publicMethods(file: string): string[] {
   return [...new Set(names)];
 }
 
+/** The testing module's assertions: they throw an AssertionError by design (a failed expectation). */
+const ASSERTIONS = ['TestQueue.expectSubmitted', 'TestQueue.expectNotSubmitted'];
+
 /** Methods that wait by design (a bad argument still rejects at once; a good one waits for its task). */
 const WAITING = ['TaskSubmitService.submitAndWait'];
 
@@ -72,56 +79,74 @@ function show(arg: unknown): string {
   }
 }
 
+/** Calls every public method of every service of `app` with every argument list; returns the defects and the calls still pending. */
+async function sweep(app: INestApplicationContext, services = SERVICES): Promise<{ defects: string[]; pending: string[] }> {
+  const defects: string[] = [];
+  const pending: string[] = [];
+  for (const [Service, file] of services) {
+    const service = app.get(Service) as Record<string, (...args: unknown[]) => unknown>;
+    const methods = publicMethods(file);
+    expect({ file, methods: methods.length > 0 }).toEqual({ file, methods: true });
+    for (const method of methods) {
+      if (typeof service[method] !== 'function' || ASSERTIONS.includes(`${Service.name}.${method}`)) continue;
+      let returnedPromise = false;
+      const syncThrows: string[] = [];
+      for (const args of ARGS) {
+        const label = `${Service.name}.${method}(${args.map(show).join(', ')})`;
+        let returned: unknown;
+        try {
+          returned = service[method](...args);
+        } catch (error) {
+          syncThrows.push(label);
+          if (!(error instanceof DistributedQueueError)) defects.push(`${label} threw ${(error as Error)?.name}: ${(error as Error)?.message}`);
+          continue;
+        }
+        if (!(returned instanceof Promise)) continue;
+        returnedPromise = true;
+        let timer: NodeJS.Timeout | undefined;
+        const outcome = await Promise.race([
+          returned.then(() => 'resolved', (error: unknown) => error),
+          new Promise((resolve) => (timer = setTimeout(() => resolve('pending'), WAITING.includes(`${Service.name}.${method}`) ? 300 : 6000))),
+        ]).finally(() => clearTimeout(timer));
+        if (outcome === 'pending') {
+          if (!WAITING.includes(`${Service.name}.${method}`)) pending.push(label);
+        } else if (outcome !== 'resolved' && !(outcome instanceof DistributedQueueError)) {
+          defects.push(`${label} rejected with ${(outcome as Error)?.name}: ${(outcome as Error)?.message}`);
+        }
+      }
+      if (returnedPromise && syncThrows.length > 0) defects.push(`${Service.name}.${method} returns promises but threw synchronously: ${syncThrows[0]}`);
+    }
+  }
+  return { defects, pending };
+}
+
 describe('public methods with bad input reject with typed errors, never throw', () => {
   const target = getTargets()[0];
   const { start } = useQueueApps(target);
+  const types = { fz: {}, fo: { ordered: true } };
 
-  it('every public method of every service', async () => {
+  it('every public method of every service, on Redis', async () => {
     const keyPrefix = uniquePrefix('garbage');
     const app = await start({
-      connection: target.connection, keyPrefix, workers: false, redisTimeoutMs: 2000,
-      types: { fz: {}, fo: { ordered: true } }, route: routeTestOptions(keyPrefix, 'solo', 2),
+      connection: target.connection, keyPrefix, workers: false, redisTimeoutMs: 2000, types, route: routeTestOptions(keyPrefix, 'solo', 2),
       history: { connection: PG_URL, schema: `g_${keyPrefix.replace(/\W/g, '_')}`, queryTimeoutMs: 2000 },
     });
-    const defects: string[] = [];
-    const pending: string[] = [];
-    for (const [Service, file] of SERVICES) {
-      const service = app.app.get(Service) as Record<string, (...args: unknown[]) => unknown>;
-      const methods = publicMethods(file);
-      expect({ file, methods: methods.length > 0 }).toEqual({ file, methods: true });
-      for (const method of methods) {
-        if (typeof service[method] !== 'function') continue;
-        let returnedPromise = false;
-        const syncThrows: string[] = [];
-        for (const args of ARGS) {
-          const label = `${Service.name}.${method}(${args.map(show).join(', ')})`;
-          let returned: unknown;
-          try {
-            returned = service[method](...args);
-          } catch (error) {
-            syncThrows.push(label);
-            if (!(error instanceof DistributedQueueError)) defects.push(`${label} threw ${(error as Error)?.name}: ${(error as Error)?.message}`);
-            continue;
-          }
-          if (!(returned instanceof Promise)) continue;
-          returnedPromise = true;
-          let timer: NodeJS.Timeout | undefined;
-          const outcome = await Promise.race([
-            returned.then(() => 'resolved', (error: unknown) => error),
-            new Promise((resolve) => (timer = setTimeout(() => resolve('pending'), WAITING.includes(`${Service.name}.${method}`) ? 300 : 6000))),
-          ]).finally(() => clearTimeout(timer));
-          if (outcome === 'pending') {
-            if (!WAITING.includes(`${Service.name}.${method}`)) pending.push(label);
-          }
-          else if (outcome !== 'resolved' && !(outcome instanceof DistributedQueueError)) {
-            defects.push(`${label} rejected with ${(outcome as Error)?.name}: ${(outcome as Error)?.message}`);
-          }
-        }
-        if (returnedPromise && syncThrows.length > 0) defects.push(`${Service.name}.${method} returns promises but threw synchronously: ${syncThrows[0]}`);
-      }
-    }
-    console.log(`pending after 6 s:\n${pending.join('\n')}`);
+    const { defects, pending } = await sweep(app.app);
     expect(defects).toEqual([]);
     expect(pending).toEqual([]);
+  }, 600_000);
+
+  it('every public method of every service, in the testing module', async () => {
+    @Module({ imports: [DistributedQueueTestingModule.forRoot({ types })] })
+    class MemoryModule {}
+    const app = await NestFactory.createApplicationContext(MemoryModule, { logger: ['error'], abortOnError: false });
+    await app.init();
+    try {
+      const { defects, pending } = await sweep(app, [...SERVICES, [TestQueue, 'testing/test-queue.ts']]);
+      expect(defects).toEqual([]);
+      expect(pending).toEqual([]);
+    } finally {
+      await app.close();
+    }
   }, 600_000);
 });

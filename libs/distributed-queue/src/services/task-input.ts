@@ -1,6 +1,7 @@
 import { InvalidArgumentError, InvalidSubmitOptionsError } from '../errors';
 import { quote } from '../errors/quote';
 import type { SubmitOptions } from '../interfaces';
+import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
 import { MAX_DELAY_MS } from '../options/resolve-options';
 import { MAX_PRIORITY } from '../options/resolve-limits';
 import type { Due, TaskDedupe } from '../delay/delay-queue.store';
@@ -66,6 +67,17 @@ export function checkIds(ids: unknown, name = 'ids'): string[] {
 export function checkArray<T>(list: readonly T[], name: string): readonly T[] {
   if (!Array.isArray(list)) throw new InvalidArgumentError(name, `must be an array, got ${quote(list)}`);
   return list;
+}
+
+/** The names of a list of task types (strings or contracts). @throws InvalidArgumentError, InvalidTaskTypeError */
+export function checkTypeNames(types: readonly (string | TaskContract<unknown, boolean>)[]): string[] {
+  return checkArray(types, 'types').map(checkedTypeOf);
+}
+
+/** Checks an activity window: a positive integer of ms. @throws InvalidArgumentError */
+export function checkWindowMs(windowMs: unknown): number {
+  if (!Number.isInteger(windowMs) || (windowMs as number) < 1) throw new InvalidArgumentError('windowMs', `must be a positive integer, got ${String(windowMs)}`);
+  return windowMs as number;
 }
 
 /** Checks a page's limit: an integer from 1 to 1000. @throws InvalidArgumentError */

@@ -17,7 +17,7 @@ import { listOrderedDelayedAfter, listOrderedTasks } from '../route/route-listin
 import { cursorAt, decodeCursor, encodeCursor } from './list-cursor';
 import { isOrderedType } from './type-kind';
 import { newRequestId } from '../runtime/request-id';
-import { checkArray, checkId, checkIds, checkLimit, checkOffset } from './task-input';
+import { checkArray, checkId, checkIds, checkLimit, checkOffset, checkTypeNames, checkWindowMs } from './task-input';
 import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { DurableWrites, WriteMark } from '../redis/durable-writes';
@@ -347,8 +347,8 @@ export class TaskInspectorService {
    * @default windowMs 60000
    */
   async getActivityOf(types: readonly (string | TaskContract<unknown, boolean>)[], windowMs = 60_000): Promise<Map<string, TaskActivity>> {
-    const names = checkArray(types, 'types').map(checkedTypeOf);
-    if (!Number.isInteger(windowMs) || windowMs < 1) throw new InvalidArgumentError('windowMs', `must be a positive integer, got ${String(windowMs)}`);
+    const names = checkTypeNames(types);
+    checkWindowMs(windowMs);
     const streams = await this.streams.ofTypes(names);
     const [now] = await Promise.all([this.streams.now(), this.streams.raiseFlags(streams)]);
     const counts = await this.streams.recentCounts(streams, now - windowMs);

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
-import { InvalidArgumentError } from '../errors';
+import type { TaskContract } from '../contracts/task-contract';
 import type { TaskActivity, TaskEventName } from '../interfaces';
 import { TaskInspectorService } from '../services/task-inspector.service';
+import { checkTypeNames, checkWindowMs } from '../services/task-input';
 import { TestQueue } from './test-queue';
 
 /**
@@ -19,8 +19,8 @@ export class MemoryInspectorService extends TaskInspectorService {
   }
 
   override async getActivityOf(types: readonly (string | TaskContract<unknown, boolean>)[], windowMs = 60_000): Promise<Map<string, TaskActivity>> {
-    const names = types.map(checkedTypeOf);
-    if (!Number.isInteger(windowMs) || windowMs < 1) throw new InvalidArgumentError('windowMs', `must be a positive integer, got ${String(windowMs)}`);
+    const names = checkTypeNames(types);
+    checkWindowMs(windowMs);
     const engine = this.queue!.engine;
     const from = engine.clock.now() - windowMs;
     const out = new Map<string, TaskActivity>(names.map((type) => [type, { windowMs, counts: {} }]));

@@ -157,9 +157,14 @@ export class TestQueue implements OnModuleInit, OnApplicationBootstrap, OnApplic
   /**
    * Runs until no task of a type with a worker waits: due ones now, later ones by moving the clock to their
    * due time. Resolves with the attempts run.
-   * @throws Error when more than `maxTasks` attempts ran (a task that keeps submitting another, a schedule)
+   * @default maxTasks 10000
+   * @throws Error when more than `maxTasks` attempts ran (a task that keeps submitting another, a schedule);
+   * InvalidArgumentError for options that are not `{ maxTasks? }` with a positive integer
    */
-  async drain({ maxTasks = DEFAULT_MAX_TASKS }: { maxTasks?: number } = {}): Promise<number> {
+  async drain(options: { maxTasks?: number } = {}): Promise<number> {
+    if (options === null || typeof options !== 'object') throw new InvalidArgumentError('options', 'must be { maxTasks? }');
+    const { maxTasks = DEFAULT_MAX_TASKS } = options;
+    if (!Number.isInteger(maxTasks) || maxTasks < 1) throw new InvalidArgumentError('maxTasks', `must be a positive integer, got ${String(maxTasks)}`);
     await this.ready();
     let ran = 0;
     for (;;) {
