@@ -120,12 +120,12 @@ async function sweep(app: INestApplicationContext, services = SERVICES): Promise
   return { defects, pending };
 }
 
-describe('public methods with bad input reject with typed errors, never throw', () => {
-  const target = getTargets()[0];
-  const { start } = useQueueApps(target);
-  const types = { fz: {}, fo: { ordered: true } };
+const types = { fz: {}, fo: { ordered: true } };
 
-  it('every public method of every service, on Redis', async () => {
+describe.each(getTargets().map((t) => [t.name, t] as const))('public methods with bad input on %s', (_name, target) => {
+  const { start } = useQueueApps(target);
+
+  it('every public method of every service rejects with typed errors, never throws', async () => {
     const keyPrefix = uniquePrefix('garbage');
     const app = await start({
       connection: target.connection, keyPrefix, workers: false, redisTimeoutMs: 2000, types, route: routeTestOptions(keyPrefix, 'solo', 2),
@@ -135,8 +135,10 @@ describe('public methods with bad input reject with typed errors, never throw', 
     expect(defects).toEqual([]);
     expect(pending).toEqual([]);
   }, 600_000);
+});
 
-  it('every public method of every service, in the testing module', async () => {
+describe('public methods with bad input in the testing module', () => {
+  it('every public method of every service and of TestQueue rejects with typed errors, never throws', async () => {
     @Module({ imports: [DistributedQueueTestingModule.forRoot({ types })] })
     class MemoryModule {}
     const app = await NestFactory.createApplicationContext(MemoryModule, { logger: ['error'], abortOnError: false });
