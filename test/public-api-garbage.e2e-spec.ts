@@ -22,7 +22,7 @@ import {
 } from 'nestjs-distributed-queue';
 import { DistributedQueueTestingModule, TestQueue } from 'nestjs-distributed-queue/testing';
 import { REPO_ROOT } from './support/child';
-import { PG_URL } from './support/pg';
+import { PG_URL, useSchemaNames } from './support/pg';
 import { useQueueApps } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
@@ -124,12 +124,13 @@ const types = { fz: {}, fo: { ordered: true } };
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('public methods with bad input on %s', (_name, target) => {
   const { start } = useQueueApps(target);
+  const schemaName = useSchemaNames();
 
   it('every public method of every service rejects with typed errors, never throws', async () => {
     const keyPrefix = uniquePrefix('garbage');
     const app = await start({
       connection: target.connection, keyPrefix, workers: false, redisTimeoutMs: 2000, types, route: routeTestOptions(keyPrefix, 'solo', 2),
-      history: { connection: PG_URL, schema: `g_${keyPrefix.replace(/\W/g, '_')}`, queryTimeoutMs: 2000 },
+      history: { connection: PG_URL, schema: schemaName(), queryTimeoutMs: 2000 },
     });
     const { defects, pending } = await sweep(app.app);
     expect(defects).toEqual([]);
