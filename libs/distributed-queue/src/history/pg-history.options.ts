@@ -1,5 +1,6 @@
 import type { PoolConfig } from 'pg';
 import { InvalidOptionsError } from '../errors';
+import { quote } from '../errors/quote';
 
 /** Options of `PgHistoryStore.open`. */
 export interface PgHistoryOptions {
@@ -70,7 +71,7 @@ export const DEFAULT_QUERY_TIMEOUT_MS = 10_000;
 export function checkHistoryName(kind: 'table' | 'schema', value: unknown): string {
   const option = `history.${kind}`;
   if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
-    throw new InvalidOptionsError(option, `${JSON.stringify(value)} is not a plain identifier (a-z, 0-9, _; not starting with a digit)`);
+    throw new InvalidOptionsError(option, `${quote(value)} is not a plain identifier (a-z, 0-9, _; not starting with a digit)`);
   }
   if (value.startsWith('pg_') || value === 'information_schema') {
     throw new InvalidOptionsError(option, `"${value}" is a name of PostgreSQL's catalog (pg_*, information_schema)`);
