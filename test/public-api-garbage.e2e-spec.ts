@@ -79,6 +79,59 @@ function show(arg: unknown): string {
   }
 }
 
+/** Bad values each option of a call's options object gets. */
+const BAD_VALUES: unknown[] = [null, -1, 0, 1.5, NaN, Infinity, 1e15, '', 'x'.repeat(2000), true, {}, [], { bogus: 1 }, cyclic, () => 1];
+
+/** Options a call takes that its unknown-option message does not list (checked elsewhere, or no such message). */
+const UNLISTED: Record<string, string[]> = {
+  submit: ['durability'], submitMany: ['durability'], submitAndWait: ['timeoutMs', 'signal', 'durability'], reschedule: ['delay', 'runAt', 'durability'],
+  submitFlow: ['durability'], listTaskPage: ['cursor', 'limit'], listTasks: ['offset', 'limit'],
+};
+
+/** The options a call knows, from the message its unknown option `zzzz` gets ("(known: a, b)"). */
+async function knownOptions(call: (options: Record<string, unknown>) => Promise<unknown>): Promise<string[]> {
+  const error = await call({ zzzz: 1 }).then(() => undefined, (e: unknown) => e as Error);
+  const listed = error && /known: ([^)]*)\)/.exec(error.message);
+  return listed ? listed[1].split(', ') : [];
+}
+
+/**
+ * Each option of each call's options object set to each bad value: the call resolves or rejects with a typed
+ * error, never an untyped one; returns the untyped ones.
+ */
+async function sweepOptions(app: INestApplicationContext): Promise<string[]> {
+  const submit = app.get(TaskSubmitService);
+  const flows = app.get(TaskFlowService);
+  const inspect = app.get(TaskInspectorService);
+  const schedules = app.get(TaskScheduleService);
+  const calls: [string, (options: Record<string, unknown>) => Promise<unknown>][] = [
+    ['submit', (o) => submit.submit('fz', { n: 1 }, o as never)],
+    ['submitMany', (o) => submit.submitMany('fz', [{ payload: 1, ...o }] as never)],
+    ['submitOrdered', (o) => submit.submitOrdered('fo', 'k', 1, o as never)],
+    ['submitAndWait', (o) => submit.submitAndWait('fz', 1, { timeoutMs: 50, ...o } as never)],
+    ['reschedule', (o) => submit.reschedule('fz', 'x', o as never)],
+    ['submitFlow node', (o) => flows.submitFlow([{ ref: 'a', type: 'fz', payload: 1, ...o }] as never)],
+    ['submitFlow', (o) => flows.submitFlow([{ ref: 'a', type: 'fz', payload: 1 }], o as never)],
+    ['listTaskPage', (o) => inspect.listTaskPage('fz', 'ready', o as never)],
+    ['listTasks', (o) => inspect.listTasks('fz', 'ready', o as never)],
+    ['schedule upsert', (o) => schedules.upsert('s1', { type: 'fz', everyMs: 60_000, payload: 1, ...o } as never)],
+  ];
+  const untyped: string[] = [];
+  for (const [name, call] of calls) {
+    const keys = [...(await knownOptions(call)), ...(UNLISTED[name] ?? [])];
+    expect({ name, keys: keys.length > 0 }).toEqual({ name, keys: true });
+    for (const key of keys) {
+      for (const value of BAD_VALUES) {
+        // NOTE: a null timeoutMs is the default wait (30 s), not a bad value
+        if (name === 'submitAndWait' && key === 'timeoutMs' && value === null) continue;
+        const error = await call({ [key]: value }).then(() => undefined, (e: unknown) => e);
+        if (error !== undefined && !(error instanceof DistributedQueueError)) untyped.push(`${name} { ${key}: ${show(value)} }: ${(error as Error)?.name}: ${(error as Error)?.message}`);
+      }
+    }
+  }
+  return untyped;
+}
+
 /** Calls every public method of every service of `app` with every argument list; returns the defects and the calls still pending. */
 async function sweep(app: INestApplicationContext, services = SERVICES): Promise<{ defects: string[]; pending: string[] }> {
   const defects: string[] = [];
@@ -117,6 +170,14 @@ async function sweep(app: INestApplicationContext, services = SERVICES): Promise
       if (returnedPromise && syncThrows.length > 0) defects.push(`${Service.name}.${method} returns promises but threw synchronously: ${syncThrows[0]}`);
     }
   }
+  // nothing a refused call did broke the engine: valid calls still work
+  const submit = app.get(TaskSubmitService);
+  for (const [name, check] of [
+    ['submit', () => submit.submit('fz', 1)], ['submitOrdered', () => submit.submitOrdered('fo', 'k', 1)], ['getCounts', () => app.get(TaskInspectorService).getCounts('fz')],
+  ] as const) {
+    const error = await (check as () => Promise<unknown>)().then(() => undefined, (e: Error) => e);
+    if (error) defects.push(`after the sweep, a valid ${name} failed: ${error.name}: ${error.message}`);
+  }
   return { defects, pending };
 }
 
@@ -135,12 +196,13 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('public methods wit
     const { defects, pending } = await sweep(app.app);
     expect(defects).toEqual([]);
     expect(pending).toEqual([]);
+    expect(await sweepOptions(app.app)).toEqual([]);
   }, 600_000);
 });
 
 describe('public methods with bad input in the testing module', () => {
   it('every public method of every service and of TestQueue rejects with typed errors, never throws', async () => {
-    @Module({ imports: [DistributedQueueTestingModule.forRoot({ types })] })
+    @Module({ imports: [DistributedQueueTestingModule.forRoot({ types, route: { qId: 'q', partitions: 2 } })] })
     class MemoryModule {}
     const app = await NestFactory.createApplicationContext(MemoryModule, { logger: ['error'], abortOnError: false });
     await app.init();
@@ -148,6 +210,7 @@ describe('public methods with bad input in the testing module', () => {
       const { defects, pending } = await sweep(app, [...SERVICES, [TestQueue, 'testing/test-queue.ts']]);
       expect(defects).toEqual([]);
       expect(pending).toEqual([]);
+      expect(await sweepOptions(app)).toEqual([]);
     } finally {
       await app.close();
     }
