@@ -27,10 +27,35 @@ export function runController(handler: TaskHandler): AbortController | undefined
   return takesSignal(handler) ? new AbortController() : undefined;
 }
 
-/** Anything a handler threw or rejected with, as an Error. */
+/**
+ * Anything a handler threw or rejected with, as an Error whose name, message and stack can be read: never
+ * throws itself (a value whose toString throws, a Proxy that throws on every trap, an Error whose getters
+ * throw each become a plain Error saying what was thrown).
+ */
 export function toError(thrown: unknown): Error {
-  if (thrown instanceof Error) return thrown;
-  const error = new Error(String(thrown));
+  try {
+    if (thrown instanceof Error) {
+      // NOTE: read once here, so that recording the failure cannot throw later
+      void `${thrown.name}${thrown.message}${thrown.stack ?? ''}`;
+      return thrown;
+    }
+  } catch {
+    return plainError(`a thrown ${typeof thrown} whose name, message or stack cannot be read`);
+  }
+  return plainError(textOf(thrown));
+}
+
+/** A thrown value's text (`String`), or what it is when it has none. */
+function textOf(thrown: unknown): string {
+  try {
+    return String(thrown);
+  } catch {
+    return `a thrown ${typeof thrown} that cannot be turned into text`;
+  }
+}
+
+function plainError(message: string): Error {
+  const error = new Error(message);
   // NOTE: the value thrown had no stack; this one's would show where it was caught, not where it was thrown
   error.stack = undefined;
   return error;
@@ -55,8 +80,17 @@ export function callHandler(
     settle(toError(error));
     return;
   }
-  if (outcome && typeof (outcome as PromiseLike<unknown>).then === 'function') {
-    (outcome as PromiseLike<unknown>).then((result) => settle(null, result), (error: unknown) => settle(toError(error)));
+  let thenable: boolean;
+  try {
+    thenable = !!outcome && typeof (outcome as PromiseLike<unknown>).then === 'function';
+  } catch (error) {
+    // a `then` getter that throws: the attempt failed
+    settle(toError(error));
+    return;
+  }
+  if (thenable) {
+    // NOTE: adopted as a promise: a `then` that throws becomes a rejection, and one that calls back twice settles once
+    Promise.resolve(outcome).then((result) => settle(null, result), (error: unknown) => settle(toError(error)));
   } else {
     settle(null, outcome);
   }

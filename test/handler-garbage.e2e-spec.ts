@@ -1,0 +1,133 @@
+/**
+ * Handlers that throw or return anything JavaScript allows: the attempt ends (completed, or failed and dead at
+ * its last attempt) with its error recorded as strings, the worker goes on with the next task, and nothing
+ * escapes as an unhandled rejection; delay and ordered tasks, on Redis and in the testing module.
+ *
+ * | cell                                                          | expected                                        |
+ * |---------------------------------------------------------------|-------------------------------------------------|
+ * | throws null, undefined, 42, a string, {}, a cyclic object, a   | dead (maxAttempts 1), its error a name and a    |
+ * | Symbol, a function, an Error with a cyclic cause, an object    | message of strings; the next task runs           |
+ * | whose toString throws, a Proxy that throws on every get, an    |                                                 |
+ * | Error of a 2 MB message, an Error whose getters throw; rejects | (a thenable whose `then` throws: the attempt     |
+ * | with null; returns a thenable whose `then` getter or call      | fails)                                          |
+ * | throws                                                        |                                                 |
+ * | returns a cyclic object, a BigInt, a function, a Symbol        | completed (the result not kept when not JSON);  |
+ * |                                                               | the next task runs                              |
+ */
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TaskInspectorService, TaskSubmitService, type Task } from 'nestjs-distributed-queue';
+import { DistributedQueueTestingModule, TestQueue } from 'nestjs-distributed-queue/testing';
+import { useQueueApps, workerClass } from './support/queue-app';
+import { routeTestOptions } from './support/route';
+import { getTargets, uniquePrefix } from './support/targets';
+import { waitFor } from './support/wait';
+
+const cyclic: Record<string, unknown> = { a: 1 };
+cyclic.self = cyclic;
+const causeCycle = new Error('with a cyclic cause');
+(causeCycle as Error & { cause: unknown }).cause = cyclic;
+const hostile = new Proxy({}, { get: () => { throw new Error('no'); }, has: () => { throw new Error('no'); }, ownKeys: () => { throw new Error('no'); }, getPrototypeOf: () => { throw new Error('no'); } });
+
+/** What each task's handler throws (`throw:`) or returns (`return:`). */
+const OUTCOMES: Record<string, () => unknown> = {
+  'throw:null': () => { throw null; },
+  'throw:undefined': () => { throw undefined; },
+  'throw:42': () => { throw 42; },
+  'throw:string': () => { throw 'a string'; },
+  'throw:object': () => { throw {}; },
+  'throw:cyclic': () => { throw cyclic; },
+  'throw:symbol': () => { throw Symbol('s'); },
+  'throw:function': () => { throw () => 1; },
+  'throw:cause-cycle': () => { throw causeCycle; },
+  'throw:bad-toString': () => { throw { toString: () => { throw new Error('toString'); } }; },
+  'throw:proxy': () => { throw hostile; },
+  'throw:2mb': () => { throw new Error('m'.repeat(2 * 1024 * 1024)); },
+  'throw:reject-null': () => Promise.reject(null),
+  'throw:error-getters': () => { throw new (class extends Error { get message(): string { throw new Error('getter'); } })(); },
+  'throw:then-getter': () => ({ get then() { throw new Error('then'); } }),
+  'throw:then-throws': () => ({ then: () => { throw new Error('then'); } }),
+  'return:cyclic': () => cyclic,
+  'return:bigint': () => BigInt(1),
+  'return:function': () => () => 1,
+  'return:symbol': () => Symbol('r'),
+};
+const NAMES = Object.keys(OUTCOMES);
+
+/** The handler: runs the task's outcome by its payload's name; `after` marks the sentinel that must run last. */
+function handlerOf(ran: string[]) {
+  return (task: Task<{ name: string }>) => {
+    ran.push(task.payload.name);
+    return task.payload.name === 'after' ? 'ok' : OUTCOMES[task.payload.name]();
+  };
+}
+
+/** Every outcome's task ended: the throwing ones dead with string errors, the others done; the sentinel ran. */
+async function expectEnded(inspect: TaskInspectorService, type: string): Promise<void> {
+  const dead = await inspect.listDead(type, 0, 100);
+  const died = dead.tasks.map((t) => (t.payload as { name: string }).name).sort();
+  expect(died).toEqual(NAMES.filter((n) => n.startsWith('throw:')).sort());
+  for (const t of dead.tasks) {
+    expect({ name: typeof t.error.name, message: typeof t.error.message }).toEqual({ name: 'string', message: 'string' });
+    expect(t.error.message.length).toBeLessThan(100_000);
+  }
+}
+
+describe.each(getTargets().map((t) => [t.name, t] as const))('handlers that throw or return anything on %s', (_name, target) => {
+  const { start } = useQueueApps(target);
+
+  it('delay tasks end, typed; the worker goes on', async () => {
+    const ran: string[] = [];
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const keyPrefix = uniquePrefix('handler-garbage');
+      const app = await start({ connection: target.connection, keyPrefix }, [workerClass('hg', { maxAttempts: 1, concurrency: 1, pollIntervalMs: 50 }, handlerOf(ran))]);
+      for (const name of [...NAMES, 'after']) await app.submit.submit('hg', { name }, { id: name.replace(':', '-') });
+      await waitFor(() => ran.includes('after'), { timeoutMs: 20_000, message: 'the sentinel ran after every outcome' });
+      await waitFor(async () => (await app.inspect.getCounts('hg')).running === 0, { timeoutMs: 10_000 });
+      await expectEnded(app.inspect, 'hg');
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  }, 60_000);
+
+  it('ordered tasks end, typed; the key goes on in order', async () => {
+    const ran: string[] = [];
+    const keyPrefix = uniquePrefix('handler-garbage-o');
+    const app = await start(
+      { connection: target.connection, keyPrefix, route: routeTestOptions(keyPrefix, 'm1', 2) },
+      [workerClass('hgo', { ordered: true, maxAttempts: 1 }, handlerOf(ran))],
+    );
+    await app.submit.submitOrderedMany('hgo', [...NAMES, 'after'].map((name) => ({ key: 'k', payload: { name } })));
+    await waitFor(() => ran.includes('after'), { timeoutMs: 20_000, message: 'the sentinel ran after every outcome' });
+    expect(ran).toEqual([...NAMES, 'after']);
+    const dead = await waitFor(async () => {
+      const letters = await app.inspect.listOrderedDead();
+      return letters.length >= NAMES.filter((n) => n.startsWith('throw:')).length ? letters : null;
+    }, { timeoutMs: 10_000, message: 'dead letters' });
+    for (const letter of dead) expect({ name: typeof letter.error.name, message: typeof letter.error.message }).toEqual({ name: 'string', message: 'string' });
+  }, 60_000);
+});
+
+describe('handlers that throw or return anything in the testing module', () => {
+  it('delay tasks end, typed', async () => {
+    const ran: string[] = [];
+    @Module({ imports: [DistributedQueueTestingModule.forRoot({})], providers: [workerClass('hg', { maxAttempts: 1 }, handlerOf(ran))] })
+    class MemoryModule {}
+    const app = await NestFactory.createApplicationContext(MemoryModule, { logger: false, abortOnError: false });
+    await app.init();
+    try {
+      const submit = app.get(TaskSubmitService);
+      for (const name of [...NAMES, 'after']) await submit.submit('hg', { name }, { id: name.replace(':', '-') });
+      await app.get(TestQueue).drain();
+      expect(ran).toEqual([...NAMES, 'after']);
+      await expectEnded(app.get(TaskInspectorService), 'hg');
+    } finally {
+      await app.close();
+    }
+  });
+});
