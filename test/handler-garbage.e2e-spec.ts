@@ -13,16 +13,18 @@
  * | throws                                                        |                                                 |
  * | returns a cyclic object, a BigInt, a function, a Symbol        | completed (the result not kept when not JSON);  |
  * |                                                               | the next task runs                              |
+ * | an @OnTaskEvent or onFlowEnded listener doing any of these     | logged; later events heard; no unhandled        |
+ * |                                                               | rejection                                       |
  */
 import 'reflect-metadata';
-import { Module } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { TaskInspectorService, TaskSubmitService, type Task } from 'nestjs-distributed-queue';
+import { OnTaskEvent, TaskFlowService, TaskInspectorService, TaskSubmitService, type Task, type TaskEvent } from 'nestjs-distributed-queue';
 import { DistributedQueueTestingModule, TestQueue } from 'nestjs-distributed-queue/testing';
 import { useQueueApps, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
-import { waitFor } from './support/wait';
+import { sleep, waitFor } from './support/wait';
 
 const cyclic: Record<string, unknown> = { a: 1 };
 cyclic.self = cyclic;
@@ -110,6 +112,46 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('handlers that thro
       return letters.length >= NAMES.filter((n) => n.startsWith('throw:')).length ? letters : null;
     }, { timeoutMs: 10_000, message: 'dead letters' });
     for (const letter of dead) expect({ name: typeof letter.error.name, message: typeof letter.error.message }).toEqual({ name: 'string', message: 'string' });
+  }, 60_000);
+});
+
+describe('listeners that throw or return anything', () => {
+  const target = getTargets()[0];
+  const { start } = useQueueApps(target);
+
+  it('@OnTaskEvent and onFlowEnded listeners: logged, the next event still heard, no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const outcomes = Object.values(OUTCOMES);
+    const heard: string[] = [];
+    let n = 0;
+    @Injectable()
+    class Listener {
+      @OnTaskEvent('hl', 'completed')
+      on(event: TaskEvent): unknown {
+        heard.push(event.task.id);
+        return outcomes[n++ % outcomes.length]();
+      }
+    }
+    try {
+      const app = await start({ connection: target.connection, keyPrefix: uniquePrefix('listener-garbage') }, [workerClass('hl', { concurrency: 1 }, () => 'ok'), Listener]);
+      const flows = app.app.get(TaskFlowService);
+      const ended: string[] = [];
+      let m = 0;
+      flows.onFlowEnded((event) => {
+        ended.push(event.flowId);
+        return outcomes[m++ % outcomes.length]() as void;
+      });
+      const ids = Object.keys(OUTCOMES).map((name) => name.replace(':', '-'));
+      for (const id of ids) await app.submit.submit('hl', {}, { id });
+      for (const id of ids) await flows.submitFlow([{ ref: 'a', type: 'hl', payload: {} }], { id });
+      await waitFor(() => heard.length >= ids.length * 2 && ended.length >= ids.length, { timeoutMs: 20_000, message: 'every event heard' });
+      await sleep(200);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   }, 60_000);
 });
 

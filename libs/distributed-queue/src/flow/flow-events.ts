@@ -4,6 +4,7 @@ import type { FlowState } from '../interfaces';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { RedisClient } from '../redis/script-loader';
 import { EventSubscriber } from '../runtime/event-subscriber';
+import { toError } from '../runtime/handler-call';
 
 /** A flow's end, as flow listeners get it. */
 export interface FlowEndedEvent {
@@ -93,6 +94,6 @@ export class FlowEvents {
   }
 
   private report(error: unknown): void {
-    this.logger.error(`flow event listener failed: ${(error as Error)?.message ?? String(error)}`);
+    this.logger.error(`flow event listener failed: ${toError(error).message}`);
   }
 }
