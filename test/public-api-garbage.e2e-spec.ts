@@ -132,6 +132,41 @@ async function sweepOptions(app: INestApplicationContext): Promise<string[]> {
   return untyped;
 }
 
+/** Payloads of every kind that JSON cannot hold, or only barely. */
+function badPayloads(): [string, unknown][] {
+  let deep: unknown = 1;
+  for (let i = 0; i < 100_000; i++) deep = [deep];
+  return [
+    ['cyclic', cyclic], ['BigInt', BigInt(1)], ['Symbol', Symbol('p')], ['function', () => 1], ['undefined', undefined],
+    ['a toJSON that throws', { toJSON: () => { throw new Error('toJSON'); } }], ['100,000 levels deep', deep],
+    ['a getter that throws', Object.defineProperty({}, 'x', { enumerable: true, get: () => { throw new Error('get'); } })],
+    ['over 1 MB', 'x'.repeat(1024 * 1024 + 1)],
+  ];
+}
+
+/** Each bad payload given to each call that takes one: a typed rejection (or success), never an untyped one. */
+async function sweepPayloads(app: INestApplicationContext): Promise<string[]> {
+  const submit = app.get(TaskSubmitService);
+  const flows = app.get(TaskFlowService);
+  const calls: [string, (payload: unknown) => Promise<unknown>][] = [
+    ['submit', (p) => submit.submit('fz', p)],
+    ['submitMany', (p) => submit.submitMany('fz', [{ payload: p }])],
+    ['submitOrdered', (p) => submit.submitOrdered('fo', 'k', p)],
+    ['submitOrderedMany', (p) => submit.submitOrderedMany('fo', [{ key: 'k', payload: p }])],
+    ['submitAndWait', (p) => submit.submitAndWait('fz', p, { timeoutMs: 50 })],
+    ['submitFlow', (p) => flows.submitFlow([{ ref: 'a', type: 'fz', payload: p }])],
+    ['schedule upsert', (p) => app.get(TaskScheduleService).upsert('s2', { type: 'fz', everyMs: 60_000, payload: p })],
+  ];
+  const untyped: string[] = [];
+  for (const [name, call] of calls) {
+    for (const [what, payload] of badPayloads()) {
+      const error = await call(payload).then(() => undefined, (e: unknown) => e);
+      if (error !== undefined && !(error instanceof DistributedQueueError)) untyped.push(`${name} of ${what}: ${(error as Error)?.name}: ${(error as Error)?.message?.slice(0, 120)}`);
+    }
+  }
+  return untyped;
+}
+
 /** Calls every public method of every service of `app` with every argument list; returns the defects and the calls still pending. */
 async function sweep(app: INestApplicationContext, services = SERVICES): Promise<{ defects: string[]; pending: string[] }> {
   const defects: string[] = [];
@@ -197,6 +232,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('public methods wit
     expect(defects).toEqual([]);
     expect(pending).toEqual([]);
     expect(await sweepOptions(app.app)).toEqual([]);
+    expect(await sweepPayloads(app.app)).toEqual([]);
   }, 600_000);
 });
 
@@ -211,6 +247,7 @@ describe('public methods with bad input in the testing module', () => {
       expect(defects).toEqual([]);
       expect(pending).toEqual([]);
       expect(await sweepOptions(app)).toEqual([]);
+      expect(await sweepPayloads(app)).toEqual([]);
     } finally {
       await app.close();
     }
