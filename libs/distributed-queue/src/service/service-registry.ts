@@ -58,6 +58,8 @@ function checkName(name: string, value: unknown): string {
   return value;
 }
 
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
 /**
  * Service mode's registry in Redis: applications, the task types each owns (with the options the scheduler
  * runs them with) and their live instances (callback URL, heartbeat by the Redis clock). Client instances
@@ -91,6 +93,7 @@ export class ServiceRegistry {
       if (typeof instance.url !== 'string' || !/^https?:\/\/\S+$/.test(instance.url)) throw new InvalidArgumentError('instance.url', 'expected an http(s) URL');
     }
     if (!Number.isInteger(ttlMs) || ttlMs < 100) throw new InvalidArgumentError('ttlMs', 'expected an integer of at least 100');
+    if (!isPlainObject(types) || !Object.values(types).every(isPlainObject)) throw new InvalidArgumentError('types', 'expected { [type]: options object }');
     const pairs = Object.entries(types).flatMap(([type, options]) => {
       assertTaskType(type);
       return [type, JSON.stringify(options)];
@@ -104,6 +107,8 @@ export class ServiceRegistry {
 
   /** Removes an instance (it leaves gracefully): no more deliveries go to it. */
   async leave(app: string, instanceId: string): Promise<void> {
+    checkName('app', app);
+    checkName('instanceId', instanceId);
     await this.scripts.dqServiceLeave(this.keys.instances(app), this.keys.urls(app), instanceId, this.keys.changes, app);
   }
 
