@@ -23,7 +23,7 @@ import {
 import { DistributedQueueTestingModule, TestQueue } from 'nestjs-distributed-queue/testing';
 import { REPO_ROOT } from './support/child';
 import { PG_URL, useSchemaNames } from './support/pg';
-import { useQueueApps } from './support/queue-app';
+import { startQueueApp, useQueueApps } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
 
@@ -168,7 +168,7 @@ async function sweepPayloads(app: INestApplicationContext): Promise<string[]> {
 }
 
 /** Calls every public method of every service of `app` with every argument list; returns the defects and the calls still pending. */
-async function sweep(app: INestApplicationContext, services = SERVICES): Promise<{ defects: string[]; pending: string[] }> {
+async function sweep(app: INestApplicationContext, services = SERVICES, usable = true): Promise<{ defects: string[]; pending: string[] }> {
   const defects: string[] = [];
   const pending: string[] = [];
   for (const [Service, file] of services) {
@@ -205,6 +205,7 @@ async function sweep(app: INestApplicationContext, services = SERVICES): Promise
       if (returnedPromise && syncThrows.length > 0) defects.push(`${Service.name}.${method} returns promises but threw synchronously: ${syncThrows[0]}`);
     }
   }
+  if (!usable) return { defects, pending };
   // nothing a refused call did broke the engine: valid calls still work
   const submit = app.get(TaskSubmitService);
   for (const [name, check] of [
@@ -233,6 +234,21 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('public methods wit
     expect(pending).toEqual([]);
     expect(await sweepOptions(app.app)).toEqual([]);
     expect(await sweepPayloads(app.app)).toEqual([]);
+  }, 600_000);
+});
+
+describe('public methods after the application closed', () => {
+  const target = getTargets()[0];
+
+  it('reject with typed errors in bounded time, never throw or hang', async () => {
+    const keyPrefix = uniquePrefix('garbage-closed');
+    const app = await startQueueApp({
+      connection: target.connection, keyPrefix, workers: false, redisTimeoutMs: 2000, types, route: routeTestOptions(keyPrefix, 'solo', 2),
+    });
+    await app.close();
+    const { defects, pending } = await sweep(app.app, SERVICES.filter(([Service]) => Service !== TaskHistoryService), false);
+    expect(defects).toEqual([]);
+    expect(pending).toEqual([]);
   }, 600_000);
 });
 
