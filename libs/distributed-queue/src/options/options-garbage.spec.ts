@@ -60,6 +60,23 @@ describe('every option with every kind of bad value', () => {
     expect(untyped).toEqual([]);
   });
 
+  it('the whole options object of every kind (forRootAsync factories return anything): typed', () => {
+    const untyped: string[] = [];
+    for (const value of BAD) {
+      try {
+        resolveModuleOptions(value as never);
+      } catch (error) {
+        if (!(error instanceof DistributedQueueError)) untyped.push(`${String(value)}: ${(error as Error)?.name}: ${(error as Error)?.message}`);
+      }
+      try {
+        resolveDashboardOptions(value as never);
+      } catch (error) {
+        if (!(error instanceof InvalidOptionsError)) untyped.push(`dashboard ${String(value)}: ${(error as Error)?.name}: ${(error as Error)?.message}`);
+      }
+    }
+    expect(untyped).toEqual([]);
+  });
+
   it('the dashboard options: resolve or throw InvalidOptionsError', () => {
     const untyped: string[] = [];
     for (const key of ['path', 'token', 'guard', 'title', 'sessionTtlMs', 'zzzz']) {
