@@ -10,6 +10,9 @@
  * | undefined, null, numbers, NaN, objects, arrays,   | every rejection a DistributedQueueError; every call       |
  * | bad type names, cyclic objects, 1,001 ids)        | settled within 6 s (submitAndWait waits by design)        |
  * | the same in the testing module (and TestQueue)    | the same                                                  |
+ * | a refused call on Redis                           | nothing written: every key of the type as it was (DUMP)   |
+ * | each option of each call's options, each payload  | typed; valid calls still work after the sweep             |
+ * | JSON cannot hold; every method after close        |                                                           |
  */
 import 'reflect-metadata';
 import { Module, type INestApplicationContext } from '@nestjs/common';
@@ -23,7 +26,8 @@ import {
 import { DistributedQueueTestingModule, TestQueue } from 'nestjs-distributed-queue/testing';
 import { REPO_ROOT } from './support/child';
 import { PG_URL, useSchemaNames } from './support/pg';
-import { startQueueApp, useQueueApps } from './support/queue-app';
+import { keysOf, startQueueApp, useQueueApps } from './support/queue-app';
+import type { Cluster, Redis } from 'ioredis';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
 
@@ -167,8 +171,34 @@ async function sweepPayloads(app: INestApplicationContext): Promise<string[]> {
   return untyped;
 }
 
-/** Calls every public method of every service of `app` with every argument list; returns the defects and the calls still pending. */
-async function sweep(app: INestApplicationContext, services = SERVICES, usable = true): Promise<{ defects: string[]; pending: string[] }> {
+/** What a refused call must leave as it was: a digest of the keys of the type `fz` (its hash tag: one slot). */
+type Snapshot = () => Promise<string>;
+
+/** The digest of every key of delay type `type` (DUMP of each, its waiting set's chunks included). */
+function typeSnapshot(client: Redis | Cluster, prefix: string, type: string): Snapshot {
+  const k = keysOf(prefix, type);
+  const fixed = [
+    k.waiting, k.waitingCount, k.active, k.jobs, k.seq, k.running, k.dead, k.errors, k.done, k.results, k.dedupe, k.dedupeIndex, k.paused,
+    k.log, k.limits, `${k.waiting}:q`, `${k.waiting}:gof`, `${k.waiting}:gb`, `${k.waiting}:gr`, `${k.waiting}:gq`, `${k.waiting}:pc`, `${k.waiting}:gset`,
+  ];
+  const lua = `local out = {}
+    for _, key in ipairs(KEYS) do
+      local v = redis.call('DUMP', key)
+      out[#out + 1] = key .. '=' .. (v and redis.sha1hex(v) or '-')
+    end
+    for _, tag in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+      local v = redis.call('DUMP', KEYS[1] .. ':' .. tag)
+      out[#out + 1] = tag .. '=' .. (v and redis.sha1hex(v) or '-')
+    end
+    return table.concat(out, ' ')`;
+  return async () => String(await client.eval(lua, fixed.length, ...fixed));
+}
+
+/**
+ * Calls every public method of every service of `app` with every argument list; returns the defects and the
+ * calls still pending. With `snapshot`, a call that rejects must leave it as it was (nothing written).
+ */
+async function sweep(app: INestApplicationContext, services = SERVICES, usable = true, snapshot?: Snapshot): Promise<{ defects: string[]; pending: string[] }> {
   const defects: string[] = [];
   const pending: string[] = [];
   for (const [Service, file] of services) {
@@ -181,6 +211,7 @@ async function sweep(app: INestApplicationContext, services = SERVICES, usable =
       const syncThrows: string[] = [];
       for (const args of ARGS) {
         const label = `${Service.name}.${method}(${args.map(show).join(', ')})`;
+        const before = await snapshot?.();
         let returned: unknown;
         try {
           returned = service[method](...args);
@@ -200,6 +231,8 @@ async function sweep(app: INestApplicationContext, services = SERVICES, usable =
           if (!WAITING.includes(`${Service.name}.${method}`)) pending.push(label);
         } else if (outcome !== 'resolved' && !(outcome instanceof DistributedQueueError)) {
           defects.push(`${label} rejected with ${(outcome as Error)?.name}: ${(outcome as Error)?.message}`);
+        } else if (outcome !== 'resolved' && snapshot && (await snapshot()) !== before) {
+          defects.push(`${label} rejected with ${(outcome as Error).name} but wrote: ${(outcome as Error).message.slice(0, 100)}`);
         }
       }
       if (returnedPromise && syncThrows.length > 0) defects.push(`${Service.name}.${method} returns promises but threw synchronously: ${syncThrows[0]}`);
@@ -220,7 +253,7 @@ async function sweep(app: INestApplicationContext, services = SERVICES, usable =
 const types = { fz: {}, fo: { ordered: true } };
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('public methods with bad input on %s', (_name, target) => {
-  const { start } = useQueueApps(target);
+  const { start, redis } = useQueueApps(target);
   const schemaName = useSchemaNames();
 
   it('every public method of every service rejects with typed errors, never throws', async () => {
@@ -229,7 +262,12 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('public methods wit
       connection: target.connection, keyPrefix, workers: false, redisTimeoutMs: 2000, types, route: routeTestOptions(keyPrefix, 'solo', 2),
       history: { connection: PG_URL, schema: schemaName(), queryTimeoutMs: 2000 },
     });
-    const { defects, pending } = await sweep(app.app);
+    const snapshot = typeSnapshot(redis(), keyPrefix, 'fz');
+    // the digest sees a write (a test that cannot fail proves nothing)
+    const first = await snapshot();
+    await app.submit.submit('fz', 1, { delay: 60_000 });
+    expect(await snapshot()).not.toEqual(first);
+    const { defects, pending } = await sweep(app.app, SERVICES, true, snapshot);
     expect(defects).toEqual([]);
     expect(pending).toEqual([]);
     expect(await sweepOptions(app.app)).toEqual([]);
