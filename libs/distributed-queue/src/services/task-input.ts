@@ -64,7 +64,7 @@ export function checkIds(ids: unknown, name = 'ids'): string[] {
 }
 
 /** Checks that a list (of task types, of ids) is an array: `InvalidArgumentError` naming `name`. */
-export function checkArray<T>(list: readonly T[], name: string): readonly T[] {
+function checkArray<T>(list: readonly T[], name: string): readonly T[] {
   if (!Array.isArray(list)) throw new InvalidArgumentError(name, `must be an array, got ${quote(list)}`);
   return list;
 }

@@ -17,7 +17,7 @@ import { listOrderedDelayedAfter, listOrderedTasks } from '../route/route-listin
 import { cursorAt, decodeCursor, encodeCursor } from './list-cursor';
 import { isOrderedType } from './type-kind';
 import { newRequestId } from '../runtime/request-id';
-import { checkArray, checkId, checkIds, checkLimit, checkOffset, checkTypeNames, checkWindowMs } from './task-input';
+import { checkId, checkIds, checkLimit, checkOffset, checkTypeNames, checkWindowMs } from './task-input';
 import { callDurability, type ResolvedDurability } from '../options/resolve-durability';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import type { DurableWrites, WriteMark } from '../redis/durable-writes';
@@ -99,10 +99,10 @@ export class TaskInspectorService {
    * (they share its counts), where a call per type would read every partition again.
    */
   async getCountsOf(types: readonly (string | TaskContract<unknown, boolean>)[]): Promise<Map<string, TaskCounts>> {
-    checkArray(types, 'types');
+    const names = checkTypeNames(types);
     let route: Promise<TaskCounts> | undefined;
     const counts = await Promise.all(types.map((type) => (this.isOrdered(type) ? (route ??= this.getCounts(type)) : this.getCounts(type))));
-    return new Map(types.map((type, i) => [checkedTypeOf(type), counts[i]]));
+    return new Map(names.map((name, i) => [name, counts[i]]));
   }
 
   /**
