@@ -174,12 +174,15 @@ async function sweepPayloads(app: INestApplicationContext): Promise<string[]> {
 /** What a refused call must leave as it was: a digest of the keys of the type `fz` (its hash tag: one slot). */
 type Snapshot = () => Promise<string>;
 
-/** The digest of every key of delay type `type` (DUMP of each, its waiting set's chunks included). */
+/**
+ * The digest of every key of delay type `type` (DUMP of each, its waiting set's chunks included), but its event
+ * stream, which the history writer trims on its own schedule.
+ */
 function typeSnapshot(client: Redis | Cluster, prefix: string, type: string): Snapshot {
   const k = keysOf(prefix, type);
   const fixed = [
     k.waiting, k.waitingCount, k.active, k.jobs, k.seq, k.running, k.dead, k.errors, k.done, k.results, k.dedupe, k.dedupeIndex, k.paused,
-    k.log, k.limits, `${k.waiting}:q`, `${k.waiting}:gof`, `${k.waiting}:gb`, `${k.waiting}:gr`, `${k.waiting}:gq`, `${k.waiting}:pc`, `${k.waiting}:gset`,
+    k.limits, `${k.waiting}:q`, `${k.waiting}:gof`, `${k.waiting}:gb`, `${k.waiting}:gr`, `${k.waiting}:gq`, `${k.waiting}:pc`, `${k.waiting}:gset`,
   ];
   const lua = `local out = {}
     for _, key in ipairs(KEYS) do
