@@ -8,6 +8,8 @@
  * |----------------------------------------------|-----------------------------------------------------------------|
  * | every route × every bad parameter, query and  | an answer below 500, never 500: a typed 4xx (`error.name`), but |
  * | body (4,692 calls)                            | for what the application's body parser refuses (400, 413)       |
+ * | the same with bad credentials (Basic, a forged | below 500                                                       |
+ * | session cookie); sign-in with any token        |                                                                 |
  */
 import * as path from 'path';
 import { REPO_ROOT } from './support/child';
@@ -33,6 +35,22 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard API with
     const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
     const { calls, failures } = await sweepRoutes(routesOf(CONTROLLER, 'api/'), call, headers);
     console.log(`[dashboard-garbage] ${calls} calls`);
+    expect(failures).toEqual([]);
+  }, 600_000);
+
+  it('answers every route below 500 with bad credentials, and a sign-in of any token', async () => {
+    const { call } = await start({ connection: target.connection, keyPrefix: uniquePrefix('dash-garbage-auth'), types: { mail: {} }, workers: false }, { token: TOKEN }, []);
+    const routes = routesOf(CONTROLLER);
+    const failures: string[] = [];
+    const credentials: Record<string, string>[] = [{ authorization: 'Basic x' }, { cookie: 'dq_dash=forged; dq_csrf=x', 'x-csrf-token': 'x' }];
+    for (const headers of credentials) {
+      failures.push(...(await sweepRoutes(routes, call, { 'content-type': 'application/json', ...headers })).failures);
+    }
+    for (const query of ['', '?token=', '?token=x', `?token=${'x'.repeat(10_000)}`, '?token[]=a&token[]=b', '?token=%00', `?token=${TOKEN}&token=${TOKEN}`, '?next=//evil.example']) {
+      const res = await call(`/login${query}`);
+      if (res.status >= 500) failures.push(`GET /login${query.slice(0, 40)} → ${res.status}`);
+      await res.text();
+    }
     expect(failures).toEqual([]);
   }, 600_000);
 });
