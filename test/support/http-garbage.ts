@@ -7,11 +7,15 @@ import * as fs from 'fs';
 
 export type Route = [method: 'GET' | 'POST' | 'DELETE', route: string];
 
-/** The routes a controller's source declares under `prefix` (`@Get('api/…')` with prefix 'api/'). */
+/**
+ * The routes a controller's source declares under `prefix` (`@Get('api/…')` with prefix 'api/'), each with the
+ * controller's own path before it (`@Controller('orders')` + `@Post(':id/pay')`: `orders/:id/pay`).
+ */
 export function routesOf(file: string, prefix = ''): Route[] {
   const source = fs.readFileSync(file, 'utf8');
-  const pattern = new RegExp(`@(Get|Post|Delete)\\('(${prefix}[^']*)'\\)`, 'g');
-  return [...source.matchAll(pattern)].map((m) => [m[1].toUpperCase() as Route[0], m[2]]);
+  const base = /@Controller\('([^']*)'\)/.exec(source)?.[1] ?? '';
+  const routes = [...source.matchAll(/@(Get|Post|Delete)\((?:'([^']*)')?\)/g)].map((m): Route => [m[1].toUpperCase() as Route[0], [base, m[2] ?? ''].filter(Boolean).join('/')]);
+  return routes.filter(([, route]) => route.startsWith(prefix));
 }
 
 export const PARAMS: Record<string, string[]> = {
@@ -52,11 +56,15 @@ export function pathsOf(route: string): string[] {
 
 /**
  * Calls every route with every bad path, query (GET) or body (POST, DELETE) through `call` (a path relative to
- * the API's base); returns what answered 500 or above, or 4xx without a typed error (`"name"` in its body).
+ * the API's base); returns what answered 500 or above, or (`typed`) 4xx without a typed error (`"name"` in its
+ * body), and how many answered 2xx (a sweep of paths that all miss their routes would prove nothing).
  */
-export async function sweepRoutes(routes: Route[], call: (path: string, init: RequestInit) => Promise<Response>, headers: Record<string, string>): Promise<{ calls: number; failures: string[] }> {
+export async function sweepRoutes(
+  routes: Route[], call: (path: string, init: RequestInit) => Promise<Response>, headers: Record<string, string>, typed = true,
+): Promise<{ calls: number; answered: number; failures: string[] }> {
   const failures: string[] = [];
   let calls = 0;
+  let answered = 0;
   for (const [method, route] of routes) {
     for (const p of pathsOf(route)) {
       const tries = method === 'GET' ? QUERIES.map((q) => ({ url: `/${p}${q}`, body: undefined })) : BODIES.map((body) => ({ url: `/${p}`, body }));
@@ -64,11 +72,12 @@ export async function sweepRoutes(routes: Route[], call: (path: string, init: Re
         calls++;
         const res = await call(url, { method, headers, body, signal: AbortSignal.timeout(10_000) });
         const text = await res.text();
+        if (res.status < 300) answered++;
         const shown = `${method} ${url.slice(0, 90)}${body === undefined ? '' : ` ${body.slice(0, 40)}`}`;
         if (res.status >= 500) failures.push(`${shown} → ${res.status} ${text.slice(0, 160)}`);
-        else if (res.status >= 400 && !PARSER_REFUSES.includes(body as string) && !/"name"/.test(text)) failures.push(`${shown} → ${res.status} without a typed error: ${text.slice(0, 160)}`);
+        else if (typed && res.status >= 400 && !PARSER_REFUSES.includes(body as string) && !/"name"/.test(text)) failures.push(`${shown} → ${res.status} without a typed error: ${text.slice(0, 160)}`);
       }
     }
   }
-  return { calls, failures };
+  return { calls, answered, failures };
 }
