@@ -13,6 +13,8 @@
  * | a refused call on Redis                           | nothing written: every key of the type as it was (DUMP)   |
  * | each option of each call's options, each payload  | typed; valid calls still work after the sweep             |
  * | JSON cannot hold; every method after close        |                                                           |
+ * | every method with good arguments, Redis paused    | settles within 1 s + 2.5 s, typed (RedisUnavailableError) |
+ * | (SIGSTOP)                                         | or answered; calls work again after SIGCONT               |
  */
 import 'reflect-metadata';
 import { Module, type INestApplicationContext } from '@nestjs/common';
@@ -30,6 +32,8 @@ import { keysOf, startQueueApp, useQueueApps } from './support/queue-app';
 import type { Cluster, Redis } from 'ioredis';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
+import { startRedisServer, type RedisServerHandle } from './support/redis-server';
+import { waitFor } from './support/wait';
 
 const SRC = path.join(REPO_ROOT, 'libs', 'distributed-queue', 'src');
 const SERVICES: [new (...args: never[]) => object, string][] = [
@@ -201,7 +205,9 @@ function typeSnapshot(client: Redis | Cluster, prefix: string, type: string): Sn
  * Calls every public method of every service of `app` with every argument list; returns the defects and the
  * calls still pending. With `snapshot`, a call that rejects must leave it as it was (nothing written).
  */
-async function sweep(app: INestApplicationContext, services = SERVICES, usable = true, snapshot?: Snapshot): Promise<{ defects: string[]; pending: string[] }> {
+async function sweep(
+  app: INestApplicationContext, services = SERVICES, usable = true, snapshot?: Snapshot, argLists = ARGS, boundMs = 6000,
+): Promise<{ defects: string[]; pending: string[] }> {
   const defects: string[] = [];
   const pending: string[] = [];
   for (const [Service, file] of services) {
@@ -212,7 +218,7 @@ async function sweep(app: INestApplicationContext, services = SERVICES, usable =
       if (typeof service[method] !== 'function' || ASSERTIONS.includes(`${Service.name}.${method}`)) continue;
       let returnedPromise = false;
       const syncThrows: string[] = [];
-      for (const args of ARGS) {
+      for (const args of argLists) {
         const label = `${Service.name}.${method}(${args.map(show).join(', ')})`;
         const before = await snapshot?.();
         let returned: unknown;
@@ -228,7 +234,7 @@ async function sweep(app: INestApplicationContext, services = SERVICES, usable =
         let timer: NodeJS.Timeout | undefined;
         const outcome = await Promise.race([
           returned.then(() => 'resolved', (error: unknown) => error),
-          new Promise((resolve) => (timer = setTimeout(() => resolve('pending'), WAITING.includes(`${Service.name}.${method}`) ? 300 : 6000))),
+          new Promise((resolve) => (timer = setTimeout(() => resolve('pending'), WAITING.includes(`${Service.name}.${method}`) ? 300 : boundMs))),
         ]).finally(() => clearTimeout(timer));
         if (outcome === 'pending') {
           if (!WAITING.includes(`${Service.name}.${method}`)) pending.push(label);
@@ -290,6 +296,39 @@ describe('public methods after the application closed', () => {
     const { defects, pending } = await sweep(app.app, SERVICES.filter(([Service]) => Service !== TaskHistoryService), false);
     expect(defects).toEqual([]);
     expect(pending).toEqual([]);
+  }, 600_000);
+});
+
+describe('public methods while Redis is paused', () => {
+  let server: RedisServerHandle;
+  beforeAll(async () => {
+    server = await startRedisServer({ extraArgs: ['--save', ''] });
+  });
+  afterAll(async () => {
+    server.kill('SIGCONT');
+    await server.remove();
+  });
+
+  it('every public method settles within the bound (redisTimeoutMs 1 s) with a typed error or its answer; all work again after', async () => {
+    const keyPrefix = uniquePrefix('garbage-paused');
+    const app = await startQueueApp({
+      connection: `redis://127.0.0.1:${server.port}`, keyPrefix, workers: false, redisTimeoutMs: 1000, shutdownTimeoutMs: 200, types,
+      route: routeTestOptions(keyPrefix, 'solo', 2),
+    });
+    try {
+      await app.submit.submit('fz', 1, { id: 'id', delay: 60_000 });
+      server.kill('SIGSTOP');
+      // good arguments (bad ones are refused before any call): each call must reach Redis and give up in time
+      const good: unknown[][] = [['fz'], ['fz', 'id'], ['fz', 'id', { delay: 1000 }], ['fz', ['id']], ['fo', 'k', 1], [['fz']], []];
+      const { defects, pending } = await sweep(app.app, SERVICES.filter(([Service]) => Service !== TaskHistoryService), false, undefined, good, 3500);
+      expect(defects).toEqual([]);
+      expect(pending).toEqual([]);
+      server.kill('SIGCONT');
+      await waitFor(() => app.inspect.getCounts('fz').then(() => true, () => false), { timeoutMs: 10_000, message: 'calls work again' });
+    } finally {
+      server.kill('SIGCONT');
+      await app.close();
+    }
   }, 600_000);
 });
 
