@@ -143,6 +143,27 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard admin AP
     expect((await call('/api/types/t/pause', { method: 'POST', headers: { 'x-role': 'admin' } })).status).toBe(403);
   });
 
+  it("re-drives all of an ordered type's dead letters, more than one batch (1,000) of one partition", async () => {
+    let failing = true;
+    const runs: number[] = [];
+    const Worker = workerClass<{ i: number }>('acct', { ordered: true, maxAttempts: 1 }, (task) => {
+      if (failing) throw new Error('not yet');
+      runs.push(task.payload.i);
+    });
+    const keyPrefix = uniquePrefix('dash-redrive-o');
+    const { call, submit } = await start({ connection: target.connection, keyPrefix, route: routeTestOptions(keyPrefix, 'm1', 2) }, { token: TOKEN }, [Worker]);
+    const n = 1100;
+    await submit.submitOrderedMany('acct', Array.from({ length: n }, (_, i) => ({ key: 'one', payload: { i } })));
+    const dead = async () => ((await (await call('/api/route', { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { partitions: { dead: number }[] }).partitions.reduce((a, p) => a + p.dead, 0);
+    await waitFor(async () => (await dead()) === n, { timeoutMs: 30_000, message: `${n} dead letters` });
+    failing = false;
+    const res = await call('/api/types/acct/dead/redrive', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, ...json }, body: JSON.stringify({ all: true }) });
+    expect([res.status, await res.json()]).toEqual([200, { count: n }]);
+    await waitFor(() => runs.length === n, { timeoutMs: 30_000, message: 'every re-driven letter ran' });
+    expect(runs).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(await dead()).toBe(0);
+  }, 90_000);
+
   it('the route view shows partitions, machines and the scheduler lock holder', async () => {
     const Worker = workerClass('acct', { ordered: true }, () => undefined);
     const route = routeTestOptions('dashq', 'm1', 4);

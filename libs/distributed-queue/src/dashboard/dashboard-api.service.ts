@@ -135,10 +135,12 @@ export class DashboardApiService {
   async redriveDead(type: string, selection: DeadSelection): Promise<{ count: number }> {
     const ordered = this.known(type);
     const ids = this.selected(selection, ordered);
-    if (ordered) return { count: await this.inspector.redriveOrderedDead(Number.MAX_SAFE_INTEGER) };
     if (ids) return { count: await this.inspector.redriveDead(type, ids) };
+    // NOTE: in bounded calls, a batch (per partition of an ordered type) each, until a call finds less than one
+    // batch: a letter that dies again meanwhile cannot keep the loop going
+    const batch = ordered ? () => this.inspector.redriveOrderedDead(REDRIVE_BATCH) : () => this.inspector.redriveDead(type, [], REDRIVE_BATCH);
     let count = 0;
-    for (let moved = REDRIVE_BATCH; moved === REDRIVE_BATCH; count += moved) moved = await this.inspector.redriveDead(type, [], REDRIVE_BATCH);
+    for (let moved = REDRIVE_BATCH; moved >= REDRIVE_BATCH; count += moved) moved = await batch();
     return { count };
   }
 
