@@ -6,7 +6,9 @@
  * |---------------------------------------------------------|----------------------------------------------------|
  * | 100,000 groups with a queue each (25,000 on the cluster) | the first and the last page of ready tasks and the |
  * |                                                         | obliterate never block Redis (a concurrent PING    |
- * |                                                         | stays fast); every key of the type goes            |
+ * |                                                         | stays fast: its max for a page, its p99 for the    |
+ * |                                                         | obliterate's walk; none of its calls over 50 ms in |
+ * |                                                         | SLOWLOG); every key of the type goes               |
  * | SIGKILL right after each of the obliterate's calls      | the type is left in part; a later obliterate ends  |
  * | answered (every window, one crash each)                 | the work: every key goes, the type works again     |
  * | two admins obliterating at once                         | both resolve; every key goes                       |
@@ -59,6 +61,29 @@ async function fillType(app: QueueApp, type: string, groups: number): Promise<nu
   return tasks.length;
 }
 
+/** The newest SLOWLOG entry id of every master (what a later read starts after). */
+async function slowlogMarks(client: Redis | Cluster): Promise<Map<Redis, number>> {
+  const nodes = 'nodes' in client && typeof client.nodes === 'function' ? (client as Cluster).nodes('master') : [client as Redis];
+  const marks = new Map<Redis, number>();
+  for (const node of nodes) {
+    const [newest] = (await node.call('SLOWLOG', 'GET', '1')) as [number, ...unknown[]][];
+    marks.set(node, newest ? Number(newest[0]) : -1);
+  }
+  return marks;
+}
+
+/** The longest (ms) of the commands logged since `marks` that name `prefix` (a key or an argument): 0 when none. */
+async function slowestSince(client: Redis | Cluster, marks: Map<Redis, number>, prefix: string): Promise<number> {
+  let slowest = 0;
+  for (const [node, mark] of marks) {
+    const entries = (await node.call('SLOWLOG', 'GET', '1000')) as [number, number, number, string[]][];
+    for (const [id, , micros, args] of entries) {
+      if (id > mark && args.some((arg) => String(arg).includes(prefix))) slowest = Math.max(slowest, Math.round(micros / 1000));
+    }
+  }
+  return slowest;
+}
+
 /** The type's keys an obliterate leaves: none but the request keys (which expire) and the limits hash. */
 async function leftBehind(client: Redis | Cluster, prefix: string, type: string): Promise<string[]> {
   const limits = keysOf(prefix, type).limits;
@@ -97,12 +122,17 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('obliterate and pag
         expect(last.ok).toBe(true);
       }
       const bound = await pingBound(target);
+      const marks = await slowlogMarks(redis());
       const { pings } = await whilePinging(target, () => app.control.obliterate('ob'));
+      const slowest = await slowestSince(redis(), marks, prefix);
       await expectObliterated(app, redis(), prefix, 'ob');
-      console.log(`[obliterate ${name}] ${total} tasks, ${GROUPS} groups: PING max ${pings.max.toFixed(1)} ms (bound ${bound.toFixed(1)})`);
-      // NOTE: as readWithoutBlocking, up to three tries: a script that blocks Redis does so at every try
-      if (pings.max < bound || attempt === 3) {
-        expect(pings.max).toBeLessThan(bound);
+      console.log(`[obliterate ${name}] ${total} tasks, ${GROUPS} groups: PING p99 ${pings.p99.toFixed(1)} max ${pings.max.toFixed(1)} ms (bound ${bound.toFixed(1)}), slowest call ${slowest} ms`);
+      // NOTE: the p99 of the PINGs (a long walk of steps on a loaded, shared server meets a slow PING or two
+      // whatever it does) and the slowest of its own calls as Redis timed them (SLOWLOG: over 10 ms) under 50 ms;
+      // as readWithoutBlocking, up to three tries: a script that blocks Redis does so at every try
+      if ((pings.p99 < bound && slowest < 50) || attempt === 3) {
+        expect({ p99: pings.p99 < bound, slowest }).toEqual({ p99: true, slowest: expect.any(Number) });
+        expect(slowest).toBeLessThan(50);
         return;
       }
     }
