@@ -2,6 +2,7 @@ import { checkedTypeOf } from '../contracts/task-contract';
 import { InvalidFlowError } from '../errors';
 import { quote } from '../errors/quote';
 import type { FlowFailurePolicy, FlowNode } from '../interfaces';
+import { DOT_SEGMENT_RULE, isDotSegment, isStorable } from '../runtime/storable-text';
 
 /** Nodes in one flow at most. */
 export const MAX_FLOW_NODES = 100_000;
@@ -25,15 +26,15 @@ export interface CheckedNode {
 
 /** Checks a flow id given to `submitFlow`. */
 export function checkFlowId(id: unknown): string {
-  if (typeof id !== 'string' || !FLOW_ID.test(id)) {
-    throw new InvalidFlowError(`the flow id must be 1 to 64 characters of A-Z a-z 0-9 _ . -, got ${quote(id)}`);
+  if (typeof id !== 'string' || !FLOW_ID.test(id) || isDotSegment(id)) {
+    throw new InvalidFlowError(`the flow id must be 1 to 64 characters of A-Z a-z 0-9 _ . -, ${DOT_SEGMENT_RULE}, got ${quote(id)}`);
   }
   return id;
 }
 
 function checkRef(ref: unknown, where: string): string {
-  if (typeof ref !== 'string' || ref.length === 0 || ref.length > 128 || CONTROL.test(ref)) {
-    throw new InvalidFlowError(`${where}: a ref must be 1 to 128 characters without control characters, got ${quote(ref)}`);
+  if (typeof ref !== 'string' || ref.length === 0 || ref.length > 128 || CONTROL.test(ref) || !isStorable(ref)) {
+    throw new InvalidFlowError(`${where}: a ref must be 1 to 128 characters without control characters or unpaired surrogates, got ${quote(ref)}`);
   }
   return ref;
 }

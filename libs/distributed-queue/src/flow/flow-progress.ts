@@ -3,6 +3,7 @@ import type { TaskErrorInfo, TaskFlow } from '../interfaces';
 import { FlowEvents } from './flow-events';
 import { flowNodeId, parseFlowNodeId } from './flow-keys';
 import type { CascadeStep, FlowStore, SettleReply } from './flow.store';
+import { setEntry } from '../runtime/own-entry';
 
 /** A node's outcome waiting for the next flush. */
 interface Settling {
@@ -61,8 +62,8 @@ export class FlowProgress {
     const results: Record<string, unknown> = {};
     const failed: Record<string, TaskErrorInfo> = {};
     for (const [dep, state, json] of await this.store.context(flowId, ref)) {
-      if (state === 'c' && json !== '') results[dep] = JSON.parse(json);
-      else if (state === 'x' && json !== '') failed[dep] = JSON.parse(json) as TaskErrorInfo;
+      if (state === 'c' && json !== '') setEntry(results, dep, JSON.parse(json));
+      else if (state === 'x' && json !== '') setEntry(failed, dep, JSON.parse(json) as TaskErrorInfo);
     }
     return { id: flowId, ref, results, failed };
   }

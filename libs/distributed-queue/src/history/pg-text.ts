@@ -4,10 +4,10 @@
  * may carry them; the history writes each as U+FFFD (the replacement character) instead of failing the batch.
  */
 
-/** Anything PostgreSQL refuses, or a surrogate (paired ones are fine: checked only when this matches). */
-const SUSPECT = /[\u0000\ud800-\udfff]/;
-/** A NUL, a high surrogate not followed by a low one, a low one not after a high one. */
-const REFUSED = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+import { SUSPECT, UNSTORABLE } from '../runtime/storable-text';
+
+/** Every character PostgreSQL refuses (SUSPECT: anything it refuses, or a paired surrogate; checked first). */
+const REFUSED = new RegExp(UNSTORABLE.source, 'g');
 
 /** `s` with every character PostgreSQL refuses as U+FFFD (the same string when it has none: the usual case). */
 export function pgText(s: string): string {

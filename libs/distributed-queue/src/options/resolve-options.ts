@@ -27,6 +27,7 @@ import type {
   TaskLogsOptions,
   TaskWorkerOptions,
 } from '../interfaces';
+import { DOT_SEGMENT_RULE, isDotSegment, isStorable, STORABLE_RULE } from '../runtime/storable-text';
 
 /** Options with every default applied. */
 export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' | 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs' | 'groupConcurrency' | 'groupRateLimit'>> & {
@@ -163,6 +164,8 @@ export function assertTaskType(type: unknown): asserts type is string {
   if (typeof type !== 'string' || type.length === 0) throw new InvalidTaskTypeError(type, 'must be a non-empty string');
   if (type.length > 200) throw new InvalidTaskTypeError(type, 'must be at most 200 characters');
   if (RESERVED.test(type)) throw new InvalidTaskTypeError(type, 'must not contain braces or white space');
+  if (!isStorable(type)) throw new InvalidTaskTypeError(type, `must be a string ${STORABLE_RULE}`);
+  if (isDotSegment(type)) throw new InvalidTaskTypeError(type, `must be a name ${DOT_SEGMENT_RULE}`);
 }
 
 const ROUTE_KEYS = [
@@ -173,16 +176,16 @@ const ROUTE_KEYS = [
 function resolveRouteOptions(route: RouteQueueOptions | undefined): ResolvedRouteOptions | undefined {
   if (route === undefined) return undefined;
   checkKeys(route, ROUTE_KEYS, 'route');
-  if (typeof route.qId !== 'string' || route.qId.length === 0 || RESERVED.test(route.qId)) {
-    throw new InvalidOptionsError('route.qId', 'is required: a short string without braces or white space');
+  if (typeof route.qId !== 'string' || route.qId.length === 0 || RESERVED.test(route.qId) || !isStorable(route.qId)) {
+    throw new InvalidOptionsError('route.qId', `is required: a short string without braces or white space, ${STORABLE_RULE}`);
   }
   checkInt(route.partitions, 'route.partitions', 1, 4096);
   checkInt(route.maxPartitionSize, 'route.maxPartitionSize', 1);
   if (route.rejectStrategy !== undefined && !['Discard', 'DiscardOldest', 'Exception'].includes(route.rejectStrategy)) {
     throw new InvalidOptionsError('route.rejectStrategy', "must be 'Discard', 'DiscardOldest' or 'Exception'");
   }
-  if (route.machineId !== undefined && (typeof route.machineId !== 'string' || route.machineId.length === 0)) {
-    throw new InvalidOptionsError('route.machineId', 'must be a non-empty string');
+  if (route.machineId !== undefined && (typeof route.machineId !== 'string' || route.machineId.length === 0 || !isStorable(route.machineId))) {
+    throw new InvalidOptionsError('route.machineId', `must be a non-empty string ${STORABLE_RULE}`);
   }
   for (const key of ['heartbeatMs', 'rebalanceMs'] as const) checkInt(route[key], `route.${key}`, 50, MAX_TIMER_MS);
   for (const key of ['offlineMs', 'idleMs'] as const) checkInt(route[key], `route.${key}`, 50, MAX_DELAY_MS);
@@ -220,8 +223,8 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   checkKeys(options, MODULE_KEYS, '');
   checkConnection(options.connection);
   const keyPrefix = options.keyPrefix ?? 'dq';
-  if (typeof keyPrefix !== 'string' || keyPrefix.length === 0 || RESERVED.test(keyPrefix)) {
-    throw new InvalidOptionsError('keyPrefix', 'must be a non-empty string without braces or white space');
+  if (typeof keyPrefix !== 'string' || keyPrefix.length === 0 || RESERVED.test(keyPrefix) || !isStorable(keyPrefix)) {
+    throw new InvalidOptionsError('keyPrefix', `must be a non-empty string without braces or white space, ${STORABLE_RULE}`);
   }
   checkBool(options.workers, 'workers');
   checkBool(options.strictTypes, 'strictTypes');
@@ -269,7 +272,8 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
     durability: resolveDurability(options.durability, redisTimeoutMs),
     defaults: mergeWorkerOptions(DEFAULT_WORKER_OPTIONS, options.defaults),
     declaredDefaults: options.defaults,
-    types,
+    // NOTE: no prototype: a type named "constructor" or "toString" has no options unless given some
+    types: Object.assign(Object.create(null) as Record<string, TaskWorkerOptions>, types),
     // NOTE: the scheduler runs the types the registry holds; its HTTP API checks them there.
     strictTypes: modes.mode === 'scheduler' ? false : options.strictTypes ?? true,
     maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,

@@ -14,6 +14,7 @@ import { planFlow, type PlannedNode } from '../flow/flow-plan';
 import type { FlowProgress } from '../flow/flow-progress';
 import type { FlowStore } from '../flow/flow.store';
 import { readFlow } from '../flow/flow-read';
+import { setEntry } from '../runtime/own-entry';
 
 /** Nodes per write call, and the dependencies they may name in all: bound the time one script holds Redis. */
 const NODES_PER_CALL = 100;
@@ -54,7 +55,7 @@ export class TaskFlowService {
     const planned = planFlow(nodes, flowId, this.explorer, this.options);
     const flows = this.flows;
     const result: FlowSubmitResult = { id: flowId, created: true, nodes: {} };
-    for (const node of planned) result.nodes[node.ref] = { type: node.def.t, id: node.id };
+    for (const node of planned) setEntry(result.nodes, node.ref, { type: node.def.t, id: node.id });
     // NOTE: 3 steps in turn: the record, then the parked nodes, then the roots (a root may complete at once:
     // its dependents must be parked by then). A repeat (the same id) finds what exists and writes the rest.
     const open: PlannedNode[] = [];

@@ -5,6 +5,15 @@ import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
 import { MAX_DELAY_MS } from '../options/resolve-options';
 import { MAX_PRIORITY } from '../options/resolve-limits';
 import type { Due, TaskDedupe } from '../delay/delay-queue.store';
+import { DOT_SEGMENT_RULE, isDotSegment, isStorable, STORABLE_RULE } from '../runtime/storable-text';
+
+/**
+ * A name the library keys data by: a string of 1 to `max` characters that Redis stores as it is; `inUrl`: one
+ * the dashboard puts in a URL's path (not `.` or `..`).
+ */
+function isName(value: unknown, max: number, inUrl: boolean): value is string {
+  return typeof value === 'string' && value.length > 0 && value.length <= max && isStorable(value) && !(inUrl && isDotSegment(value));
+}
 
 /** Checks a task's priority: an integer from 0 (the most urgent) to `MAX_PRIORITY`. */
 export function checkPriority(priority: unknown, name = 'priority'): number {
@@ -16,8 +25,8 @@ export function checkPriority(priority: unknown, name = 'priority'): number {
 
 /** Checks a task's group: a string of 1 to 256 characters. `InvalidSubmitOptionsError` (or, with `name`, `InvalidArgumentError`). */
 export function checkGroup(group: unknown, name?: string): string {
-  if (typeof group !== 'string' || group.length === 0 || group.length > 256) {
-    const why = `must be a non-empty string of at most 256 characters, got ${quote(group)}`;
+  if (!isName(group, 256, true)) {
+    const why = `must be a non-empty string of at most 256 characters ${STORABLE_RULE}, ${DOT_SEGMENT_RULE}, got ${quote(group)}`;
     throw name ? new InvalidArgumentError(name, why) : new InvalidSubmitOptionsError('group', why);
   }
   return group;
@@ -35,7 +44,7 @@ export function checkDedupe(value: unknown): TaskDedupe | undefined {
   const { key, ttlMs = 0, mode = 'drop', ...rest } = value as Record<string, unknown>;
   const unknown = Object.keys(rest);
   if (unknown.length > 0) throw new InvalidSubmitOptionsError(`dedupe.${unknown[0]}`, 'unknown option (known: key, ttlMs, mode)');
-  if (typeof key !== 'string' || key.length === 0 || key.length > 256) throw new InvalidSubmitOptionsError('dedupe.key', `must be a non-empty string of at most 256 characters, got ${quote(key)}`);
+  if (!isName(key, 256, false)) throw new InvalidSubmitOptionsError('dedupe.key', `must be a non-empty string of at most 256 characters ${STORABLE_RULE}, got ${quote(key)}`);
   if (typeof ttlMs !== 'number' || !Number.isInteger(ttlMs) || ttlMs < 0 || ttlMs > MAX_DELAY_MS) {
     throw new InvalidSubmitOptionsError('dedupe.ttlMs', `must be a whole number of ms from 0 to ${MAX_DELAY_MS}, got ${quote(ttlMs)}`);
   }
@@ -49,8 +58,8 @@ const MAX_RUN_AT = 8.64e15;
 
 /** Checks a task id. `fresh`: an id for a new task, where `#...` is kept for generated ids and `&...` for flow nodes. */
 export function checkId(id: unknown, fresh = false): string {
-  if (typeof id !== 'string' || id.length === 0 || id.length > 256) {
-    throw new InvalidSubmitOptionsError('id', `must be a non-empty string of at most 256 characters, got ${quote(id)}`);
+  if (!isName(id, 256, true)) {
+    throw new InvalidSubmitOptionsError('id', `must be a non-empty string of at most 256 characters ${STORABLE_RULE}, ${DOT_SEGMENT_RULE}, got ${quote(id)}`);
   }
   if (fresh && id.startsWith('#')) throw new InvalidSubmitOptionsError('id', `ids starting with "#" are generated ones, got ${quote(id)}`);
   if (fresh && id.startsWith('&')) throw new InvalidSubmitOptionsError('id', `ids starting with "&" are flow nodes' (see submitFlow), got ${quote(id)}`);
@@ -92,8 +101,8 @@ export function checkOffset(offset: unknown): void {
 
 /** Checks an ordering key. */
 export function checkKey(key: unknown, index: number): string {
-  if (typeof key !== 'string' || key.length === 0 || key.length > 1024) {
-    throw new InvalidSubmitOptionsError('key', `items[${index}]: must be a non-empty string of at most 1024 characters, got ${quote(key)}`);
+  if (!isName(key, 1024, false)) {
+    throw new InvalidSubmitOptionsError('key', `items[${index}]: must be a non-empty string of at most 1024 characters ${STORABLE_RULE}, got ${quote(key)}`);
   }
   return key;
 }
