@@ -23,6 +23,11 @@ export function formatTime(at) {
   return `${new Date(Number(at)).toISOString().replace('T', ' ').replace('Z', '')} UTC`;
 }
 
+/** A name as shown: itself, or its JSON string when it shows nothing (white space or invisible characters only). */
+export function formatName(name) {
+  return /^[\s\u200b-\u200f\u2060\ufeff]*$/.test(name) ? JSON.stringify(name) : name;
+}
+
 /** A payload as indented JSON text (undefined as "(none)"). */
 export function formatJson(value) {
   if (value === undefined) return '(none)';

@@ -3,6 +3,7 @@ import { hashHref, useActions, usePoll } from './hooks.js';
 import { get, groupPath, post, typePath } from './api.js';
 import { Badge, ErrorBanner, Notice } from './components.js';
 import { numberField } from './limits.js';
+import { formatName } from './format.js';
 
 /** Groups per page. */
 const PAGE = 50;
@@ -56,7 +57,7 @@ function GroupTable({ page: { offset, total, groups }, selected, link, toggle })
         <th class="num" title="its own fleet-wide concurrency; —: the type's groupConcurrency, if any">Concurrency</th><th class="num" title="—: 1">Weight</th><th></th>
       </tr></thead>
       <tbody>${groups.map((g) => html`<tr key=${g.group} class=${g.group === selected ? 'selected' : ''} data-testid="group-row" data-group=${g.group}>
-        <td class="group-name"><a href=${link({ group: g.group })} data-testid="group-link">${g.group}</a></td>
+        <td class="group-name"><a href=${link({ group: g.group })} data-testid="group-link">${formatName(g.group)}</a></td>
         <td class="num" data-testid="group-waiting">${g.waiting}</td>
         <td class="num" data-testid="group-running">${g.running}</td>
         <td data-testid="group-status">${g.paused ? html`<${Badge} kind="paused">paused<//>` : 'runs'}</td>

@@ -1,7 +1,7 @@
 import { html } from './html.js';
 import { hashHref } from './hooks.js';
 import { typePath } from './api.js';
-import { STATES, formatRelative } from './format.js';
+import { STATES, formatName, formatRelative } from './format.js';
 import { Badge } from './components.js';
 import { LimitsTable } from './limits.js';
 
@@ -47,7 +47,7 @@ export function OverviewView({ overview }) {
 function TypeRow({ summary, hasRoute }) {
   const { type, ordered, paused, counts, perMinute } = summary;
   return html`<tr data-testid="type-row" data-type=${type}>
-    <td><a href=${hashHref(typePath(type))} data-testid="type-link">${type}</a></td>
+    <td><a href=${hashHref(typePath(type))} data-testid="type-link">${formatName(type)}</a></td>
     <td>${ordered ? html`ordered${hasRoute ? html` (<a href="#/route">route</a>)` : ''}` : 'delay'}</td>
     ${STATES.map((s) => html`<td class=${`num state-${s}${counts[s] ? '' : ' zero'}`} data-testid=${`count-${s}`}>
       <a href=${hashHref(typePath(type), { state: s })}>${counts[s] ?? 0}</a>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { html } from './html.js';
 import { useActions, usePoll } from './hooks.js';
 import { get, post, taskPath, typePath } from './api.js';
-import { formatJson, formatTime } from './format.js';
+import { formatJson, formatName, formatTime } from './format.js';
 import { ErrorBanner, Notice, When } from './components.js';
 import { Progress, TaskLogs } from './task-reports.js';
 
@@ -29,7 +29,7 @@ export function TaskDetail({ type, id, ordered, row, history, now, tick, onChang
   const task = ordered ? row : detail.data;
   return html`<aside class="detail" data-testid="task-detail" data-id=${id}>
     <div class="detail-head">
-      <h2>Task <span data-testid="detail-id">${id}</span></h2>
+      <h2>Task <span data-testid="detail-id">${formatName(id)}</span></h2>
       <a href=${closeHref} class="close" data-testid="detail-close" title="close">×</a>
     </div>
     <${ErrorBanner} error=${detail.error || actions.error} />

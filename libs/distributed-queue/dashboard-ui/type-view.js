@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { html } from './html.js';
 import { hashHref, useActions, usePoll } from './hooks.js';
 import { get, post, typePath } from './api.js';
-import { STATES } from './format.js';
+import { STATES, formatName } from './format.js';
 import { Badge, ConfirmButton, ErrorBanner, Notice, When } from './components.js';
 import { TaskDetail } from './task-detail.js';
 import { LimitsPanel } from './limits.js';
@@ -67,7 +67,7 @@ export function TypeView({ type, query, summary, history, now, refreshOverview }
 
   return html`<section data-testid="type-view" data-type=${type}>
     <h1>
-      <span data-testid="type-name">${type}</span>
+      <span data-testid="type-name">${formatName(type)}</span>
       ${summary && html` <${Badge} kind="kind">${ordered ? 'ordered' : 'delay'}<//>`}
       ${paused && html` <${Badge} kind="paused" testid="paused-badge">paused<//>`}
     </h1>
@@ -133,7 +133,7 @@ function TaskTable({ page, failed, ordered, search, now, selected, link, pager }
           </tr></thead>
           <tbody>${tasks.map((t) => html`<tr key=${t.id} class=${t.id === selected ? 'selected clickable' : 'clickable'}
               data-testid="task-row" data-id=${t.id} onClick=${() => { location.hash = link({ task: t.id }); }}>
-            <td><a href=${link({ task: t.id })} data-testid="task-link">${t.id}</a></td>
+            <td><a href=${link({ task: t.id })} data-testid="task-link">${formatName(t.id)}</a></td>
             <td class=${`state-${t.state}`}>${t.state}</td>
             <td class="num">${t.attempts ?? 0}</td>
             <td><${When} at=${t.dueAt} now=${now} /></td>
