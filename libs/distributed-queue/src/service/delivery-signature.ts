@@ -10,7 +10,7 @@ import { createHmac, timingSafeEqual } from 'crypto';
 
 /** Epoch ms (the scheduler's clock) when the request was signed. */
 export const TIMESTAMP_HEADER = 'x-dq-timestamp';
-/** Unique per request (`<type>:<random>`): what replay protection remembers. */
+/** Unique per request (`<type, URL-encoded>:<random>`, ASCII): what replay protection remembers. */
 export const DELIVERY_HEADER = 'x-dq-delivery';
 /** `v1=<hex HMAC-SHA256(secret, "<timestamp>.<delivery>.<body>")>`. */
 export const SIGNATURE_HEADER = 'x-dq-signature';

@@ -149,7 +149,9 @@ export class HttpDelivery implements TaskHandler {
       // NOTE: one task bigger than the application takes (submitted elsewhere, with a larger maxPayloadBytes).
       return fail(413, `the task is larger than the ${this.maxRequestBytes} bytes the application takes (service.maxRequestBytes): submit smaller payloads`);
     }
-    const delivery = `${this.type}:${randomBytes(9).toString('hex')}`;
+    // NOTE: the type URL-encoded: a header holds Latin-1 only (fetch refused a type named with an emoji, and
+    // every delivery of it failed)
+    const delivery = `${encodeURIComponent(this.type)}:${randomBytes(9).toString('hex')}`;
     try {
       const response = await signedPost(instance.url, this.secret, delivery, text, AbortSignal.timeout(this.timeoutMs + this.graceMs));
       if (!response.ok || !response.body) {
