@@ -6,7 +6,7 @@
  * Failure matrix (single server and cluster):
  * | name kind | odd but storable names (ODD below): round trip, no collision | unstorable names: typed error, nothing written |
  * | task id | submit, getTask, listTasks, the dashboard's detail, run-now and history (URL-encoded), the handler, the events, the history | submit, getTask, cancel, reschedule, getHistory |
- * | type | one worker each: submit, run, getCounts, the dashboard's overview and listing, the events | submit, getCounts |
+ * | type | one worker each: submit, run, getCounts, the dashboard's overview and listing, the events, the metrics' labels | submit, getCounts |
  * | group | the dashboard's pause (URL-encoded), getGroup, getGroups, nothing runs paused, the handler after resume | submit, pauseGroup, getGroup |
  * | ordering key | the handler's key, each key's items in order | submitOrdered |
  * | dedupe key | a second submit is deduplicated, distinct keys never are | submit |
@@ -20,7 +20,9 @@ import {
   InvalidArgumentError, InvalidFlowError, InvalidSubmitOptionsError, InvalidTaskTypeError, OnTaskEvent, TaskFlowService, TaskGroupsService,
   TaskHistoryService, TaskInspectorService, TaskSubmitService, type TaskEvent,
 } from 'nestjs-distributed-queue';
+import { Registry } from 'prom-client';
 import { signIn, TOKEN, useDashboards } from './support/dashboard';
+import { parseExposition, sampleValue } from './support/prometheus';
 import { PG_URL, useSchemaNames } from './support/pg';
 import { connect, keysOfType, useQueueApps, workerClass } from './support/queue-app';
 import { routeTestOptions } from './support/route';
@@ -108,12 +110,13 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('odd names on %s', 
     expect(await inspect.getCounts('odd')).toMatchObject({ delayed: 0, ready: 0, done: ids.length });
   });
 
-  it('types: a worker each, run, counted, shown by the dashboard and heard by their names', async () => {
+  it('types: a worker each, run, counted, shown by the dashboard and the metrics and heard by their names', async () => {
     const types = oddNames(true, /[{}\s]/g);
     const ran: string[] = [];
     const { Recorder, seen } = recorder();
+    const registry = new Registry();
     const { call, app, submit } = await dashboards.start(
-      { connection: target.connection, keyPrefix: uniquePrefix('odd-types') },
+      { connection: target.connection, keyPrefix: uniquePrefix('odd-types'), metrics: { registry } },
       { token: TOKEN },
       [...types.map((type) => workerClass(type, {}, (t) => void ran.push(t.type))), Recorder],
     );
@@ -131,6 +134,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('odd names on %s', 
       const listing = await call(`/api/types/${encodeURIComponent(type)}/tasks?state=ready`, { headers: { cookie } });
       expect([type, listing.status]).toEqual([type, 200]);
     }
+    const samples = parseExposition(await registry.metrics());
+    for (const type of types) expect([type, sampleValue(samples, 'dq_tasks_completed_total', { type })]).toEqual([type, 1]);
   });
 
   it('groups: paused through the dashboard by their names, none runs; each listed once; resumed, each task runs', async () => {
