@@ -9,6 +9,7 @@
  * | Redis is…                                | lines expected                                             |
  * | killed for 8 s, then restarted            | per connection: 1 warn "failed", 1 log "reconnected … N call(s) failed meanwhile"; no other warn or error of the library's own calls; no debug |
  * | paused (SIGSTOP) 8 s, then resumed        | the commands connection: 1 warn, 1 "reconnected"; no other warn, error or debug |
+ * | black-holed 8 s by a proxy (every byte dropped, nothing closed), then healed | per connection that noticed: 1 warn, 1 "reconnected"; no other warn, error or debug |
  * | paused while a task fails: its failure cannot be recorded | counted in the outage's lines, not a warning of its own (CI saw a cron tick's) |
  * | paused while a handler's call fails (its error is the outage), recorded as Redis answers again | counted, not a warning of its own |
  * | the same in an ordered handler (its attempt retried in place)          | counted, not a warning of its own |
@@ -20,6 +21,7 @@ import { DistributedCron, OnTaskEvent, type TaskEvent } from 'nestjs-distributed
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
+import { startTcpProxy } from './support/tcp-proxy';
 import { uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
 
@@ -65,7 +67,7 @@ describe('a Redis outage is logged once per connection, quietly', () => {
   });
   afterAll(() => server.remove());
 
-  async function start(): Promise<{ logger: CapturingLogger; prefix: string }> {
+  async function start(connection = server.url): Promise<{ logger: CapturingLogger; prefix: string }> {
     const prefix = uniquePrefix('quiet');
     // NOTE: counted from 0 by each test: with the count of an earlier test the first task could still be
     // running (its ack then refused after the pause, a debug line about the task, not the outage).
@@ -73,7 +75,7 @@ describe('a Redis outage is logged once per connection, quietly', () => {
     pausing = undefined;
     app = await startQueueApp(
       {
-        connection: server.url, keyPrefix: prefix, redisTimeoutMs: 1000, metrics: { prefix: `q${prefix.replace(/\W/g, '')}_`, registry: new Registry() },
+        connection, keyPrefix: prefix, redisTimeoutMs: 1000, metrics: { prefix: `q${prefix.replace(/\W/g, '')}_`, registry: new Registry() },
         route: routeTestOptions(prefix, 'solo', 2, 10_000, 200), defaults: { pollIntervalMs: 100, visibilityTimeoutMs: 1000 },
         events: { stream: true },
       },
@@ -140,6 +142,27 @@ describe('a Redis outage is logged once per connection, quietly', () => {
     });
     const lost = named('warn', /^Redis connection \S+ failed/).map((c) => c.split(':').pop()!);
     expectQuiet(logger, prefix, lost.length ? lost : ['commands']);
+  }, 60_000);
+
+  it('black-holed for 8 s (a proxy drops every byte, closes nothing), then healed: one warning and one line back per connection that noticed', async () => {
+    const proxy = await startTcpProxy({ port: server.port });
+    try {
+      const { logger, prefix } = await start(`redis://${proxy.host}:${proxy.port}`);
+      proxy.stall(true);
+      await sleep(8000);
+      // NOTE: the bytes dropped meanwhile leave the open connections out of step: a healed network's TCP
+      // would have sent them again; the proxy cannot, so it closes them as it heals
+      proxy.stall(false);
+      proxy.cut();
+      await expectQuietAfterPause(logger, prefix);
+      const before = heard;
+      await app!.submit.submit('quiet.delay', {});
+      await waitFor(() => heard > before, { timeoutMs: 10_000, message: 'the fleet listener hears again' });
+    } finally {
+      await app?.close();
+      app = undefined;
+      await proxy.close();
+    }
   }, 60_000);
 
   /** Waits until every connection that said it was lost says it is back, then checks the lines. */
