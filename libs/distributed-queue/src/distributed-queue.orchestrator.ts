@@ -19,6 +19,7 @@ import { labelledLogger } from './runtime/labelled-logger';
 import { StartupSteps } from './runtime/startup-steps';
 import type { RedisClient } from './redis/script-loader';
 import type { AckDurability } from './redis/ack-durability';
+import { warnStrandedDelayTasks } from './route/stranded-delay-tasks';
 
 /**
  * In plugin mode, starts a delay-queue consumer per discovered worker at bootstrap (each owns its safety poll and lease
@@ -32,6 +33,8 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
   /** Types whose consumer is being added (subscribing). */
   private readonly adding = new Set<string>();
   private stopped = false;
+  /** Whether the ordered types' delay queues were checked for tasks left from a delay-queue past (once). */
+  private strandedChecked = false;
   private readonly onReconnect = (): void => this.consumers.forEach((c) => c.poll());
 
   constructor(
@@ -72,6 +75,10 @@ export class DistributedQueueOrchestrator implements OnApplicationBootstrap, Bef
     await Promise.all(workers.filter(({ type }) => !this.consumers.has(type)).map(({ type, handler, options }) => this.addConsumer(type, handler, options)));
     const types = [...this.consumers.keys()].filter((type) => !isInternalType(type));
     if (types.length > 0) this.logger.log(WORKERS_STARTED(types));
+    if (!this.strandedChecked) {
+      this.strandedChecked = true;
+      await warnStrandedDelayTasks(this.store, all.filter((w) => w.options.ordered).map((w) => w.type), this.logger);
+    }
   }
 
   /**
