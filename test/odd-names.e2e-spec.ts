@@ -11,13 +11,14 @@
  * | ordering key | the handler's key, each key's items in order | submitOrdered |
  * | dedupe key | a second submit is deduplicated, distinct keys never are | submit |
  * | flow ref | each node runs with its ref and its dependency's result | submitFlow |
+ * | internal type names (`__route__.<q>`, `__cron__…`) | — | a @TaskWorker or `types` entry of such a name (before: a worker `__cron__.x` was accepted, beside the runs of a schedule `x`) |
  * Unstorable: a NUL (PostgreSQL's text cannot hold it) or an unpaired surrogate (Redis stores text as UTF-8:
  * `'\ud800'` and `'\udbff'` were both sent as U+FFFD, one key: before the check, three such ids were one task,
  * the later submits replacing the first's payload, and three such groups one group).
  */
 import { Injectable } from '@nestjs/common';
 import {
-  InvalidArgumentError, InvalidFlowError, InvalidSubmitOptionsError, InvalidTaskTypeError, OnTaskEvent, TaskFlowService, TaskGroupsService,
+  InvalidArgumentError, InvalidFlowError, InvalidOptionsError, InvalidSubmitOptionsError, InvalidTaskTypeError, OnTaskEvent, TaskFlowService, TaskGroupsService,
   TaskHistoryService, TaskInspectorService, TaskSubmitService, type TaskEvent,
 } from 'nestjs-distributed-queue';
 import { Registry } from 'prom-client';
@@ -211,6 +212,14 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('odd names on %s', 
     for (const ref of refs) expect([ref, submitted.nodes[ref]]).toEqual([ref, { type: 'oddf', id: `&odd-refs:${ref}` }]);
     await waitFor(async () => got.size >= refs.length, { timeoutMs: 20_000, message: 'every node run' });
     for (const [i, ref] of refs.entries()) expect([ref, got.get(ref)]).toEqual([ref, i === 0 ? {} : { [refs[i - 1]]: { ref: refs[i - 1] } }]);
+  });
+
+  it("the library's internal type names cannot be declared: a @TaskWorker or a types entry of one is refused", async () => {
+    for (const type of ['__route__.q', '__cron__', '__cron__.nightly']) {
+      expect(() => workerClass(type, {}, () => undefined)).toThrow(InvalidTaskTypeError);
+      const refused = await start({ connection: target.connection, keyPrefix: uniquePrefix('odd-internal'), types: { [type]: {} } }).catch((e: Error) => e);
+      expect([type, refused instanceof InvalidOptionsError, (refused as Error).message]).toEqual([type, true, expect.stringContaining("internal types")]);
+    }
   });
 
   it('unstorable names (a NUL, an unpaired surrogate): a typed error from every call, nothing written', async () => {

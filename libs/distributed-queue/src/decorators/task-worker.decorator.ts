@@ -3,7 +3,7 @@ import { TASK_WORKER_METADATA } from '../distributed-queue.constants';
 import { isTaskContract, type TaskContract, type TypedTaskWorkerDecorator } from '../contracts/task-contract';
 import { InvalidOptionsError } from '../errors';
 import type { TaskWorkerOptions } from '../interfaces';
-import { assertTaskType } from '../options/resolve-options';
+import { assertDeclaredType } from '../options/resolve-options';
 
 /** What `@TaskWorker` records on a class. */
 export interface TaskWorkerMetadata {
@@ -55,6 +55,6 @@ export function TaskWorker(type: string | TaskContract<unknown, boolean>, option
     }
     type = type.type;
   }
-  assertTaskType(type);
+  assertDeclaredType(type);
   return SetMetadata<string, TaskWorkerMetadata>(TASK_WORKER_METADATA, { type, options });
 }

@@ -28,6 +28,7 @@ import type {
   TaskWorkerOptions,
 } from '../interfaces';
 import { DOT_SEGMENT_RULE, isDotSegment, isStorable, STORABLE_RULE } from '../runtime/storable-text';
+import { isInternalType } from '../distributed-queue.constants';
 
 /** Options with every default applied. */
 export type ResolvedWorkerOptions = Required<Omit<TaskWorkerOptions, 'backoff' | 'rateLimit' | 'globalConcurrency' | 'defaultPriority' | 'agingMs' | 'groupConcurrency' | 'groupRateLimit'>> & {
@@ -159,6 +160,12 @@ export function mergeWorkerOptions(base: ResolvedWorkerOptions, ...layers: (Task
   return out;
 }
 
+/** Throws `InvalidTaskTypeError` unless `type` can name a type an application declares (a worker, `types`): not an internal one. */
+export function assertDeclaredType(type: unknown): asserts type is string {
+  assertTaskType(type);
+  if (isInternalType(type)) throw new InvalidTaskTypeError(type, 'must not start with "__route__." or "__cron__": those name the library\'s internal types');
+}
+
 /** Throws `InvalidTaskTypeError` unless `type` can name a queue. */
 export function assertTaskType(type: unknown): asserts type is string {
   if (typeof type !== 'string' || type.length === 0) throw new InvalidTaskTypeError(type, 'must be a non-empty string');
@@ -248,7 +255,7 @@ export function resolveModuleOptions(options: DistributedQueueModuleOptions = {}
   }
   for (const [type, typeOptions] of Object.entries(types)) {
     try {
-      assertTaskType(type);
+      assertDeclaredType(type);
     } catch (error) {
       throw new InvalidOptionsError(`types.${type}`, (error as Error).message);
     }
