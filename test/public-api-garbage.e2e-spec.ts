@@ -10,7 +10,7 @@
  * | undefined, null, numbers, NaN, objects, arrays,   | every rejection a DistributedQueueError; every call       |
  * | bad type names, cyclic objects, 1,001 ids)        | settled within 6 s (submitAndWait waits by design)        |
  * | the same in the testing module (and TestQueue)    | the same                                                  |
- * | a refused call on Redis                           | nothing written: every key of the type as it was (DUMP)   |
+ * | a refused call on Redis                           | nothing written: every key of the delay type, the route queue's partitions and its delayed ordered tasks as they were (DUMP) |
  * | each option of each call's options, each payload  | typed; valid calls still work after the sweep             |
  * | JSON cannot hold; every method after close        |                                                           |
  * | every method with good arguments, Redis paused    | settles within 1 s + 2.5 s, typed (RedisUnavailableError) |
@@ -29,7 +29,7 @@ import { DistributedQueueTestingModule, TestQueue } from 'nestjs-distributed-que
 import { REPO_ROOT } from './support/child';
 import { PG_URL, useSchemaNames } from './support/pg';
 import { keysOf, startQueueApp, useQueueApps } from './support/queue-app';
-import type { Cluster, Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
 import { routeTestOptions } from './support/route';
 import { getTargets, uniquePrefix } from './support/targets';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
@@ -202,6 +202,28 @@ function typeSnapshot(client: Redis | Cluster, prefix: string, type: string): Sn
 }
 
 /**
+ * The digest of the route queue `qId`'s partitions (each partition's waiting list, batch in flight and dead
+ * letters, found on every master) and of its delayed ordered tasks (the delay type `__route__.<qId>`).
+ */
+function routeSnapshot(client: Redis | Cluster, prefix: string, qId: string): Snapshot {
+  const delayed = typeSnapshot(client, prefix, `__route__.${qId}`);
+  return async () => {
+    const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+    const keys: string[] = [];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, found] = await node.scan(cursor, 'MATCH', `${prefix}:{${prefix}:${qId}:*`, 'COUNT', 1000);
+        keys.push(...found.filter((key) => /:(q|inflight|dead)$/.test(key)));
+        cursor = next;
+      } while (cursor !== '0');
+    }
+    const dumps = await Promise.all(keys.sort().map(async (key) => `${key}=${(await client.dumpBuffer(key))?.toString('hex') ?? '-'}`));
+    return `${dumps.join(' ')} ${await delayed()}`;
+  };
+}
+
+/**
  * Calls every public method of every service of `app` with every argument list; returns the defects and the
  * calls still pending. With `snapshot`, a call that rejects must leave it as it was (nothing written).
  */
@@ -271,11 +293,15 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('public methods wit
       connection: target.connection, keyPrefix, workers: false, redisTimeoutMs: 2000, types, route: routeTestOptions(keyPrefix, 'solo', 2),
       history: { connection: PG_URL, schema: schemaName(), queryTimeoutMs: 2000 },
     });
-    const snapshot = typeSnapshot(redis(), keyPrefix, 'fz');
-    // the digest sees a write (a test that cannot fail proves nothing)
-    const first = await snapshot();
-    await app.submit.submit('fz', 1, { delay: 60_000 });
-    expect(await snapshot()).not.toEqual(first);
+    const delayType = typeSnapshot(redis(), keyPrefix, 'fz');
+    const route = routeSnapshot(redis(), keyPrefix, keyPrefix);
+    const snapshot: Snapshot = async () => `${await delayType()} ${await route()}`;
+    // the digest sees a write of each kind (a test that cannot fail proves nothing)
+    for (const write of [() => app.submit.submit('fz', 1, { delay: 60_000 }), () => app.submit.submitOrdered('fo', 'k', 1), () => app.submit.submitOrdered('fo', 'k', 2, { delay: 60_000 })]) {
+      const before = await snapshot();
+      await write();
+      expect(await snapshot()).not.toEqual(before);
+    }
     const { defects, pending } = await sweep(app.app, SERVICES, true, snapshot);
     expect(defects).toEqual([]);
     expect(pending).toEqual([]);
