@@ -105,9 +105,9 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('dashboard limits A
     const set = await bearerPost(call, '/api/types/lim.a/limits/rate-limit', { rateLimit: { max: 10, perMs: 2000, burst: 0 } });
     expect(set.status).toBe(200);
     expect(((await set.json()) as Limits).rateLimit).toEqual({ configured: { max: 50, perMs: 1000, burst: 1 }, override: { max: 10, perMs: 2000, burst: 0 }, effective: { max: 10, perMs: 2000, burst: 0 } });
-    // burst left out: the default, ceil(max / 50)
+    // burst left out: the default, floor(max / 50)
     await bearerPost(call, '/api/types/lim.a/limits/rate-limit', { rateLimit: { max: 120, perMs: 1000 } });
-    expect((await shown()).rateLimit.effective).toEqual({ max: 120, perMs: 1000, burst: 3 });
+    expect((await shown()).rateLimit.effective).toEqual({ max: 120, perMs: 1000, burst: 2 });
     const concurrency = await bearerPost(call, '/api/types/lim.a/limits/global-concurrency', { globalConcurrency: 7 });
     expect(((await concurrency.json()) as Limits).globalConcurrency).toEqual({ configured: 3, override: 7, effective: 7 });
     expect((await shown()).globalConcurrency).toEqual({ configured: 3, override: 7, effective: 7 });

@@ -72,6 +72,7 @@ const held = async (task: Task<Job>): Promise<void> => {
 };
 
 const Rated = workerClass<Job>('rl', { concurrency: 6, maxAttempts: 1, rateLimit: { max: 2, perMs: 60_000, burst: 1 } }, held);
+const OnePerMinute = workerClass<Job>('one', { concurrency: 6, maxAttempts: 1, rateLimit: { max: 1, perMs: 60_000 } }, held);
 const Bounded = workerClass<Job>('gcw', { concurrency: 4, maxAttempts: 1, globalConcurrency: 2 }, held);
 const Plain = workerClass<Job>('free', { concurrency: 1 }, () => undefined);
 const runs = new Map<string, number>();
@@ -144,9 +145,9 @@ describeEngines('limits', (start) => {
     await engine.control.resume('rl');
     await runUntil(engine, 'rl', 6);
     expect(starts.map((s) => s.id)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5']);
-    // the burst's default: ceil(max / 50)
+    // the burst's default: floor(max / 50)
     await engine.control.setRateLimit('rl', { max: 120, perMs: 1000 });
-    expect((await engine.control.getLimits('rl')).rateLimit.effective).toEqual({ max: 120, perMs: 1000, burst: 3 });
+    expect((await engine.control.getLimits('rl')).rateLimit.effective).toEqual({ max: 120, perMs: 1000, burst: 2 });
 
     // back to the options' limit, afresh: 1 + burst again, not the debt of the first two
     await engine.control.resetLimits('rl');
@@ -163,6 +164,17 @@ describeEngines('limits', (start) => {
     await engine.control.resume('rl');
     await runUntil(engine, 'rl', 12);
     expect(await engine.inspect.getCounts('rl')).toMatchObject({ ready: 0, running: 0, done: 12 });
+  });
+
+  it("rateLimit { max: 1 } without a burst: one start a window, as BullMQ's limiter of max 1 (the default burst is floor(max / 50): none under 50)", async () => {
+    const engine = await start({}, [OnePerMinute]);
+    await engine.control.pause('one');
+    await engine.submit.submitMany('one', ids('o').slice(0, 3));
+    await engine.control.resume('one');
+    await runUntil(engine, 'one', 1);
+    expect(starts.map((s) => s.id)).toEqual(['o0']);
+    expect(await engine.inspect.getCounts('one')).toMatchObject({ ready: 2, done: 1 });
+    expect((await engine.control.getLimits('one')).rateLimit.effective).toEqual({ max: 1, perMs: 60_000, burst: 0 });
   });
 
   it('globalConcurrency: at most N hold a lease at once; setGlobalConcurrency lowers or lifts it; resetLimits restores it', async () => {

@@ -21,7 +21,7 @@ export interface RateLimitOptions {
   perMs: number;
   /**
    * Starts allowed beyond `max` in a window (0 to `max`): what a worker may take at once after an idle
-   * moment. 0 spaces every start by `perMs / max` exactly. @default ceil(max / 50)
+   * moment. 0 spaces every start by `perMs / max` exactly. @default floor(max / 50)
    */
   burst?: number;
 }

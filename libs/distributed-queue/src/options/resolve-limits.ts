@@ -53,9 +53,12 @@ export function delayOnlyOption(o: ConfiguredLimits): string | undefined {
   return (['rateLimit', 'globalConcurrency', 'defaultPriority', 'agingMs', 'groupConcurrency', 'groupRateLimit'] as const).find((name) => o[name] !== undefined);
 }
 
-/** A valid rate limit with its default burst (`ceil(max / 50)`: a window holds at most 2 % more than `max`). */
+/**
+ * A valid rate limit with its default burst (`floor(max / 50)`: a window holds at most 2 % more than `max`, and a
+ * limit under 50 none more: `{ max: 1 }` is one start a window, as BullMQ's limiter of max 1).
+ */
 export function resolveRateLimit(limit: RateLimitOptions): Required<RateLimitOptions> {
-  return { max: limit.max, perMs: limit.perMs, burst: limit.burst ?? Math.ceil(limit.max / 50) };
+  return { max: limit.max, perMs: limit.perMs, burst: limit.burst ?? Math.floor(limit.max / 50) };
 }
 
 /** How a rate limit is kept in Redis (see `includes/admission.lua`): `<max>:<perMs>:<burst>`. */
