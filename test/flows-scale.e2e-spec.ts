@@ -7,6 +7,7 @@
  * | 10,000 nodes      | 100 parents each waiting for 99 children: every node starts once, each parent after its  |
  * |                   | children with their 99 results; the flow completes; getFlow reads all 10,000 nodes       |
  * | fan-in of 10,000  | one parent waiting for 10,000 children starts once, after the last, with 10,000 results  |
+ * | a chain of 100,000 (25,000 on the cluster) whose root dies | the flow fails with every other node blocked, none run; no call of it over 50 ms in SLOWLOG (the cascade goes on 200 nodes a call, across levels: it took a call per level, about a minute for 100,000) |
  */
 import 'reflect-metadata';
 import type { Task } from 'nestjs-distributed-queue';
@@ -14,6 +15,9 @@ import { flowEnded, flowsOf, nodeWorker, type NodeRun } from './support/flow-nod
 import { useQueueApps } from './support/queue-app';
 import { getTargets, uniquePrefix, type RedisTarget } from './support/targets';
 import { sleep } from './support/wait';
+import { Logger } from '@nestjs/common';
+import { connect } from './support/queue-app';
+import { slowestSince, slowlogMarks } from './support/slowlog';
 
 describe.each(getTargets().map((t) => [t.name, t] as const))('flows at scale on %s', (_name, target: RedisTarget) => {
   const { start } = useQueueApps(target);
@@ -70,4 +74,29 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('flows at scale on 
     expect(top[0].start).toBeGreaterThanOrEqual(Math.max(...runs.filter((r) => r.type === 'part').map((r) => r.end!)));
     expect(flow.nodes.find((n) => n.ref === 'top')!.result).toBe(10_000);
   }, 200_000);
+
+  it('a chain of 100,000 nodes (25,000 on the cluster) whose root dies: the flow fails, every other node blocked, no call over 50 ms', async () => {
+    jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const n = target.name === 'cluster' ? 25_000 : 100_000;
+    const runs: NodeRun[] = [];
+    const Link = nodeWorker(runs, 'link', { maxAttempts: 1 }, () => {
+      throw new Error('the root dies');
+    });
+    const keyPrefix = uniquePrefix('flow-chain');
+    const app = await start({ connection: target.connection, keyPrefix }, [Link]);
+    const flows = flowsOf(app);
+    const client = connect(target);
+    try {
+      const marks = await slowlogMarks(client);
+      const { id } = await flows.submitFlow(Array.from({ length: n }, (_, i) => ({ ref: `n${i}`, type: 'link', payload: {}, dependsOn: i === 0 ? [] : [`n${i - 1}`] })));
+      const flow = await flowEnded(flows, id, 240_000, 500);
+      expect(flow.state).toBe('failed');
+      expect(flow.counts).toEqual({ total: n, completed: 0, dead: 1, cancelled: 0, blocked: n - 1 });
+      expect(runs.map((r) => r.ref)).toEqual(['n0']);
+      expect(await slowestSince(client, marks, keyPrefix)).toBeLessThan(50);
+    } finally {
+      client.disconnect();
+      jest.restoreAllMocks();
+    }
+  }, 300_000);
 });

@@ -21,6 +21,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { RedisUnavailableError, TaskGroupsService } from 'nestjs-distributed-queue';
 import { DelayCleaningStore } from 'nestjs-distributed-queue/delay/delay-cleaning.store';
 import { afterEachCall } from './support/after-calls';
+import { slowestSince, slowlogMarks } from './support/slowlog';
 import { spawnChild } from './support/child';
 import { keysOf, keysOfType, startQueueApp, useQueueApps, type QueueApp } from './support/queue-app';
 import { pingBound, readWithoutBlocking, whilePinging } from './support/pinger';
@@ -59,29 +60,6 @@ async function fillType(app: QueueApp, type: string, groups: number): Promise<nu
   await settings.setGroupWeight(type, 'd3', 5);
   await app.control.setRateLimit(type, { max: 1000, perMs: 1000 });
   return tasks.length;
-}
-
-/** The newest SLOWLOG entry id of every master (what a later read starts after). */
-async function slowlogMarks(client: Redis | Cluster): Promise<Map<Redis, number>> {
-  const nodes = 'nodes' in client && typeof client.nodes === 'function' ? (client as Cluster).nodes('master') : [client as Redis];
-  const marks = new Map<Redis, number>();
-  for (const node of nodes) {
-    const [newest] = (await node.call('SLOWLOG', 'GET', '1')) as [number, ...unknown[]][];
-    marks.set(node, newest ? Number(newest[0]) : -1);
-  }
-  return marks;
-}
-
-/** The longest (ms) of the commands logged since `marks` that name `prefix` (a key or an argument): 0 when none. */
-async function slowestSince(client: Redis | Cluster, marks: Map<Redis, number>, prefix: string): Promise<number> {
-  let slowest = 0;
-  for (const [node, mark] of marks) {
-    const entries = (await node.call('SLOWLOG', 'GET', '1000')) as [number, number, number, string[]][];
-    for (const [id, , micros, args] of entries) {
-      if (id > mark && args.some((arg) => String(arg).includes(prefix))) slowest = Math.max(slowest, Math.round(micros / 1000));
-    }
-  }
-  return slowest;
 }
 
 /** The type's keys an obliterate leaves: none but the request keys (which expire) and the limits hash. */
