@@ -108,6 +108,25 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('results and awaiti
     expect(await redis().exists(keysOf(prefix, 'rw').results)).toBe(0);
   });
 
+  it('keepDone lowered between deployments (5,000 to 10): the results of the ids that leave go with them, a bounded batch a call, none left over', async () => {
+    const prefix = uniquePrefix('rw-lowered');
+    const k = keysOf(prefix, 'rw');
+    const before = await start(prefix, { keepDone: 5000 });
+    for (let i = 0; i < 5000; i += 1000) await before.submit.submitMany('rw', Array.from({ length: 1000 }, (_, j) => ({ id: `o${i + j}`, payload: { ret: i + j } })));
+    await waitFor(async () => (await redis().hlen(k.results)) === 5000, { timeoutMs: 30_000, message: '5,000 results kept' });
+    await before.close();
+    const after = await start(prefix, { keepDone: 10 });
+    // each ack drains at most its own ids and 1,000 more: ten acks of one task leave 5,000 + 10 - 10 x 1,001 < 10
+    for (let i = 0; i < 10; i++) {
+      await after.submit.submit('rw', { ret: `n${i}` }, { id: `n${i}` });
+      await waitFor(async () => (await after.inspect.getState('rw', `n${i}`)) === 'done', { timeoutMs: 10_000 });
+    }
+    expect(await redis().llen(k.done)).toBe(10);
+    expect(await redis().hlen(k.results)).toBe(10);
+    expect((await after.inspect.getTask('rw', 'n9')).result).toBe('n9');
+    expect((await after.inspect.getTask('rw', 'o4999')).state).toBe('unknown');
+  });
+
   it('a result over maxResultBytes or not JSON is not kept: the task completes, readers are told', async () => {
     const app = await start(uniquePrefix('rw-big'));
     const big = app.submit.submitAndWait('rw', { big: true }).catch((e: unknown) => e);

@@ -18,20 +18,24 @@ local function finishDone(resultsKey, doneKey, ids, results, keepDone, logsKey)
       unset[#unset + 1] = id
     end
   end
-  redis.call('LPUSH', doneKey, unpack(ids))
-  if #set == 0 and redis.call('EXISTS', resultsKey, logsKey) == 0 then
-    redis.call('LTRIM', doneKey, 0, keepDone - 1)
-    return
+  local len = redis.call('LPUSH', doneKey, unpack(ids))
+  -- NOTE: the oldest ids past keepDone leave from the tail, at most #ids + 1000 a call, each with its result
+  -- and log lines: a keepDone lowered between deployments (1,000,000 to 10) drains over later acks, never in
+  -- one call, and leaves no result behind
+  local excess = math.min(len - keepDone, #ids + 1000)
+  local any = #set > 0 or redis.call('EXISTS', resultsKey, logsKey) > 0
+  if any then
+    -- an id finished again without a result must not show the result of its earlier run
+    if #unset > 0 then redis.call('HDEL', resultsKey, unpack(unset)) end
+    if #set > 0 then redis.call('HSET', resultsKey, unpack(set)) end
   end
-  -- an id finished again without a result must not show the result of its earlier run
-  if #unset > 0 then redis.call('HDEL', resultsKey, unpack(unset)) end
-  if #set > 0 then redis.call('HSET', resultsKey, unpack(set)) end
-  local gone = redis.call('LRANGE', doneKey, keepDone, keepDone + #ids + 999)
-  if #gone > 0 then
+  if excess <= 0 then return end
+  if any then
+    local gone = redis.call('LRANGE', doneKey, len - excess, len - 1)
     redis.call('HDEL', resultsKey, unpack(gone))
     redis.call('HDEL', logsKey, unpack(gone))
-    redis.call('LTRIM', doneKey, 0, keepDone - 1)
   end
+  redis.call('LTRIM', doneKey, 0, len - excess - 1)
 end
 
 -- The results of `ids` as a JSON array of texts (false for none), for an event's 'r' field; nil when none has one.

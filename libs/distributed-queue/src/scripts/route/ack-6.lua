@@ -116,7 +116,12 @@ for i = 7 + acked, #ARGV, 2 do
   end
 end
 if #buried > 0 then logItems('dead', buried, buriedSeqs, errs) end
-if #ARGV > 6 + acked then redis.call('LTRIM', dead, -tonumber(ARGV[3]), -1) end
+-- NOTE: the oldest letters past the kept number leave from the head, at most the buried and 1,000 more a call:
+-- a maxDeadLetters lowered between deployments (10,000,000 to 100) drains over later burials, never in one call
+if #ARGV > 6 + acked then
+  local over = redis.call('LLEN', dead) - tonumber(ARGV[3])
+  if over > 0 then redis.call('LTRIM', dead, math.min(over, (#ARGV - 6 - acked) / 2 + 1000), -1) end
+end
 if redis.call('HLEN', inflight) == 0 then redis.call('HSET', own, 'replays', 0) end
 if missing > 0 then return OUTCOME.NOT_FOUND end
 return OUTCOME.OK
