@@ -18,7 +18,14 @@ import type { OrderedWorker, RunnerContext } from './runner-context';
 import type { Slots } from './slots';
 
 export type { OrderedWorker, RunnerContext } from './runner-context';
+/**
+ * An empty partition's safety take: after 1 s, then twice as long each time it is still empty, up to 10 s. Work
+ * arriving wakes it at once (the push publishes), and so does a reconnect (messages may have been missed):
+ * the safety take only covers a wake lost otherwise. It was every second: an idle fleet of 4,096 partitions
+ * made about 4,000 take calls (24,000 commands) a second.
+ */
 const IDLE_MS = 1000;
+const IDLE_MAX_MS = 10_000;
 const RETRY_MS = 200;
 /** Settles one running attempt: null when it succeeded, with what its handler returned. */
 type Settle = (error: Error | null, result?: unknown) => void;
@@ -50,6 +57,8 @@ export class PartitionRunner {
   private halt = new AbortController();
   /** Notified when work may have arrived or the state changed. */
   private readonly wake = new WakeSignal();
+  /** How long an empty take sleeps next (see IDLE_MS). */
+  private idleFor = IDLE_MS;
   /**
    * Running attempts: how each settles, its task's id and its abort controller (none when its handler
    * cannot see it).
@@ -83,6 +92,7 @@ export class PartitionRunner {
 
   /** Work arrived or ownership changed: look now. */
   notify(): void {
+    this.idleFor = IDLE_MS;
     this.wake.notify();
   }
 
@@ -183,7 +193,11 @@ export class PartitionRunner {
           break;
         case 'empty':
           // NOTE: a push that published while the take was in flight must not be slept through.
-          if (!this.wake.notified) await this.wake.sleep(IDLE_MS);
+          if (!this.wake.notified) {
+            const idle = this.idleFor;
+            this.idleFor = Math.min(idle * 2, IDLE_MAX_MS);
+            await this.wake.sleep(idle);
+          }
           break;
         case 'paused':
           this.paused = true;
@@ -194,6 +208,7 @@ export class PartitionRunner {
           // batch stays in flight for this epoch, so it is not counted as a replay).
           if (notices !== this.pauseNotices) break;
           if (this.paused) this.unpause();
+          this.idleFor = IDLE_MS;
           await this.runBatch(taken.items, taken.replays);
           break;
       }

@@ -84,6 +84,11 @@ export class RouteMachine {
     else if (kind === 'r') void this.rebalance();
   }
 
+  /** Every runner takes again now (after a reconnect: a push's message may have been missed meanwhile). */
+  wakeAll(): void {
+    for (const runner of this.runners.values()) runner.notify();
+  }
+
   /** Runs a heartbeat now, or right after the one in progress. */
   requestHeartbeat(): void {
     if (this.beating) this.beatAgain = true;

@@ -68,8 +68,12 @@ export class RouteOrchestrator implements OnApplicationBootstrap, BeforeApplicat
     const machine = this.machine ?? new RouteMachine(this.store, workers, this.logger, this.events, this.durableAcks, this.flows);
     if (!this.machine) {
       this.machine = machine;
-      // NOTE: after a reconnect, messages may have been missed: a heartbeat looks at every partition again.
-      this.stopReconnectHook = this.subscriber.onReconnect(() => machine.requestHeartbeat());
+      // NOTE: after a reconnect, messages may have been missed: a heartbeat looks at every partition again,
+      // and every runner takes again (an idle one may sleep up to 10 s before its safety take).
+      this.stopReconnectHook = this.subscriber.onReconnect(() => {
+        machine.requestHeartbeat();
+        machine.wakeAll();
+      });
     }
     await this.subscriber.subscribe(this.store.keys.events, (message) => machine.onEvent(message));
     await machine.start();
