@@ -127,6 +127,22 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('results and awaiti
     expect((await after.inspect.getTask('rw', 'o4999')).state).toBe('unknown');
   });
 
+  it('keepDone lowered to 0: the ids kept before leave with their results over the next acks, none left over', async () => {
+    const prefix = uniquePrefix('rw-none');
+    const k = keysOf(prefix, 'rw');
+    const before = await start(prefix, { keepDone: 2000 });
+    await before.submit.submitMany('rw', Array.from({ length: 2000 }, (_, i) => ({ id: `o${i}`, payload: { ret: i } })));
+    await waitFor(async () => (await redis().hlen(k.results)) === 2000, { timeoutMs: 30_000, message: '2,000 results kept' });
+    await before.close();
+    const after = await start(prefix, { keepDone: 0 });
+    for (let i = 0; i < 3; i++) {
+      await after.submit.submit('rw', { ret: i }, { id: `n${i}` });
+      await waitFor(async () => (await after.inspect.getState('rw', `n${i}`)) !== 'ready' && (await after.inspect.getState('rw', `n${i}`)) !== 'running', { timeoutMs: 10_000 });
+    }
+    await waitFor(async () => (await redis().exists(k.done, k.results)) === 0, { timeoutMs: 10_000, message: 'nothing kept' });
+    expect((await after.inspect.getTask('rw', 'o0')).state).toBe('unknown');
+  });
+
   it('a result over maxResultBytes or not JSON is not kept: the task completes, readers are told', async () => {
     const app = await start(uniquePrefix('rw-big'));
     const big = app.submit.submitAndWait('rw', { big: true }).catch((e: unknown) => e);

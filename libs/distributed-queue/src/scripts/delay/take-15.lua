@@ -98,7 +98,10 @@ if #ok > 0 then
   redis.call('HDEL', running, unpack(ok))
   redis.call('HDEL', errors, unpack(ok))
   if keepDone > 0 then finishDone(KEYS[15], done, ok, okResults, keepDone, logsKeyOf(jobs))
-  else redis.call('HDEL', logsKeyOf(jobs), unpack(ok)) end
+  else
+    redis.call('HDEL', logsKeyOf(jobs), unpack(ok))
+    if redis.call('EXISTS', done) == 1 then drainDone(KEYS[15], done, logsKeyOf(jobs)) end
+  end
   local recorded = recordedValue() ~= false
   waiters = waitersChannel(log)
   local logged = recorded or (logLen > 0 and redis.call('EXISTS', KEYS[11]) == 1)

@@ -38,6 +38,16 @@ local function finishDone(resultsKey, doneKey, ids, results, keepDone, logsKey)
   redis.call('LTRIM', doneKey, 0, len - excess - 1)
 end
 
+-- With keepDone 0, what an earlier setting kept leaves: the 1000 oldest ids a call, with their results and
+-- log lines (a type that kept 1,000,000 and now keeps none is emptied over later acks).
+local function drainDone(resultsKey, doneKey, logsKey)
+  local gone = redis.call('LRANGE', doneKey, -1000, -1)
+  if #gone == 0 then return end
+  redis.call('HDEL', resultsKey, unpack(gone))
+  redis.call('HDEL', logsKey, unpack(gone))
+  redis.call('LTRIM', doneKey, 0, -#gone - 1)
+end
+
 -- The results of `ids` as a JSON array of texts (false for none), for an event's 'r' field; nil when none has one.
 local function resultsField(results, n)
   local any = false
