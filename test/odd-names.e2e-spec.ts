@@ -5,7 +5,7 @@
  *
  * Failure matrix (single server and cluster):
  * | name kind | odd but storable names (ODD below): round trip, no collision | unstorable names: typed error, nothing written |
- * | task id | submit, getTask, listTasks, the dashboard's detail, run-now and history (URL-encoded), the handler, the events, the history | submit, getTask, cancel, reschedule, getHistory |
+ * | task id | submit, getTask, listTasks, the dashboard's detail, run-now and history (URL-encoded), the handler, the local and fleet events, the history | submit, getTask, cancel, reschedule, getHistory |
  * | type | one worker each: submit, run, getCounts, the dashboard's overview and listing, the events, the metrics' labels | submit, getCounts |
  * | group | the dashboard's pause (URL-encoded), getGroup, getGroups, nothing runs paused, the handler after resume | submit, pauseGroup, getGroup |
  * | ordering key | the handler's key, each key's items in order | submitOrdered |
@@ -52,16 +52,23 @@ function oddNames(inUrl: boolean, strip?: RegExp): string[] {
   return [...new Set(names)].filter((n) => !inUrl || !DOTS.includes(n));
 }
 
+/** Completions heard by a local and by a fleet listener (the fleet one from each type's event stream). */
 function recorder() {
   const seen: TaskEvent[] = [];
+  const fleet: TaskEvent[] = [];
   @Injectable()
   class Recorder {
     @OnTaskEvent('*', ['completed'])
     on(event: TaskEvent): void {
       seen.push(event);
     }
+
+    @OnTaskEvent('*', ['completed'], { scope: 'fleet' })
+    onFleet(event: TaskEvent): void {
+      fleet.push(event);
+    }
   }
-  return { Recorder, seen };
+  return { Recorder, seen, fleet };
 }
 
 const sorted = (list: string[]) => [...list].sort();
@@ -74,7 +81,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('odd names on %s', 
   it('task ids: each comes back exactly from the inspector, the dashboard (URL-encoded), the handler, the events and the history; none collides', async () => {
     const ids = oddNames(true);
     const ran: string[] = [];
-    const { Recorder, seen } = recorder();
+    const { Recorder, seen, fleet } = recorder();
     const keyPrefix = uniquePrefix('odd-ids');
     const { call, app } = await dashboards.start(
       { connection: target.connection, keyPrefix, keepDone: 1000, history: { connection: PG_URL, schema: newSchema(), flushIntervalMs: 50 } },
@@ -99,6 +106,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('odd names on %s', 
     await waitFor(async () => ran.length >= ids.length && seen.length >= ids.length, { timeoutMs: 10_000, message: 'every task run and heard' });
     expect(sorted(ran)).toEqual(sorted(ids));
     expect(sorted(seen.map((e) => e.task.id))).toEqual(sorted(ids));
+    await waitFor(async () => fleet.length >= ids.length, { timeoutMs: 10_000, message: 'every completion heard by the fleet listener' });
+    expect(sorted(fleet.map((e) => e.task.id))).toEqual(sorted(ids));
 
     const history = app.get(TaskHistoryService);
     await history.flush({ timeoutMs: 10_000 });
@@ -114,7 +123,7 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('odd names on %s', 
   it('types: a worker each, run, counted, shown by the dashboard and the metrics and heard by their names', async () => {
     const types = oddNames(true, /[{}\s]/g);
     const ran: string[] = [];
-    const { Recorder, seen } = recorder();
+    const { Recorder, seen, fleet } = recorder();
     const registry = new Registry();
     const { call, app, submit } = await dashboards.start(
       { connection: target.connection, keyPrefix: uniquePrefix('odd-types'), metrics: { registry } },
@@ -125,6 +134,8 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('odd names on %s', 
     await waitFor(async () => ran.length >= types.length && seen.length >= types.length, { timeoutMs: 10_000, message: 'one task of each type run' });
     expect(sorted(ran)).toEqual(sorted(types));
     expect(sorted(seen.map((e) => e.task.type))).toEqual(sorted(types));
+    await waitFor(async () => fleet.length >= types.length, { timeoutMs: 10_000, message: 'every completion heard by the fleet listener' });
+    expect(sorted(fleet.map((e) => e.task.type))).toEqual(sorted(types));
     const inspect = app.get(TaskInspectorService);
     const counts = await inspect.getCountsOf(types);
     for (const type of types) expect([type, counts.get(type)?.done, (await inspect.getCounts(type)).done]).toEqual([type, 1, 1]);
