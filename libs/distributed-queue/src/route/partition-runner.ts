@@ -16,16 +16,9 @@ import { settleFlowNode } from './runner-flows';
 import { countedInOutage, reportFailure } from '../redis/outage-log';
 import type { OrderedWorker, RunnerContext } from './runner-context';
 import type { Slots } from './slots';
+import { IDLE_MS, IdleBackoff } from './idle-backoff';
 
 export type { OrderedWorker, RunnerContext } from './runner-context';
-/**
- * An empty partition's safety take: after 1 s, then twice as long each time it is still empty, up to 10 s. Work
- * arriving wakes it at once (the push publishes), and so does a reconnect (messages may have been missed):
- * the safety take only covers a wake lost otherwise. It was every second: an idle fleet of 4,096 partitions
- * made about 4,000 take calls (24,000 commands) a second.
- */
-const IDLE_MS = 1000;
-const IDLE_MAX_MS = 10_000;
 const RETRY_MS = 200;
 /** Settles one running attempt: null when it succeeded, with what its handler returned. */
 type Settle = (error: Error | null, result?: unknown) => void;
@@ -57,8 +50,7 @@ export class PartitionRunner {
   private halt = new AbortController();
   /** Notified when work may have arrived or the state changed. */
   private readonly wake = new WakeSignal();
-  /** How long an empty take sleeps next (see IDLE_MS). */
-  private idleFor = IDLE_MS;
+  private readonly idle = new IdleBackoff(); // how long an empty take sleeps next
   /**
    * Running attempts: how each settles, its task's id and its abort controller (none when its handler
    * cannot see it).
@@ -92,7 +84,7 @@ export class PartitionRunner {
 
   /** Work arrived or ownership changed: look now. */
   notify(): void {
-    this.idleFor = IDLE_MS;
+    this.idle.reset();
     this.wake.notify();
   }
 
@@ -193,11 +185,7 @@ export class PartitionRunner {
           break;
         case 'empty':
           // NOTE: a push that published while the take was in flight must not be slept through.
-          if (!this.wake.notified) {
-            const idle = this.idleFor;
-            this.idleFor = Math.min(idle * 2, IDLE_MAX_MS);
-            await this.wake.sleep(idle);
-          }
+          if (!this.wake.notified) await this.wake.sleep(this.idle.wait());
           break;
         case 'paused':
           this.paused = true;
@@ -208,7 +196,6 @@ export class PartitionRunner {
           // batch stays in flight for this epoch, so it is not counted as a replay).
           if (notices !== this.pauseNotices) break;
           if (this.paused) this.unpause();
-          this.idleFor = IDLE_MS;
           await this.runBatch(taken.items, taken.replays);
           break;
       }
