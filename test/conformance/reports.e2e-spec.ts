@@ -76,7 +76,10 @@ const report = async (task: ActiveTask<Job>): Promise<string> => {
   return 'ok';
 };
 
-const Worker = workerClass<Job>('rp', { concurrency: 2, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 200, jitter: 0 } }, report);
+// NOTE: a retry 1 s after a failed attempt (was 200 ms): on a loaded cluster a settle's quiet readings took
+// longer than that, and a retry a case reads as delayed had already fallen due or run (a full run saw both)
+const BACKOFF_MS = 1000;
+const Worker = workerClass<Job>('rp', { concurrency: 2, maxAttempts: 3, backoff: { type: 'fixed', delayMs: BACKOFF_MS, jitter: 0 } }, report);
 const LongLine = workerClass('rpl', { concurrency: 1 }, (task: ActiveTask) => {
   task.log('short');
   task.log('y'.repeat(5000));
@@ -126,7 +129,7 @@ describeEngines('progress and logs', (start) => {
     const waiting = await engine.inspect.getTask('rp', 'q');
     expect(waiting).toMatchObject({ state: 'delayed', attempts: 1, lastError: { message: 'attempt 1 fails' } });
     expect('progress' in waiting).toBe(false);
-    await engine.advance(200);
+    await engine.advance(BACKOFF_MS);
     expect(await engine.inspect.getTask('rp', 'q')).toEqual({ id: 'q', type: 'rp', state: 'done', result: 'ok' });
   });
 
@@ -139,8 +142,8 @@ describeEngines('progress and logs', (start) => {
     const first = await engine.inspect.getTask('rp', 'thrice');
     expect(first).toMatchObject({ state: 'delayed', attempts: 1 });
     expect(lines(first.logs)).toEqual([[1, '1:1'], [1, '1:2']]);
-    await engine.advance(200);
-    await engine.advance(200);
+    await engine.advance(BACKOFF_MS);
+    await engine.advance(BACKOFF_MS);
 
     const done = await engine.inspect.getTask('rp', 'thrice');
     expect(done).toEqual({ id: 'thrice', type: 'rp', state: 'done', result: 'ok', logs: expect.any(Array) });
@@ -169,7 +172,7 @@ describeEngines('progress and logs', (start) => {
     expect(lines(many.logs)).toEqual([[1, '1:3'], [1, '1:4'], [1, '1:5']]);
     expect(many.logsDropped).toBe(2);
     expect(lines((await engine.inspect.getTask('rp', 'two')).logs)).toEqual([[1, '1:1'], [1, '1:2']]);
-    await engine.advance(200);
+    await engine.advance(BACKOFF_MS);
     const two = await engine.inspect.getTask('rp', 'two');
     expect(two).toMatchObject({ state: 'done', logsDropped: 1 });
     expect(lines(two.logs)).toEqual([[1, '1:2'], [2, '2:1'], [2, '2:2']]);
