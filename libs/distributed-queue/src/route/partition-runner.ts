@@ -51,10 +51,7 @@ export class PartitionRunner {
   /** Notified when work may have arrived or the state changed. */
   private readonly wake = new WakeSignal();
   private readonly idle = new IdleBackoff(); // how long an empty take sleeps next
-  /**
-   * Running attempts: how each settles, its task's id and its abort controller (none when its handler
-   * cannot see it).
-   */
+  /** Running attempts: how each settles, its task's id and its abort controller (none when its handler cannot see it). */
   private readonly running = new Map<Settle, { id: string; controller: AbortController | undefined }>();
   private readonly acks: PartitionAcks;
   /**
