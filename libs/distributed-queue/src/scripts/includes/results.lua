@@ -5,6 +5,18 @@
 -- NOTE: an id finished twice (submitted again after it finished) may lose its newer result when its older
 -- entry falls out of `done`.
 
+-- Drops the `count` oldest of the `len` ids of `done` (its tail), with their results and log lines when
+-- `reports` (false: the type keeps neither).
+local function dropOldest(resultsKey, doneKey, logsKey, len, count, reports)
+  if reports then
+    local gone = redis.call('LRANGE', doneKey, len - count, len - 1)
+    redis.call('HDEL', resultsKey, unpack(gone))
+    redis.call('HDEL', logsKey, unpack(gone))
+  end
+  -- NOTE: LTRIM 0 -1 would keep the whole list: dropping every id deletes it
+  if count >= len then redis.call('DEL', doneKey) else redis.call('LTRIM', doneKey, 0, len - count - 1) end
+end
+
 -- Pushes `ids` (acked) onto `done`, keeps their results (`results[i]`: text, or false for none), trims
 -- `done` to keepDone and drops the results and log lines (HASH `logsKey`, see task-logs.lua) of the ids it
 -- trimmed (at most #ids + 1000 per call).
@@ -29,23 +41,14 @@ local function finishDone(resultsKey, doneKey, ids, results, keepDone, logsKey)
     if #unset > 0 then redis.call('HDEL', resultsKey, unpack(unset)) end
     if #set > 0 then redis.call('HSET', resultsKey, unpack(set)) end
   end
-  if excess <= 0 then return end
-  if any then
-    local gone = redis.call('LRANGE', doneKey, len - excess, len - 1)
-    redis.call('HDEL', resultsKey, unpack(gone))
-    redis.call('HDEL', logsKey, unpack(gone))
-  end
-  redis.call('LTRIM', doneKey, 0, len - excess - 1)
+  if excess > 0 then dropOldest(resultsKey, doneKey, logsKey, len, excess, any) end
 end
 
 -- With keepDone 0, what an earlier setting kept leaves: the 1000 oldest ids a call, with their results and
 -- log lines (a type that kept 1,000,000 and now keeps none is emptied over later acks).
 local function drainDone(resultsKey, doneKey, logsKey)
-  local gone = redis.call('LRANGE', doneKey, -1000, -1)
-  if #gone == 0 then return end
-  redis.call('HDEL', resultsKey, unpack(gone))
-  redis.call('HDEL', logsKey, unpack(gone))
-  redis.call('LTRIM', doneKey, 0, -#gone - 1)
+  local len = redis.call('LLEN', doneKey)
+  if len > 0 then dropOldest(resultsKey, doneKey, logsKey, len, math.min(len, 1000), true) end
 end
 
 -- The results of `ids` as a JSON array of texts (false for none), for an event's 'r' field; nil when none has one.
