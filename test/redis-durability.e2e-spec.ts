@@ -146,7 +146,7 @@ describe('durable submits (WAIT) through a Sentinel failover with a lagging repl
     const app = await start(undefined);
     const { load } = await underFailovers(app, 'off', 1, 6000);
     expect(load.acked.size).toBeGreaterThan(50);
-  }, 60_000);
+  }, 90_000);
 });
 
 describe('durability options and a server without replicas', () => {

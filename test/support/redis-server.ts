@@ -28,6 +28,8 @@ export interface RedisServerHandle {
   /** Pid of the current redis-server process (changes on restart). */
   readonly pid: number;
   isRunning(): boolean;
+  /** The last `lines` lines of its log file and of its output (for a failure's message). */
+  logTail(lines?: number): string;
   /** SIGTERM (after SIGCONT), SIGKILL after 5s. Idempotent. Keeps dir so restart() still works. */
   stop(): Promise<void>;
   /** Sends a signal (default SIGKILL) to the current process; no-op when it already exited. */

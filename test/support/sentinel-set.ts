@@ -83,6 +83,10 @@ export async function startSentinelSet(options: { lagMs: number; sentinels?: num
       await sleep(200);
     }
   };
+  /** Each node's replication state and log tail, for a failure's message. */
+  const describe = async (): Promise<string> => (await Promise.all(nodes.map(async (n) => (
+    `--- node ${n.server.port} (proxy ${n.proxy.port}, ${n.server.isRunning() ? 'running' : 'down'}):\n${await info(n)}\n${n.server.logTail(25)}`
+  )))).join('\n');
     const set: SentinelSet = {
       nodes,
       sentinels,
@@ -104,7 +108,7 @@ export async function startSentinelSet(options: { lagMs: number; sentinels?: num
             target ??= Number(offset);
             if (Number(replica) >= target) return;
           }
-          if (Date.now() > deadline) throw new Error(`the replica did not catch up within ${timeoutMs} ms:\n${text}`);
+          if (Date.now() > deadline) throw new Error(`the replica did not catch up within ${timeoutMs} ms:\n${await describe()}`);
           await sleep(100);
         }
       },
@@ -134,7 +138,10 @@ export async function startSentinelSet(options: { lagMs: number; sentinels?: num
         // (WAIT cannot keep a failover from electing a replica that did not get the write), not the library's.
         await fs.promises.rm(path.join(old.server.dir, 'dump.rdb'), { force: true });
         await old.server.restart(['--replicaof', '127.0.0.1', String(next.proxy.port), '--replica-priority', '0']);
-        await set.inSync();
+        // NOTE: 4-5 s here; under a flat-out load sharing two cores with other suites it once passed 20 s (CI at
+        // 55d7eeb, test b): the proxies carrying the resync run in the test's own busy process. The failure
+        // message now holds each node's replication state and log tail.
+        await set.inSync(45_000);
         await redisCommand(old.server.port, ['CONFIG', 'SET', 'replica-priority', '100']);
         await promotable(old.proxy.port);
         return promoted;
