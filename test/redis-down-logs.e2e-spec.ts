@@ -15,28 +15,16 @@
  * | the same in an ordered handler (its attempt retried in place)          | counted, not a warning of its own |
  */
 import 'reflect-metadata';
-import { Injectable, Logger, type LoggerService } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { DistributedCron, OnTaskEvent, type TaskEvent } from 'nestjs-distributed-queue';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { routeTestOptions } from './support/route';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
 import { startTcpProxy } from './support/tcp-proxy';
+import { CapturingLogger } from './support/capturing-logger';
 import { uniquePrefix } from './support/targets';
 import { sleep, waitFor } from './support/wait';
-
-/** Keeps what the application logs. */
-class CapturingLogger implements LoggerService {
-  readonly entries: { level: string; message: string }[] = [];
-  log = (m: unknown) => void this.entries.push({ level: 'log', message: String(m) });
-  error = (m: unknown) => void this.entries.push({ level: 'error', message: String(m) });
-  warn = (m: unknown) => void this.entries.push({ level: 'warn', message: String(m) });
-  debug = (m: unknown) => void this.entries.push({ level: 'debug', message: String(m) });
-  verbose = (m: unknown) => void this.entries.push({ level: 'verbose', message: String(m) });
-  lines(level: string, pattern = /./): string[] {
-    return this.entries.filter((e) => e.level === level && pattern.test(e.message)).map((e) => e.message);
-  }
-}
 
 let heard = 0;
 /** What the `quiet.pausing` worker does (a test sets it). */

@@ -12,6 +12,7 @@
  * | INFO refused to the user (ACL)               | starts, one warning: the policy could not be read                  |
  * | noeviction at maxmemory                      | submit and ordered submit reject with RedisOutOfMemoryError, nothing written; health memory down; metrics show used >= max; once memory is freed, submits work |
  * | noeviction under maxmemory                   | health memory up with each server's bytes                          |
+ * | noeviction at maxmemory for 8 s, workers of both engines, events and a cron running | one warning per connection refused, one line when writes are accepted again with the failed calls counted; nothing else logged; every task runs once, the cron runs again |
  * | bad option                                   | allowEviction: 'yes' is InvalidOptionsError naming it              |
  */
 import { Injectable, Logger, type LoggerService } from '@nestjs/common';
@@ -20,13 +21,15 @@ import { Registry } from 'prom-client';
 import {
   DistributedQueueHealthIndicator, InvalidOptionsError, RedisEvictionPolicyError, RedisOutOfMemoryError,
 } from 'nestjs-distributed-queue';
+import { CapturingLogger } from './support/capturing-logger';
+import { recordingCron } from './support/cron';
 import { parseExposition } from './support/prometheus';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
 import { startRedisServer, type RedisServerHandle } from './support/redis-server';
 import { routeTestOptions } from './support/route';
 import { uniquePrefix } from './support/targets';
 import { libraryAclRule, setAclUser } from './support/tls';
-import { waitFor } from './support/wait';
+import { sleep, waitFor } from './support/wait';
 
 class Warnings implements LoggerService {
   readonly lines: string[] = [];
@@ -145,6 +148,49 @@ describe('eviction and memory', () => {
     await waitFor(() => app!.submit.submit('ev.t', {}, { id: 'after' }).then(() => true, () => false), { timeoutMs: 10_000, message: 'submits work again' });
     expect((await health.isHealthy())['distributed-queue'].memory).toMatchObject({ status: 'up' });
   });
+
+  it('at maxmemory for 8 s under work: one warning per connection, one line back counting the failed calls, every task runs', async () => {
+    const s = await server('--maxmemory', '200mb', '--maxmemory-policy', 'noeviction');
+    const prefix = uniquePrefix('ev');
+    const runs = new Map<string, number>();
+    const count = (id: string): void => void runs.set(id, (runs.get(id) ?? 0) + 1);
+    const cron = recordingCron(`${prefix}-cron`);
+    app = await startQueueApp({
+      connection: s.url, keyPrefix: prefix, redisTimeoutMs: 1000, route: routeTestOptions(prefix, 'oom', 2), keepDone: 100,
+      defaults: { pollIntervalMs: 100, visibilityTimeoutMs: 2000 }, events: { stream: true },
+    }, [
+      workerClass('ev.t', { concurrency: 4 }, async (t) => void (count(t.id), await sleep(100))),
+      workerClass('ev.o', { ordered: true }, (t) => count(t.id)),
+      cron.Sweeper,
+    ]);
+    const logger = new CapturingLogger();
+    Logger.overrideLogger(logger);
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push(await app.submit.submit('ev.t', { i }, { id: `t${i}`, delay: 1000 + i * 250 }));
+    const admin = new Redis(s.port, '127.0.0.1');
+    for (let i = 0; i < 5; i++) await admin.set(`junk:${i}`, 'x'.repeat(1024 * 1024));
+    const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+    await admin.config('SET', 'maxmemory', String(used - 3 * 1024 * 1024));
+    await sleep(8000);
+    const during = logger.entries.splice(0);
+    const refused = during.filter((e) => e.level === 'warn' && /^Redis at \S+ is out of memory/.test(e.message));
+    expect(refused.length).toBeGreaterThan(0);
+    expect(new Set(refused.map((e) => /\(connection (\S+)\)/.exec(e.message)?.[1])).size).toBe(refused.length);
+    expect(during.filter((e) => !refused.includes(e))).toEqual([]);
+
+    const cronRuns = cron.runs.length;
+    for (let i = 0; i < 5; i++) await admin.del(`junk:${i}`);
+    admin.disconnect();
+    for (let i = 0; i < 20; i++) ids.push((await app.submit.submitOrdered('ev.o', `k${i % 3}`, { i }, { id: `o${i}` })).id);
+    await waitFor(() => ids.every((id) => runs.has(id)) && cron.runs.length > cronRuns, { timeoutMs: 20_000, message: 'every task runs, the cron again' });
+    expect([...runs.values()].filter((n) => n !== 1)).toEqual([]);
+    await waitFor(() => logger.entries.filter((e) => e.level === 'log' && /accepts writes again/.test(e.message)).length === refused.length, {
+      timeoutMs: 10_000, message: 'one line back per connection',
+    });
+    const back = logger.entries.filter((e) => e.level === 'log' && /accepts writes again/.test(e.message));
+    expect(back.some((e) => /\d+ call\(s\) of the library failed meanwhile/.test(e.message))).toBe(true);
+    expect(logger.entries.filter((e) => e.level === 'warn' || e.level === 'error')).toEqual([]);
+  }, 60_000);
 
   it('refuses allowEviction that is not a boolean, naming it', async () => {
     const error = await startQueueApp({ connection: 'redis://127.0.0.1:1', allowEviction: 'yes' as unknown as boolean }).then(() => undefined, (e: unknown) => e);

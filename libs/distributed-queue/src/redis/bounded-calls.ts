@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { Cluster } from 'ioredis';
 import { RedisOutOfMemoryError, RedisUnavailableError } from '../errors';
+import type { MemoryLog } from './memory-log';
 import { tagOutage, type OutageLog } from './outage-log';
 import type { RedisClient } from './script-loader';
 import { corkForTick } from './write-batching';
@@ -113,7 +114,9 @@ function ready(client: RedisClient): boolean {
  * NOTE: wraps the instance's `sendCommand`, through which ioredis passes every command, including the
  * offline queue's and a reconnect's re-sends.
  */
-export function boundCalls(client: RedisClient, connection: string, target: string, bounds: CallBounds, outage?: OutageLog): void {
+export function boundCalls(
+  client: RedisClient, connection: string, target: string, bounds: CallBounds, { outage, memory }: { outage?: OutageLog; memory?: MemoryLog } = {},
+): void {
   const unavailable = (sent: boolean, reason: string): RedisUnavailableError => tagOutage(new RedisUnavailableError(connection, target, sent, reason), outage);
   const arm = (command: Command, up: boolean): void => {
     command.dqArmed = true;
@@ -135,7 +138,7 @@ export function boundCalls(client: RedisClient, connection: string, target: stri
       }
       command.dqRejected = true;
       if (isConnectionError(error)) reject(unavailable(command.dqSent === true, error.message));
-      else reject(OUT_OF_MEMORY.test(error.message) ? new RedisOutOfMemoryError(connection, target, error.message) : error);
+      else reject(OUT_OF_MEMORY.test(error.message) ? tagOutage(new RedisOutOfMemoryError(connection, target, error.message), memory) : error);
     };
     const ms = bounds.timeoutMs;
     command.dqArmedAt = Date.now();

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
-import { RedisUnavailableError } from '../errors';
+import { RedisOutOfMemoryError, RedisUnavailableError } from '../errors';
+import { FailureTally, seconds } from './failure-tally';
 
 /** Where connection trouble is reported: a Nest `Logger` or any `LoggerService`. */
 export type ConnectionLogger = Pick<LoggerService, 'log' | 'warn'>;
@@ -9,14 +10,28 @@ export const OUTAGE_SUMMARY_MS = 5 * 60_000;
 /** While a connection is down by timeouts only (a paused server), it is probed this often. */
 export const PROBE_MS = 2000;
 
-/** Where a `RedisUnavailableError` keeps the outage log of its connection (not enumerable, not printed). */
+/**
+ * Where the library's calls that failed by a connection's trouble are counted instead of logged one by one:
+ * its outages (`OutageLog`) and its server's running out of memory (`MemoryLog`).
+ */
+export interface FailureLog {
+  /** A call of the library failed by this trouble: counted by `what` (the trouble's first one is logged). */
+  failure(what: string, error: Error): void;
+  /** A failure reported after the call (see `countedInOutage`): counted, or already reported, or not of this log. */
+  lateFailure(what: string, failedAt: number, error: Error): boolean;
+}
+
+/**
+ * Where a `RedisUnavailableError` or `RedisOutOfMemoryError` keeps the log of its connection's trouble (not
+ * enumerable, not printed).
+ */
 const OUTAGE = Symbol('outage');
 
 /** When a tagged error happened (ms since the epoch; not enumerable). */
 const FAILED_AT = Symbol('failedAt');
 
-/** Ties `error` to the outage log of the connection it failed on, for `reportFailure`. */
-export function tagOutage<E extends Error>(error: E, outage: OutageLog | undefined): E {
+/** Ties `error` to the log of the trouble of the connection it failed on, for `reportFailure`. */
+export function tagOutage<E extends Error>(error: E, outage: FailureLog | undefined): E {
   if (outage) {
     Object.defineProperty(error, OUTAGE, { value: outage, enumerable: false });
     Object.defineProperty(error, FAILED_AT, { value: Date.now(), enumerable: false });
@@ -24,11 +39,9 @@ export function tagOutage<E extends Error>(error: E, outage: OutageLog | undefin
   return error;
 }
 
-/** The outage log `error` is tied to, when it is a `RedisUnavailableError` of one of the library's connections. */
-const outageOf = (error: unknown): OutageLog | undefined =>
-  error instanceof RedisUnavailableError ? (error as unknown as Record<symbol, OutageLog | undefined>)[OUTAGE] : undefined;
-
-const seconds = (ms: number): string => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`);
+/** The log `error` is tied to, when it is a `RedisUnavailableError` or `RedisOutOfMemoryError` of one of the library's connections. */
+const outageOf = (error: unknown): FailureLog | undefined =>
+  error instanceof RedisUnavailableError || error instanceof RedisOutOfMemoryError ? (error as unknown as Record<symbol, FailureLog | undefined>)[OUTAGE] : undefined;
 
 /**
  * One connection's outages, logged once each: one warning when it is lost (its first connection error, or
@@ -37,11 +50,11 @@ const seconds = (ms: number): string => (ms < 10_000 ? `${(ms / 1000).toFixed(1)
  * meanwhile are counted (`reportFailure`), not logged one by one. A cluster client has a scope per node
  * besides its own, as a cluster stays ready while one of its nodes is down.
  */
-export class OutageLog {
+export class OutageLog implements FailureLog {
   private readonly down = new Map<string, number>();
   /** When the connection was last ready again after an outage (0: never lost). */
   private backAt = 0;
-  private failed = new Map<string, number>();
+  private readonly failed = new FailureTally();
   private summaryTimer?: NodeJS.Timeout;
   private probeTimer?: NodeJS.Timeout;
   private probing = false;
@@ -71,16 +84,16 @@ export class OutageLog {
     if (since === undefined) return;
     this.down.delete(scope);
     if (scope === '') this.backAt = Date.now();
-    const failed = this.down.size === 0 ? this.takeFailures() : '';
+    const failed = this.down.size === 0 ? this.failed.take() : '';
     this.logger.log(`Redis connection ${this.where(scope)} reconnected after ${seconds(Date.now() - since)}${failed}`);
     if (this.down.size === 0) this.stopTimers();
   }
 
   /** A call of the library failed because this connection is unavailable: counted by `what`. */
-  failure(what: string, error: RedisUnavailableError): void {
-    this.failed.set(what, (this.failed.get(what) ?? 0) + 1);
+  failure(what: string, error: Error): void {
+    this.failed.add(what);
     if (this.down.has('')) return;
-    this.lost('', error.reason);
+    this.lost('', error instanceof RedisUnavailableError ? error.reason : error.message);
     // NOTE: no connection error comes from a server that stopped answering: find out when it answers again.
     this.probeTimer ??= setInterval(() => this.probeOnce(), PROBE_MS);
     this.probeTimer.unref();
@@ -93,7 +106,7 @@ export class OutageLog {
    */
   lateFailure(what: string, failedAt: number): boolean {
     if (this.down.has('')) {
-      this.failed.set(what, (this.failed.get(what) ?? 0) + 1);
+      this.failed.add(what);
       return true;
     }
     return failedAt <= this.backAt;
@@ -124,18 +137,7 @@ export class OutageLog {
   private summary(): void {
     const since = Math.min(...this.down.values());
     if (!Number.isFinite(since)) return;
-    this.logger.warn(`Redis connection ${this.name} still down after ${seconds(Date.now() - since)}${this.takeFailures()}`);
-  }
-
-  /** `; N calls failed meanwhile (fetch ×3, …)`, or '' when none did; starts counting anew. */
-  private takeFailures(): string {
-    const failed = this.failed;
-    this.failed = new Map();
-    let total = 0;
-    for (const count of failed.values()) total += count;
-    if (total === 0) return '';
-    const kinds = [...failed].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([what, n]) => `${what} ×${n}`);
-    return `; ${total} call(s) of the library failed meanwhile (${kinds.join(', ')}${failed.size > 6 ? ', …' : ''})`;
+    this.logger.warn(`Redis connection ${this.name} still down after ${seconds(Date.now() - since)}${this.failed.take()}`);
   }
 
   private stopTimers(): void {
@@ -151,22 +153,23 @@ export class OutageLog {
 
 /**
  * Reports a failed call of the library's own (a fetch, a heartbeat, a renewal...): when Redis is
- * unavailable, the connection's outage log counts it (one warning per outage says so); anything else is
- * logged as `message` (which should name `what` and the error) at warn.
+ * unavailable, the connection's outage log counts it (one warning per outage says so), when it is out of
+ * memory its memory log (one warning while it lasts); anything else is logged as `message` (which should name
+ * `what` and the error) at warn.
  */
 export function reportFailure(logger: Pick<LoggerService, 'warn'>, what: string, error: unknown, message?: string): void {
   const outage = outageOf(error);
-  if (outage) return outage.failure(what, error as RedisUnavailableError);
+  if (outage) return outage.failure(what, error as Error);
   logger.warn(message ?? `${what} failed: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 /**
  * True when `error`, a failure reported after the call that failed (a task's handler rejected with the
- * library's `RedisUnavailableError`, and its attempt was recorded since), belongs to an outage of one of the
- * library's connections: counted in that outage's lines (or already reported by them), not to be logged
+ * library's `RedisUnavailableError` or `RedisOutOfMemoryError`, and its attempt was recorded since), belongs
+ * to an outage (or a time out of memory) of one of the library's connections: counted in that outage's lines (or already reported by them), not to be logged
  * on its own. False for any other error.
  */
 export function countedInOutage(what: string, error: unknown): boolean {
   const outage = outageOf(error);
-  return outage !== undefined && outage.lateFailure(what, (error as unknown as Record<symbol, number>)[FAILED_AT]);
+  return outage !== undefined && outage.lateFailure(what, (error as unknown as Record<symbol, number>)[FAILED_AT], error as Error);
 }

@@ -2,7 +2,9 @@ import { Logger } from '@nestjs/common';
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterConnection, RedisConnection } from '../interfaces';
 import { boundCalls, DEFAULT_REDIS_TIMEOUT_MS, describeTarget, type CallBounds } from './bounded-calls';
+import { MemoryLog } from './memory-log';
 import { OutageLog, type ConnectionLogger } from './outage-log';
+import { overMemoryLimit } from './server-memory';
 import { defineScripts, type RedisClient } from './script-loader';
 import { refuseFailedSelect } from './connection-checks';
 import { followMovedThroughNatMap, splitPipelinesAcrossNodes } from './cluster-redirects';
@@ -72,7 +74,9 @@ export function createRedisClient(
     client = new Redis({ ...connection, ...common });
   }
   const outages = logOutages(client, name, logger, () => bounds.closing);
-  boundCalls(client, name, target, bounds, outages);
+  const memory = new MemoryLog(logger, name, target, () => overMemoryLimit(client, target), () => bounds.closing);
+  client.on('end', () => memory.end());
+  boundCalls(client, name, target, bounds, { outage: outages, memory });
   refuseFailedSelect(client);
   if (role === 'commands') defineScripts(client);
   return client;

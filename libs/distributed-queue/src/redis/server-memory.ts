@@ -17,6 +17,8 @@ export interface ServerMemory {
   maxBytes: number;
   /** `maxmemory_policy`. */
   policy: string;
+  /** `mem_not_counted_for_evict`, bytes: replication and AOF buffers, left out of the limit's test. */
+  notCountedBytes: number;
 }
 
 function field(info: string, name: string): string | undefined {
@@ -40,8 +42,24 @@ export async function readServerMemory(client: RedisClient, describe: string): P
       usedBytes: Number(field(info, 'used_memory') ?? 0),
       maxBytes: Number(field(info, 'maxmemory') ?? 0),
       policy: field(info, 'maxmemory_policy') ?? 'unknown',
+      notCountedBytes: Number(field(info, 'mem_not_counted_for_evict') ?? 0),
     };
   }));
+}
+
+/**
+ * True while a server (any master of a cluster) is over its `maxmemory`, as Redis tests it before a write;
+ * undefined when its memory cannot be read (a user not allowed INFO); rejects when it cannot be reached.
+ */
+export async function overMemoryLimit(client: RedisClient, describe: string): Promise<boolean | undefined> {
+  let servers: ServerMemory[];
+  try {
+    servers = await readServerMemory(client, describe);
+  } catch (error) {
+    if (error instanceof RedisUnavailableError || isConnectionError(error as Error)) throw error;
+    return undefined;
+  }
+  return servers.some((s) => s.maxBytes > 0 && s.usedBytes - s.notCountedBytes > s.maxBytes);
 }
 
 /**
