@@ -8,6 +8,13 @@ import type { RedisClient } from '../redis/script-loader';
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 /**
+ * A session's record, written even when Redis is at maxmemory (`allow-oom`): an operator signs in to see what
+ * fills it and to free it, and a session is a few bytes with a TTL. KEYS[1] the session, ARGV[1] the token's
+ * tag, ARGV[2] its TTL in ms.
+ */
+const CREATE_SESSION = "#!lua flags=allow-oom\nreturn redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])";
+
+/**
  * The dashboard's browser sessions, kept in Redis so that every instance of the application behind a load
  * balancer sees the same ones: a sign-in makes a random id (the cookie's value; a new one each time) and
  * stores `<prefix>:{<prefix>:__dashboard__}:session:<sha256 of the id>` (within the ACL rule's `~<prefix>:{<prefix>:*`) with the session's lifetime as its TTL (one SET
@@ -56,7 +63,7 @@ export class DashboardSessions {
   /** Starts a session; returns its id (the cookie value). */
   async create(): Promise<string> {
     const id = randomBytes(32).toString('base64url');
-    await this.client.set(this.key(id), this.tokenTag, 'PX', this.ttlMs);
+    await this.client.eval(CREATE_SESSION, 1, this.key(id), this.tokenTag, this.ttlMs);
     return id;
   }
 

@@ -4,7 +4,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, DURABLE_WRITES, ROUTE_STORE, routeDelayType } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
 import { checkedTypeOf, type TaskContract } from '../contracts/task-contract';
-import { InvalidArgumentError, RouteNotConfiguredError } from '../errors';
+import { InvalidArgumentError, RedisOutOfMemoryError, RouteNotConfiguredError } from '../errors';
 import { quote } from '../errors/quote';
 import type { CallOptions, DeadTask, ListOptions, PageOptions, TaskPage, OrderedDeadTask, RouteStatus, TaskActivity, TaskCounts, TaskInfo, TaskState } from '../interfaces';
 import { EventStreams } from '../events/event-streams';
@@ -350,7 +350,12 @@ export class TaskInspectorService {
     const names = checkTypeNames(types);
     checkWindowMs(windowMs);
     const streams = await this.streams.ofTypes(names);
-    const [now] = await Promise.all([this.streams.now(), this.streams.raiseFlags(streams)]);
+    // NOTE: raising the flags (so that the scripts log what is counted from the next minute on) is a write: a
+    // server out of memory refuses it, the read goes on (the dashboard's overview asks for it).
+    const raised = this.streams.raiseFlags(streams).catch((error: unknown) => {
+      if (!(error instanceof RedisOutOfMemoryError)) throw error;
+    });
+    const [now] = await Promise.all([this.streams.now(), raised]);
     const counts = await this.streams.recentCounts(streams, now - windowMs);
     return new Map(names.map((type) => [type, { windowMs, counts: counts.get(type) ?? {} }]));
   }
