@@ -12,6 +12,7 @@
  * | INFO refused to the user (ACL)               | starts, one warning: the policy could not be read                  |
  * | noeviction at maxmemory                      | submit and ordered submit reject with RedisOutOfMemoryError, nothing written; health memory down; metrics show used >= max; once memory is freed, submits work |
  * | noeviction under maxmemory                   | health memory up with each server's bytes                          |
+ * | noeviction at maxmemory at start-up, waitForRedis | health says start-up waits for memory; once freed every part starts (route queue, cron): ordered tasks run, no error, no "records gone" warning |
  * | noeviction at maxmemory for 8 s, workers of both engines, events and a cron running | one warning per connection refused, one line when writes are accepted again with the failed calls counted; nothing else logged; every task runs once, the cron runs again |
  * | bad option                                   | allowEviction: 'yes' is InvalidOptionsError naming it              |
  */
@@ -40,6 +41,23 @@ class Warnings implements LoggerService {
 
 @Injectable()
 class Noop {}
+
+/**
+ * Another application's keys (5 MB), then maxmemory set below what the server uses: every write that needs
+ * memory is refused. (Filling up to maxmemory leaves it a little under: small writes still pass.) Returns the limit.
+ */
+async function overLimit(admin: Redis): Promise<number> {
+  for (let i = 0; i < 5; i++) await admin.set(`junk:${i}`, 'x'.repeat(1024 * 1024));
+  const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
+  const limit = used - 3 * 1024 * 1024; // a margin: used_memory moves by a megabyte with client buffers
+  await admin.config('SET', 'maxmemory', String(limit));
+  return limit;
+}
+
+/** Deletes the keys of overLimit: the server is under its limit again. */
+async function freeJunk(admin: Redis): Promise<void> {
+  for (let i = 0; i < 5; i++) await admin.del(`junk:${i}`);
+}
 
 describe('eviction and memory', () => {
   const servers: RedisServerHandle[] = [];
@@ -122,10 +140,7 @@ describe('eviction and memory', () => {
     // Another application's keys, then maxmemory set below what the server uses: every write is refused.
     // (Filling up to maxmemory leaves it a little under: small writes still pass.)
     const admin = new Redis(s.port, '127.0.0.1');
-    for (let i = 0; i < 5; i++) await admin.set(`junk:${i}`, 'x'.repeat(1024 * 1024));
-    const usedNow = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
-    const limit = usedNow - 3 * 1024 * 1024; // a margin: used_memory moves by a megabyte with client buffers
-    await admin.config('SET', 'maxmemory', String(limit));
+    const limit = await overLimit(admin);
     const before = await admin.dbsize();
     const submitted = await app.submit.submit('ev.t', { big: 'y'.repeat(100_000) }, { id: 'refused' }).then(() => undefined, (e: unknown) => e);
     expect(submitted).toBeInstanceOf(RedisOutOfMemoryError);
@@ -143,7 +158,7 @@ describe('eviction and memory', () => {
     const max = gauges.find((g) => g.name === 'evm_redis_memory_max_bytes')!.value;
     expect([max, used >= max]).toEqual([limit, true]);
 
-    for (let i = 0; i < 5; i++) await admin.del(`junk:${i}`);
+    await freeJunk(admin);
     admin.disconnect();
     await waitFor(() => app!.submit.submit('ev.t', {}, { id: 'after' }).then(() => true, () => false), { timeoutMs: 10_000, message: 'submits work again' });
     expect((await health.isHealthy())['distributed-queue'].memory).toMatchObject({ status: 'up' });
@@ -168,9 +183,7 @@ describe('eviction and memory', () => {
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) ids.push(await app.submit.submit('ev.t', { i }, { id: `t${i}`, delay: 1000 + i * 250 }));
     const admin = new Redis(s.port, '127.0.0.1');
-    for (let i = 0; i < 5; i++) await admin.set(`junk:${i}`, 'x'.repeat(1024 * 1024));
-    const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
-    await admin.config('SET', 'maxmemory', String(used - 3 * 1024 * 1024));
+    await overLimit(admin);
     await sleep(8000);
     const during = logger.entries.splice(0);
     const refused = during.filter((e) => e.level === 'warn' && /^Redis at \S+ is out of memory/.test(e.message));
@@ -179,7 +192,7 @@ describe('eviction and memory', () => {
     expect(during.filter((e) => !refused.includes(e))).toEqual([]);
 
     const cronRuns = cron.runs.length;
-    for (let i = 0; i < 5; i++) await admin.del(`junk:${i}`);
+    await freeJunk(admin);
     admin.disconnect();
     for (let i = 0; i < 20; i++) ids.push((await app.submit.submitOrdered('ev.o', `k${i % 3}`, { i }, { id: `o${i}` })).id);
     await waitFor(() => ids.every((id) => runs.has(id)) && cron.runs.length > cronRuns, { timeoutMs: 20_000, message: 'every task runs, the cron again' });
@@ -190,6 +203,34 @@ describe('eviction and memory', () => {
     const back = logger.entries.filter((e) => e.level === 'log' && /accepts writes again/.test(e.message));
     expect(back.some((e) => /\d+ call\(s\) of the library failed meanwhile/.test(e.message))).toBe(true);
     expect(logger.entries.filter((e) => e.level === 'warn' || e.level === 'error')).toEqual([]);
+  }, 60_000);
+
+  it('with waitForRedis, started at maxmemory: the parts start once memory is freed; ordered tasks and the cron run', async () => {
+    const s = await server('--maxmemory', '200mb', '--maxmemory-policy', 'noeviction');
+    const admin = new Redis(s.port, '127.0.0.1');
+    await overLimit(admin);
+    const prefix = uniquePrefix('ev');
+    const ran: string[] = [];
+    const cron = recordingCron(`${prefix}-cron`);
+    const logger = new CapturingLogger();
+    Logger.overrideLogger(logger);
+    app = await startQueueApp({ connection: s.url, keyPrefix: prefix, waitForRedis: true, route: routeTestOptions(prefix, 'oom', 2) }, [
+      workerClass('ev.t', { pollIntervalMs: 100 }, (t) => void ran.push(t.id)), workerClass('ev.o', { ordered: true }, (t) => void ran.push(t.id)), cron.Sweeper,
+    ]);
+    const health = app.app.get(DistributedQueueHealthIndicator);
+    await waitFor(async () => /out of memory/.test(String((await health.isHealthy())['distributed-queue'].startup?.message)), {
+      timeoutMs: 10_000, message: 'the health indicator says start-up waits for memory',
+    });
+    await sleep(2000);
+    expect((await health.isHealthy())['distributed-queue'].startup).toMatchObject({ status: 'down', pending: expect.arrayContaining(['route queue']) });
+    await freeJunk(admin);
+    admin.disconnect();
+    await waitFor(async () => (await health.isHealthy())['distributed-queue'].startup?.status === 'up', { timeoutMs: 15_000, message: 'every part started' });
+    await app.submit.submit('ev.t', {}, { id: 'delayed-one' });
+    await app.submit.submitOrdered('ev.o', 'k', {}, { id: 'ordered-one' });
+    await waitFor(() => ran.length === 2 && cron.runs.length > 0, { timeoutMs: 10_000, message: 'both tasks and the cron run' });
+    expect(logger.lines('error')).toEqual([]);
+    expect(logger.lines('warn', /were gone from Redis/)).toEqual([]);
   }, 60_000);
 
   it('refuses allowEviction that is not a boolean, naming it', async () => {

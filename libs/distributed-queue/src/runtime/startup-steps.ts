@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS } from '../distributed-queue.constants';
-import { RedisStartupError, RedisUnavailableError } from '../errors';
+import { RedisOutOfMemoryError, RedisStartupError, RedisUnavailableError } from '../errors';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { RedisConnections } from '../redis/redis-connections';
 import type { RedisClient } from '../redis/script-loader';
@@ -27,9 +27,9 @@ export interface StartupState {
  * Runs the start-up steps of the library's parts (workers, route queue, cron, event followers, history
  * writer, service mode). By default a step runs at once and its failure fails the application's start-up.
  * With `waitForRedis` the application starts without Redis: the steps run in turn in the background, each
- * once the commands connection is ready and again (after 0.25–5 s) when it could not reach Redis, until
- * every part has started or the application shuts down; a step failing for another reason stops start-up
- * (logged, and reported by the health indicator).
+ * once the commands connection is ready and again (after 0.25–5 s) when it could not reach Redis or Redis
+ * refused it for want of memory, until every part has started or the application shuts down; a step failing
+ * for another reason stops start-up (logged, and reported by the health indicator).
  */
 @Injectable()
 export class StartupSteps {
@@ -104,7 +104,10 @@ export class StartupSteps {
         if (this.pending.length === 0) this.logger.log(`Redis at ${this.connections.target} answers: every queue has started (${Math.round((Date.now() - this.since) / 1000)} s after start-up)`);
         return;
       } catch (error) {
-        if (!(error instanceof RedisUnavailableError) && !(error instanceof RedisStartupError)) {
+        // NOTE: a server out of memory (it refuses writes) is waited for as one that does not answer: the step
+        // runs again once memory is freed. It stopped start-up for good before: the route queue and the cron
+        // never started, and ordered tasks submitted later never ran.
+        if (!(error instanceof RedisUnavailableError) && !(error instanceof RedisStartupError) && !(error instanceof RedisOutOfMemoryError)) {
           this.failed = `${part} failed to start: ${(error as Error).message}`;
           this.logger.error(`${this.failed}; the parts after it stay stopped`, (error as Error).stack);
           return;
