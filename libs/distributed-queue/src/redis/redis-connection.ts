@@ -14,6 +14,15 @@ export type { ConnectionLogger } from './outage-log';
 /** Redirections a cluster call may follow: as many as fit in its time bound (`redisTimeoutMs`). */
 const UNBOUNDED_REDIRECTIONS = 1_000_000;
 
+/**
+ * A failover left the connection on a server demoted to a replica (a managed service moved its endpoint to the
+ * promoted one; a Sentinel master demoted): every write is refused with READONLY until the connection is made
+ * again. ioredis reconnects (to where the name or the sentinels now point) and sends the refused call again
+ * (a replica wrote nothing of it). Without it the library stayed on the replica for good: submits refused,
+ * workers stalled, a warning per call. The application's own `reconnectOnError` replaces it.
+ */
+export const reconnectOnReadOnly = (error: Error): 2 | false => (error.message.startsWith('READONLY') ? 2 : false);
+
 function isCluster(connection: RedisConnection): connection is ClusterConnection {
   return typeof connection === 'object' && 'cluster' in connection;
 }
@@ -69,9 +78,9 @@ export function createRedisClient(
     followMovedThroughNatMap(client);
     splitPipelinesAcrossNodes(client);
   } else if (typeof connection === 'string') {
-    client = new Redis(connection, common);
+    client = new Redis(connection, { ...common, reconnectOnError: reconnectOnReadOnly });
   } else {
-    client = new Redis({ ...connection, ...common });
+    client = new Redis({ reconnectOnError: reconnectOnReadOnly, ...connection, ...common });
   }
   const outages = logOutages(client, name, logger, () => bounds.closing);
   const memory = new MemoryLog(logger, name, target, () => overMemoryLimit(client, target), () => bounds.closing);
