@@ -88,9 +88,12 @@ describe('service mode, an instance shut down while it runs a delivered task', (
     await first.exited;
     const all = await Promise.all(answers);
     expect(all.length).toBeGreaterThan(3);
+    // NOTE: a quick one posted as the grace ends is aborted with the others and handed back too (a full run saw
+    // it once): not made, never a failure.
     for (const answer of all) {
-      expect(answer).toMatch(/^(quick 200 \{"i":0,"status":200,|long 200 \{"i":0,"status":503,"error":\{"name":"ShutdownError"|(quick|long) refused )/);
+      expect(answer).toMatch(/^(quick 200 \{"i":0,"status":200,|(quick|long) 200 \{"i":0,"status":503,"error":\{"name":"ShutdownError"|(quick|long) refused )/);
     }
     expect(all.some((a) => a.startsWith('long 200'))).toBe(true);
+    expect(all.some((a) => a.startsWith('quick 200 {"i":0,"status":200,'))).toBe(true);
   });
 });
