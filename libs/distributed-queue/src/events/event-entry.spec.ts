@@ -1,4 +1,5 @@
-import { eventsOfEntry } from './event-entry';
+import { countEventsOfEntry, eventsOfEntry, type EventCounts } from './event-entry';
+import type { StreamEntry } from './stream-entry';
 
 describe('eventsOfEntry', () => {
   it('gives one event per task of a batch entry, with the entry time', () => {
@@ -36,5 +37,38 @@ describe('eventsOfEntry', () => {
   it('ignores entries it cannot read', () => {
     expect(eventsOfEntry(['1-0', ['e', 'exploded', 'ids', '["a"]']], 't')).toEqual([]);
     expect(eventsOfEntry(['1-0', ['e', 'completed', 'ids', 'not json']], 't')).toEqual([]);
+  });
+});
+
+describe('countEventsOfEntry', () => {
+  const entries: [StreamEntry, string | undefined][] = [
+    [['1-0', ['e', 'completed', 'ids', '["a","b"]', 'a', '[1,2]', 'r', '["1","2"]']], 'order.close'],
+    [['5-0', ['e', 'dead', 'ids', '["x","y"]', 'a', '[3,3]', 'err', '[{"name":"Boom","message":"no"},{"name":"B","message":"n"}]']], 't'],
+    [['5-1', ['e', 'retrying', 'ids', '["x"]', 'a', '[1]', 'err', '[{"name":"Boom","message":"no"}]']], 't'],
+    [['6-0', ['e', 'cancelled', 'ids', '["r","w"]', 'a', '[1,0]', 'err', '[{"name":"TaskCancelledError","message":"c"},null]']], 't'],
+    [['6-1', ['e', 'cancelled', 'ids', '["w"]', 'a', '[0]']], 't'],
+    [['7-1', ['e', 'completed', 'ids', '["i","j","k"]', 't', '["acct","acct","mail"]', 'k', '["k1","k2","k3"]', 'a', '[0,0,0]']], undefined],
+    [['7-2', ['e', 'dead', 'ids', '["i","j"]', 't', '["acct","mail"]', 'a', '[1,1]', 'err', '[{"name":"E","message":"m"},{"name":"E","message":"m"}]']], undefined],
+    [['7-3', ['e', 'started', 'ids', '["s"]', 'a', '[1]']], 't'],
+    [['7-4', ['e', 'submitted', 'ids', '["s"]']], 't'],
+    [['8-0', ['e', 'retrying', 'ids', '["o"]', 'a', '[1]', 'err', '[{"name":"E","message":"m"}]', 'h', '1']], undefined],
+    [['9-0', ['e', 'progress', 'ids', '["p","q"]', 'a', '[1,1]', 'p', '[50,{"x":1}]']], 't'],
+    [['1-0', ['e', 'exploded', 'ids', '["a"]']], 't'],
+    [['1-0', ['e', 'completed', 'ids', 'not json']], 't'],
+    [['1-0', ['e', 'completed']], 't'],
+  ];
+
+  it('counts, by type and event, exactly the events eventsOfEntry gives', () => {
+    for (const [entry, type] of entries) {
+      const built: EventCounts = new Map();
+      for (const { event, task } of eventsOfEntry(entry, type)) {
+        const own = built.get(task.type) ?? {};
+        built.set(task.type, own);
+        own[event] = (own[event] ?? 0) + 1;
+      }
+      const counted: EventCounts = new Map();
+      countEventsOfEntry(entry, type, counted);
+      expect([entry[0], entry[1][1], counted]).toEqual([entry[0], entry[1][1], built]);
+    }
   });
 });

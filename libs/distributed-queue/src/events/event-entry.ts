@@ -1,6 +1,6 @@
 import { TASK_EVENT_NAMES, type TaskEvent, type TaskEventName } from '../interfaces/task-event.interface';
 import { readResult } from '../runtime/result-text';
-import { decodeStreamEntry, type StreamEntry } from './stream-entry';
+import { decodeStreamEntry, isStreamEvent, jsonList, type StreamEntry } from './stream-entry';
 
 /**
  * The fleet events of one stream entry (see scripts/includes/event-log.lua): one event per task id, and a
@@ -29,6 +29,48 @@ export function eventsOfEntry(entry: StreamEntry, type?: string): TaskEvent[] {
     else out.push({ event: name, scope: 'fleet', task, error, at });
   }
   return out;
+}
+
+/** Events counted by task type, then by event name. */
+export type EventCounts = Map<string, Partial<Record<TaskEventName, number>>>;
+
+/**
+ * Adds to `counts` the fleet events `eventsOfEntry` gives for `entry`, without building them (reading only the
+ * entry's ids, and its types and errors where they decide): what `getActivity` counts, up to 10,000 entries of
+ * up to a few hundred tasks each at a call, every 2 s while the dashboard's overview is open. Building the events
+ * cost about 0.1 s of the event loop a call for one busy type.
+ */
+export function countEventsOfEntry(entry: StreamEntry, type: string | undefined, counts: EventCounts): void {
+  if (isHistoryOnly(entry)) return;
+  const name = fieldOf(entry, 'e');
+  const add = (taskType: string, event: TaskEventName, n = 1): void => {
+    const own = counts.get(taskType) ?? {};
+    counts.set(taskType, own);
+    own[event] = (own[event] ?? 0) + n;
+  };
+  if (name === 'progress') {
+    const ids = jsonList(fieldOf(entry, 'ids'));
+    if (ids.length > 0) add(type ?? '', 'progress', ids.length);
+    return;
+  }
+  if (!isStreamEvent(name) || !TASK_EVENT_NAMES.includes(name as TaskEventName)) return;
+  const event = name as TaskEventName;
+  const ids = jsonList(fieldOf(entry, 'ids'));
+  const typesField = fieldOf(entry, 't');
+  const failedToo = event === 'retrying' || event === 'dead';
+  if (typesField === undefined && event !== 'cancelled') {
+    if (ids.length === 0) return;
+    if (failedToo) add(type ?? '', 'failed', ids.length);
+    add(type ?? '', event, ids.length);
+    return;
+  }
+  const types = jsonList(typesField);
+  const errors = event === 'cancelled' ? jsonList(fieldOf(entry, 'err')) : [];
+  ids.forEach((_, i) => {
+    const taskType = String(types[i] ?? type ?? '');
+    if (failedToo || errors[i]) add(taskType, 'failed');
+    add(taskType, event);
+  });
 }
 
 /** The `progress` events of an entry (see scripts/delay/report-4.lua): ids, attempts `a`, values `p` (JSON arrays). */

@@ -1,14 +1,13 @@
 import { Inject, Injectable, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { DISTRIBUTED_QUEUE_REDIS, DISTRIBUTED_QUEUE_RESOLVED_OPTIONS, ROUTE_STORE } from '../distributed-queue.constants';
 import { DistributedQueueExplorer } from '../distributed-queue.explorer';
-import type { TaskEventName } from '../interfaces/task-event.interface';
 import type { ResolvedModuleOptions } from '../options/resolve-options';
 import { delayQueueKeys } from '../redis/queue-keys';
 import { closeRedisClient } from '../redis/redis-connection';
 import { RedisConnections } from '../redis/redis-connections';
 import type { RedisClient } from '../redis/script-loader';
 import type { RouteStore } from '../route/route.store';
-import { eventsOfEntry } from './event-entry';
+import { countEventsOfEntry, type EventCounts } from './event-entry';
 import type { StreamEntry } from './stream-entry';
 
 /** A stream of lifecycle events and its followed flag. */
@@ -220,19 +219,13 @@ export class EventStreams implements OnApplicationShutdown {
    * at most (read newest first: a burst of older events in the window does not hide the recent ones).
    * A route queue's streams hold all its ordered types: one read counts them all.
    */
-  async recentCounts(streams: EventStreamRef[], sinceMs: number): Promise<Map<string, Partial<Record<TaskEventName, number>>>> {
-    const counts = new Map<string, Partial<Record<TaskEventName, number>>>();
+  async recentCounts(streams: EventStreamRef[], sinceMs: number): Promise<EventCounts> {
+    const counts: EventCounts = new Map();
     const entries = await Promise.all(
       streams.map((s) => this.readerClient().xrevrange(s.key, '+', `${Math.floor(sinceMs)}-0`, 'COUNT', RECENT_LIMIT) as Promise<StreamEntry[]>),
     );
     entries.forEach((list, i) => {
-      for (const entry of list) {
-        for (const event of eventsOfEntry(entry, streams[i].type)) {
-          const own = counts.get(event.task.type) ?? {};
-          counts.set(event.task.type, own);
-          own[event.event] = (own[event.event] ?? 0) + 1;
-        }
-      }
+      for (const entry of list) countEventsOfEntry(entry, streams[i].type, counts);
     });
     return counts;
   }

@@ -16,6 +16,9 @@ export const jsonList = (text: string | undefined): unknown[] => {
 
 const EVENTS = new Set<HistoryEvent['event']>(['submitted', 'rescheduled', 'started', 'completed', 'retrying', 'dead', 'cancelled', 'recovered']);
 
+/** Whether `name` is an event an entry can log (what `decodeStreamEntry` reads). */
+export const isStreamEvent = (name: string | undefined): name is HistoryEvent['event'] => EVENTS.has(name as HistoryEvent['event']);
+
 /**
  * Decodes one entry of an event stream (see scripts/includes/event-log.lua and the scripts that log): one
  * event per task id, with every field the entry carries. The one reader of the format: fleet listeners and
@@ -26,8 +29,8 @@ const EVENTS = new Set<HistoryEvent['event']>(['submitted', 'rescheduled', 'star
 export function decodeStreamEntry([entryId, flat]: StreamEntry, from: { type?: string; partition?: number }): HistoryEvent[] {
   const fields = new Map<string, string>();
   for (let i = 0; i + 1 < flat.length; i += 2) fields.set(flat[i], flat[i + 1]);
-  const event = fields.get('e') as HistoryEvent['event'];
-  if (!EVENTS.has(event)) return [];
+  const event = fields.get('e');
+  if (!isStreamEvent(event)) return [];
   const at = Number(entryId.split('-')[0]);
   const [ids, attempts, types, keys, errors, dues, delays, bodies, starts, results] = ['ids', 'a', 't', 'k', 'err', 'due', 'd', 'b', 's', 'r'].map((f) =>
     jsonList(fields.get(f)),
