@@ -13,6 +13,8 @@
  * | noeviction at maxmemory                      | submit and ordered submit reject with RedisOutOfMemoryError, nothing written; health memory down; metrics show used >= max; once memory is freed, submits work |
  * | noeviction under maxmemory                   | health memory up with each server's bytes                          |
  * | noeviction at maxmemory at start-up, waitForRedis | health says start-up waits for memory; once freed every part starts (route queue, cron): ordered tasks run, no error, no "records gone" warning |
+ * | noeviction at maxmemory while tasks run past their visibility timeout, 2 worker replicas | leases renewed past the limit: none runs twice |
+ * | one master of a cluster at maxmemory, workers running | its types' submits reject with RedisOutOfMemoryError, nothing written; the other masters' types accept; every task runs once; nothing logged |
  * | noeviction at maxmemory for 8 s, workers of both engines, events and a cron running | one warning per connection refused, one line when writes are accepted again with the failed calls counted; nothing else logged; every task runs once, the cron runs again |
  * | bad option                                   | allowEviction: 'yes' is InvalidOptionsError naming it              |
  */
@@ -26,7 +28,7 @@ import { CapturingLogger } from './support/capturing-logger';
 import { recordingCron } from './support/cron';
 import { parseExposition } from './support/prometheus';
 import { startQueueApp, workerClass, type QueueApp } from './support/queue-app';
-import { startRedisServer, type RedisServerHandle } from './support/redis-server';
+import { startRedisCluster, startRedisServer, type RedisClusterHandle, type RedisServerHandle } from './support/redis-server';
 import { routeTestOptions } from './support/route';
 import { uniquePrefix } from './support/targets';
 import { libraryAclRule, setAclUser } from './support/tls';
@@ -46,8 +48,8 @@ class Noop {}
  * Another application's keys (5 MB), then maxmemory set below what the server uses: every write that needs
  * memory is refused. (Filling up to maxmemory leaves it a little under: small writes still pass.) Returns the limit.
  */
-async function overLimit(admin: Redis): Promise<number> {
-  for (let i = 0; i < 5; i++) await admin.set(`junk:${i}`, 'x'.repeat(1024 * 1024));
+async function overLimit(admin: Redis, tag = ''): Promise<number> {
+  for (let i = 0; i < 5; i++) await admin.set(`${tag}junk:${i}`, 'x'.repeat(1024 * 1024));
   const used = Number(/used_memory:(\d+)/.exec(await admin.info('memory'))![1]);
   const limit = used - 3 * 1024 * 1024; // a margin: used_memory moves by a megabyte with client buffers
   await admin.config('SET', 'maxmemory', String(limit));
@@ -55,8 +57,8 @@ async function overLimit(admin: Redis): Promise<number> {
 }
 
 /** Deletes the keys of overLimit: the server is under its limit again. */
-async function freeJunk(admin: Redis): Promise<void> {
-  for (let i = 0; i < 5; i++) await admin.del(`junk:${i}`);
+async function freeJunk(admin: Redis, tag = ''): Promise<void> {
+  for (let i = 0; i < 5; i++) await admin.del(`${tag}junk:${i}`);
 }
 
 describe('eviction and memory', () => {
@@ -233,9 +235,107 @@ describe('eviction and memory', () => {
     expect(logger.lines('warn', /were gone from Redis/)).toEqual([]);
   }, 60_000);
 
+  it('at maxmemory, running tasks keep their leases (renewals are allowed past the limit): none runs twice', async () => {
+    const s = await server('--maxmemory', '200mb', '--maxmemory-policy', 'noeviction');
+    const prefix = uniquePrefix('ev');
+    const runs: string[] = [];
+    const options = { connection: s.url, keyPrefix: prefix, redisTimeoutMs: 1000, defaults: { pollIntervalMs: 100, visibilityTimeoutMs: 1000 } };
+    const worker = workerClass('ev.long', { concurrency: 4 }, async (t) => void (runs.push(t.id), await sleep(4000)));
+    app = await startQueueApp(options, [worker]);
+    const other = await startQueueApp(options, [worker]);
+    try {
+      for (let i = 0; i < 4; i++) await app.submit.submit('ev.long', {}, { id: `long${i}` });
+      await waitFor(() => runs.length === 4, { timeoutMs: 5000, message: 'the four run' });
+      const admin = new Redis(s.port, '127.0.0.1');
+      await overLimit(admin);
+      await sleep(2500); // past the visibility timeout: a lease not renewed has expired
+      await freeJunk(admin);
+      admin.disconnect();
+      await waitFor(async () => (await app!.inspect.getCounts('ev.long')).done === 4, { timeoutMs: 15_000, message: 'the four done' });
+      expect(runs.sort()).toEqual(['long0', 'long1', 'long2', 'long3']);
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
+
+  it('at maxmemory, ordered tasks running past the partitions\' lease on two machines: none runs twice', async () => {
+    const s = await server('--maxmemory', '200mb', '--maxmemory-policy', 'noeviction');
+    const prefix = uniquePrefix('ev');
+    const runs: string[] = [];
+    const worker = workerClass('ev.olong', { ordered: true }, async (t) => void (runs.push(t.id), await sleep(5000)));
+    const start = (machine: string) => startQueueApp({ connection: s.url, keyPrefix: prefix, redisTimeoutMs: 1000, route: routeTestOptions(prefix, machine, 4, 1500, 300) }, [worker]);
+    app = await start('m1');
+    const other = await start('m2');
+    try {
+      for (let i = 0; i < 4; i++) await app.submit.submitOrdered('ev.olong', `k${i}`, {}, { id: `olong${i}` });
+      await waitFor(() => runs.length === 4, { timeoutMs: 10_000, message: 'the four run' });
+      const admin = new Redis(s.port, '127.0.0.1');
+      await overLimit(admin);
+      await sleep(3000); // twice offlineMs: a machine whose heartbeats are refused could be taken for gone
+      await freeJunk(admin);
+      admin.disconnect();
+      await waitFor(async () => (await app!.inspect.getCounts('ev.olong')).partitions?.every((p) => p.ready + p.running === 0), { timeoutMs: 20_000, message: 'the four done' });
+      await sleep(1000);
+      expect(runs.sort()).toEqual(['olong0', 'olong1', 'olong2', 'olong3']);
+    } finally {
+      await other.close();
+    }
+  }, 60_000);
+
   it('refuses allowEviction that is not a boolean, naming it', async () => {
     const error = await startQueueApp({ connection: 'redis://127.0.0.1:1', allowEviction: 'yes' as unknown as boolean }).then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidOptionsError);
     expect((error as Error).message).toContain('allowEviction');
   });
+});
+
+describe('eviction and memory on a cluster', () => {
+  let cluster: RedisClusterHandle;
+  let app: QueueApp | undefined;
+  beforeAll(async () => {
+    cluster = await startRedisCluster({ masters: 3 });
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    Logger.overrideLogger(['error']);
+    await cluster.stop();
+  });
+
+  it('one master at maxmemory: its types refuse submits (typed, nothing written), the others\' do not; every task runs once; nothing logged', async () => {
+    const prefix = uniquePrefix('evc');
+    const any = new Redis(cluster.nodes[0].port, '127.0.0.1');
+    const ranges = (await any.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+    const masterOf = async (type: string): Promise<number> => {
+      const slot = Number(await any.call('CLUSTER', 'KEYSLOT', `${prefix}:${type}`));
+      return ranges.find(([from, to]) => from <= slot && slot <= to)![2][1];
+    };
+    // A type on another master than ev.full's (the keys' hash tag is `{prefix:type}`).
+    const port = await masterOf('ev.full');
+    let other = '';
+    for (let i = 0; !other; i++) if ((await masterOf(`ev.other${i}`)) !== port) other = `ev.other${i}`;
+    any.disconnect();
+    const runs = new Map<string, number>();
+    const handler = async (t: { id: string }): Promise<void> => void (runs.set(t.id, (runs.get(t.id) ?? 0) + 1), await sleep(50));
+    app = await startQueueApp({
+      connection: { cluster: cluster.nodes }, keyPrefix: prefix, redisTimeoutMs: 1000, events: { stream: true },
+      defaults: { pollIntervalMs: 100, visibilityTimeoutMs: 2000 },
+    }, [workerClass('ev.full', { concurrency: 4 }, handler), workerClass(other, { concurrency: 4 }, handler)]);
+    const logger = new CapturingLogger();
+    Logger.overrideLogger(logger);
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await app.submit.submit('ev.full', { i }, { id: `f${i}`, delay: 1000 + i * 200 }));
+    const master = new Redis(port, '127.0.0.1');
+    const tag = `{${prefix}:ev.full}`;
+    await overLimit(master, tag);
+    const refused = await app.submit.submit('ev.full', {}, { id: 'refused' }).then(() => undefined, (e: unknown) => e);
+    expect(refused).toBeInstanceOf(RedisOutOfMemoryError);
+    expect(await app.inspect.getState('ev.full', 'refused')).toBe('unknown');
+    for (let i = 0; i < 20; i++) ids.push(await app.submit.submit(other, { i }, { id: `o${i}` }));
+    await sleep(4000);
+    await freeJunk(master, tag);
+    master.disconnect();
+    await waitFor(() => ids.every((id) => runs.has(id)), { timeoutMs: 15_000, message: 'every task runs' });
+    expect([...runs.values()].filter((n) => n !== 1)).toEqual([]);
+    expect([...logger.lines('warn'), ...logger.lines('error')]).toEqual([]);
+  }, 60_000);
 });

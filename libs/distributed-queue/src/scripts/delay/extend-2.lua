@@ -1,5 +1,8 @@
+#!lua flags=allow-oom
 --[[
-  Renews the leases of reserved tasks that are still ours.
+  Renews the leases of reserved tasks that are still ours. Runs past maxmemory (`allow-oom`, the shebang):
+  it only moves existing members' scores (ZADD XX); refused, the leases of running tasks expired while Redis
+  was full and other workers ran them again (every task 3 times in 2.5 s; test redis-eviction).
   KEYS[1] active  KEYS[2] running
   ARGV[1] lease ms  ARGV[2..] pairs of id, token
   Returns: ids whose reservation is lost (expired and recovered, or taken by another worker)
