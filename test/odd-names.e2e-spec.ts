@@ -271,12 +271,15 @@ describe.each(getTargets().map((t) => [t.name, t] as const))('odd names on %s', 
       );
     }
     const client = redis();
-    const before = sorted(await keysOfType(client, keyPrefix, 'bad'));
+    // NOTE: the history writer's lease on the type's stream (`log:writer`) is taken when its copying starts, which
+    // may come after `before` was read (a full run saw it once): the writer's own, not a refused call's write.
+    const keys = async (): Promise<string[]> => sorted((await keysOfType(client, keyPrefix, 'bad')).filter((k) => !k.endsWith(':log:writer')));
+    const before = await keys();
     for (const [what, callIt, type] of refused) {
       const outcome = await callIt().then(() => 'answered', (e: unknown) => e);
       expect([what, outcome instanceof type]).toEqual([what, true]);
     }
-    expect(sorted(await keysOfType(client, keyPrefix, 'bad'))).toEqual(before);
+    expect(await keys()).toEqual(before);
     expect(await app.inspect.getCounts('bad')).toMatchObject({ delayed: 0, ready: 0 });
     expect((await app.inspect.getRouteStatus()).partitions.map((p) => p.waiting)).toEqual([0, 0]);
   });
