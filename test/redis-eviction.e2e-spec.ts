@@ -239,8 +239,10 @@ describe('eviction and memory', () => {
     const s = await server('--maxmemory', '200mb', '--maxmemory-policy', 'noeviction');
     const prefix = uniquePrefix('ev');
     const runs: string[] = [];
-    const options = { connection: s.url, keyPrefix: prefix, redisTimeoutMs: 1000, defaults: { pollIntervalMs: 100, visibilityTimeoutMs: 1000 } };
-    const worker = workerClass('ev.long', { concurrency: 4 }, async (t) => void (runs.push(t.id), await sleep(4000)));
+    // NOTE: a visibility timeout of 2 s, so that a renewal late by an event loop stall of a loaded machine does not
+    // lose a lease; maxmemory lasts more than twice that.
+    const options = { connection: s.url, keyPrefix: prefix, redisTimeoutMs: 1000, defaults: { pollIntervalMs: 100, visibilityTimeoutMs: 2000 } };
+    const worker = workerClass('ev.long', { concurrency: 4 }, async (t) => void (runs.push(t.id), await sleep(7000)));
     app = await startQueueApp(options, [worker]);
     const other = await startQueueApp(options, [worker]);
     try {
@@ -248,7 +250,7 @@ describe('eviction and memory', () => {
       await waitFor(() => runs.length === 4, { timeoutMs: 5000, message: 'the four run' });
       const admin = new Redis(s.port, '127.0.0.1');
       await overLimit(admin);
-      await sleep(2500); // past the visibility timeout: a lease not renewed has expired
+      await sleep(4500); // past the visibility timeout: a lease not renewed has expired
       await freeJunk(admin);
       admin.disconnect();
       await waitFor(async () => (await app!.inspect.getCounts('ev.long')).done === 4, { timeoutMs: 15_000, message: 'the four done' });
