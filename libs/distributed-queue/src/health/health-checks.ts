@@ -1,3 +1,5 @@
+import { countedBytes } from '../redis/server-memory';
+
 /** One check of the health indicator: up or down, with what was measured. */
 export interface HealthCheckDetail {
   /** Whether the check passes. */
@@ -76,12 +78,13 @@ export function startupHealth(state: StartupContact, target: string, now: number
 export const MEMORY_PRESSURE_RATIO = 0.9;
 
 /**
- * Redis's memory (each server: a cluster's masters): down when a server is at `maxmemory` (it refuses writes:
- * submits and acks fail with `RedisOutOfMemoryError`), up with a `pressure` message from
- * `MEMORY_PRESSURE_RATIO` of it, and up without a limit. Lists each server's used and maximum bytes.
+ * Redis's memory (each server: a cluster's masters): down when a server is over `maxmemory` as Redis tests it
+ * before a write (its replication and AOF buffers left out, `countedBytes`: it refuses writes, submits fail
+ * with `RedisOutOfMemoryError`), up with a `pressure` message from `MEMORY_PRESSURE_RATIO` of it, and up
+ * without a limit. Lists each server's used and maximum bytes.
  */
-export function memoryHealth(servers: { node: string; usedBytes: number; maxBytes: number; policy: string }[]): HealthCheckDetail {
-  const ratio = (s: { usedBytes: number; maxBytes: number }): number => (s.maxBytes > 0 ? s.usedBytes / s.maxBytes : 0);
+export function memoryHealth(servers: { node: string; usedBytes: number; maxBytes: number; policy: string; notCountedBytes?: number }[]): HealthCheckDetail {
+  const ratio = (s: (typeof servers)[number]): number => (s.maxBytes > 0 ? countedBytes(s) / s.maxBytes : 0);
   const worst = servers.reduce<(typeof servers)[number] | undefined>((w, s) => (!w || ratio(s) > ratio(w) ? s : w), undefined);
   const detail = { servers: servers.map((s) => ({ ...s, usedRatio: Math.round(ratio(s) * 1000) / 1000 })) };
   if (!worst || worst.maxBytes === 0) return { status: 'up', ...detail };

@@ -47,6 +47,10 @@ export async function readServerMemory(client: RedisClient, describe: string): P
   }));
 }
 
+/** The bytes Redis holds against `maxmemory` before a write: what it uses less its replication and AOF buffers. */
+export const countedBytes = (s: Pick<ServerMemory, 'usedBytes'> & Partial<Pick<ServerMemory, 'notCountedBytes'>>): number =>
+  s.usedBytes - (s.notCountedBytes ?? 0);
+
 /**
  * True while a server (any master of a cluster) is over its `maxmemory`, as Redis tests it before a write;
  * undefined when its memory cannot be read (a user not allowed INFO); rejects when it cannot be reached.
@@ -59,7 +63,7 @@ export async function overMemoryLimit(client: RedisClient, describe: string): Pr
     if (error instanceof RedisUnavailableError || isConnectionError(error as Error)) throw error;
     return undefined;
   }
-  return servers.some((s) => s.maxBytes > 0 && s.usedBytes - s.notCountedBytes > s.maxBytes);
+  return servers.some((s) => s.maxBytes > 0 && countedBytes(s) > s.maxBytes);
 }
 
 /**
